@@ -1,0 +1,16 @@
+# kvframe_add_stage(NAME SOURCES ...): one pipeline stage = one library target
+# kvframe::NAME, public headers in include/kvframe/NAME/, warnings on.
+function(kvframe_add_stage name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(kvframe_${name} ${ARG_SOURCES})
+  add_library(kvframe::${name} ALIAS kvframe_${name})
+  target_include_directories(kvframe_${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
+  target_link_libraries(kvframe_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  kvframe_warnings(kvframe_${name})
+endfunction()
+
+function(kvframe_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+    -Wno-sign-conversion)
+endfunction()

@@ -1,0 +1,66 @@
+// Partition rules: how one game's state is cut into blocks.
+//
+// Rules come from a small JSON file per game (see docs/json_blocker.md for the
+// format); every field is optional and defaults to the values below, which suit
+// a typical entity-list game state.
+//
+// Path patterns (pin, drop) use the same syntax as block ids, plus wildcards:
+//   state.chips.p2        a key path
+//   units[id=hero_7]      an array element identified by a key field
+//   units[3]              an array element by index
+//   units[*]              any element of units
+//   state.chips.*         any one segment (key or element)
+//   **.timestamp          any number of segments (zero or more)
+//   debug_*               '*' inside a key segment globs within the key
+//   ["odd key"]           a key that is not a plain identifier, JSON-quoted
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvframe/json_blocker/error.h"
+
+namespace kvframe::json_blocker {
+
+// Hard limits on untrusted input, checked before any block is produced.
+struct Limits {
+  std::size_t max_document_bytes = 64u << 20;  // 64 MiB
+  int max_nesting = 128;                       // objects/arrays inside each other
+};
+
+struct Rules {
+  // Containers at depth < max_depth (root is depth 0) are split into their
+  // children, provided they hold at least one container and are at least
+  // min_split_bytes long. Deeper containers stay whole.
+  int max_depth = 2;
+  std::size_t min_split_bytes = 256;
+  // Size budget: any container whose canonical JSON is longer is split,
+  // whatever its depth. A single scalar cannot be split and may exceed it.
+  std::size_t max_block_bytes = 2048;
+  // Adjacent scalar members of a split object (and scalar elements of a split
+  // array) merge into one block while each is at most this long and the merged
+  // block stays within max_block_bytes.
+  std::size_t merge_scalar_bytes = 256;
+  // At most this many scalar elements of a split array share one block.
+  std::size_t scalar_array_chunk = 64;
+  // Fields that identify an element of an array of objects, tried in order.
+  // The first one present with a string or integer value gives the element's
+  // id (units[id=hero_7]); elements with none are identified by index.
+  std::vector<std::string> key_fields = {"id", "name", "uid"};
+  // Patterns of paths that are always their own block (never merged into a
+  // parent or sibling block, never split for size).
+  std::vector<std::string> pin;
+  // Patterns of paths removed before blocking: the model never sees them.
+  std::vector<std::string> drop;
+  Limits limits;
+};
+
+// Parses a rules document. Unknown fields are an error (they are typos).
+Result<Rules> parse_rules(std::string_view json);
+// Reads and parses a rules file.
+Result<Rules> load_rules(const std::string& path);
+
+}  // namespace kvframe::json_blocker

@@ -1,0 +1,261 @@
+#include "kvframe/json_blocker/partition.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "path.h"
+#include "walker.h"
+
+namespace kvframe::json_blocker {
+
+using detail::Node;
+using detail::NodeType;
+
+namespace {
+
+struct PendingBlock {
+  std::size_t text_begin, text_end, id_end, pointer_end;  // consecutive in the arena
+  std::uint32_t prefix_size;
+  ByteRange source;
+  BlockKind kind;
+};
+
+// Cuts the walker's node frontier into blocks, in document order.
+class Assembler {
+ public:
+  Assembler(const Rules& rules, std::string_view canon, const std::vector<Node>& nodes,
+            std::string& arena, std::vector<PendingBlock>& out)
+      : rules_(rules), canon_(canon), nodes_(nodes), arena_(arena), out_(out) {}
+
+  void run() {
+    if (nodes_.empty()) return;
+    if (nodes_[0].split) {
+      cut(0);
+    } else {
+      value_block(nodes_[0]);
+    }
+  }
+
+ private:
+  struct Run {
+    std::uint32_t first = 0, last = 0;
+    std::size_t count = 0, bytes = 0;
+  };
+
+  std::string_view display() const { return id_.empty() ? std::string_view("$") : id_; }
+  std::string_view slice(std::uint32_t begin, std::uint32_t end) const {
+    return canon_.substr(begin, end - begin);
+  }
+
+  // Emits the blocks of split container `index`; id_/pointer_ hold its path.
+  void cut(std::uint32_t index) {
+    const Node& parent = nodes_[index];
+    const bool is_array = parent.type == NodeType::kArray;
+    keyed_seen_.clear();
+    Run run;
+    for (std::uint32_t c = index + 1; c < parent.end; c = nodes_[c].end) {
+      const Node& child = nodes_[c];
+      const bool mergeable = child.type == NodeType::kScalar && !child.pinned &&
+                             child.canon_size() <= rules_.merge_scalar_bytes;
+      if (!mergeable) {
+        flush(run, is_array);
+        descend(child, c);
+        continue;
+      }
+      const std::size_t bytes = child.canon_end - child.canon_member + 1;
+      if (run.count && (run.bytes + bytes > rules_.max_block_bytes ||
+                        (is_array && run.count >= rules_.scalar_array_chunk))) {
+        flush(run, is_array);
+      }
+      if (!run.count) run.first = c;
+      run.last = c;
+      ++run.count;
+      run.bytes += bytes;
+    }
+    flush(run, is_array);
+  }
+
+  void descend(const Node& child, std::uint32_t index) {
+    const std::size_t id_size = id_.size(), pointer_size = pointer_.size();
+    append_segment(child.segment);
+    if (child.split) {
+      // keyed_seen_ belongs to the array being cut; save it across recursion.
+      auto saved = std::move(keyed_seen_);
+      cut(index);
+      keyed_seen_ = std::move(saved);
+    } else {
+      value_block(child);
+    }
+    id_.resize(id_size);
+    pointer_.resize(pointer_size);
+  }
+
+  void append_segment(const detail::Segment& segment) {
+    if (!segment.is_element) {
+      detail::append_id_key(id_, segment.key, id_.empty());
+      detail::append_pointer_key(pointer_, segment.key);
+      return;
+    }
+    detail::append_id_element(id_, segment);
+    if (!segment.key_field.empty()) {
+      // Two elements with one key value (a game bug, but not ours to reject)
+      // still get distinct ids: the second is [id=x#2].
+      const int seen = ++keyed_seen_[segment.key_value];
+      if (seen > 1) id_.insert(id_.size() - 1, "#" + std::to_string(seen));
+    }
+    detail::append_pointer_index(pointer_, segment.index);
+  }
+
+  void value_block(const Node& node) {
+    emit(display(), display(), "", slice(node.canon_begin, node.canon_end), "",
+         ByteRange{node.src_member, node.src_end}, BlockKind::kValue);
+  }
+
+  void flush(Run& run, bool is_array) {
+    if (!run.count) return;
+    const Node& first = nodes_[run.first];
+    const Node& last = nodes_[run.last];
+    if (run.count == 1) {
+      descend(first, run.first);
+    } else {
+      const std::string parent(display());
+      const std::size_t id_size = id_.size();
+      if (is_array) {
+        id_ += "[" + std::to_string(first.segment.index) + ".." +
+               std::to_string(last.segment.index) + "]";
+        emit(id_, id_, "[", slice(first.canon_member, last.canon_end), "]",
+             ByteRange{first.src_member, last.src_end}, BlockKind::kElementRun);
+      } else {
+        if (!id_.empty()) id_.push_back('.');
+        id_.push_back('{');
+        detail::append_id_key(id_, first.segment.key, true);
+        id_ += "..";
+        detail::append_id_key(id_, last.segment.key, true);
+        id_.push_back('}');
+        emit(id_, parent, "{", slice(first.canon_member, last.canon_end), "}",
+             ByteRange{first.src_member, last.src_end}, BlockKind::kMemberRun);
+      }
+      id_.resize(id_size);
+    }
+    run = Run{};
+  }
+
+  void emit(std::string_view id, std::string_view prefix, std::string_view open,
+            std::string_view json, std::string_view close, ByteRange source, BlockKind kind) {
+    PendingBlock block;
+    block.text_begin = arena_.size();
+    arena_ += prefix;
+    arena_ += ": ";
+    block.prefix_size = static_cast<std::uint32_t>(prefix.size() + 2);
+    arena_ += open;
+    arena_ += json;
+    arena_ += close;
+    block.text_end = arena_.size();
+    arena_ += id;
+    block.id_end = arena_.size();
+    arena_ += pointer_;
+    block.pointer_end = arena_.size();
+    block.source = source;
+    block.kind = kind;
+    out_.push_back(block);
+  }
+
+  const Rules& rules_;
+  std::string_view canon_;
+  const std::vector<Node>& nodes_;
+  std::string& arena_;
+  std::vector<PendingBlock>& out_;
+  std::string id_, pointer_;
+  std::unordered_map<std::string_view, int> keyed_seen_;  // key values met in this array
+};
+
+}  // namespace
+
+long Partition::block_at(std::size_t offset) const {
+  auto it = std::upper_bound(blocks_.begin(), blocks_.end(), offset,
+                             [](std::size_t o, const Block& b) { return o < b.source.begin; });
+  if (it == blocks_.begin()) return -1;
+  --it;
+  return offset < it->source.end ? static_cast<long>(it - blocks_.begin()) : -1;
+}
+
+struct Partitioner::Impl {
+  explicit Impl(Rules r)
+      : rules(std::move(r)), walker(rules) {}
+
+  // Copies `json` into the reusable padded buffer simdjson needs.
+  std::optional<Error> load(std::string_view json) {
+    if (json.size() > rules.limits.max_document_bytes) {
+      return Error{ErrorCode::kTooLarge, rules.limits.max_document_bytes,
+                   "the frame is " + std::to_string(json.size()) + " bytes, over the limit of " +
+                       std::to_string(rules.limits.max_document_bytes) +
+                       "; send patches, drop fields in the rules, or raise "
+                       "limits.max_document_bytes"};
+    }
+    if (buffer.data() == nullptr || buffer.size() < json.size()) {
+      buffer = simdjson::padded_string(std::max({json.size(), buffer.size() * 2, std::size_t{4096}}));
+    }
+    std::memcpy(buffer.data(), json.data(), json.size());
+    std::memset(buffer.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
+    return std::nullopt;
+  }
+
+  std::optional<Error> walk(std::string_view json, bool record) {
+    if (auto error = load(json)) return error;
+    return walker.walk(parser, buffer.data(), json.size(), buffer.size() + simdjson::SIMDJSON_PADDING, record);
+  }
+
+  Rules rules;
+  simdjson::ondemand::parser parser;
+  detail::Walker walker;
+  simdjson::padded_string buffer;
+  std::vector<PendingBlock> pending;
+};
+
+Partitioner::Partitioner(Rules rules) : impl_(std::make_unique<Impl>(std::move(rules))) {}
+Partitioner::~Partitioner() = default;
+Partitioner::Partitioner(Partitioner&&) noexcept = default;
+Partitioner& Partitioner::operator=(Partitioner&&) noexcept = default;
+
+const Rules& Partitioner::rules() const { return impl_->rules; }
+
+Result<std::size_t> Partitioner::validate(std::string_view json) {
+  if (auto error = impl_->walk(json, false)) return *error;
+  return json.size();
+}
+
+Result<Partition> Partitioner::partition(std::string_view json) {
+  if (auto error = impl_->walk(json, true)) return *error;
+  auto arena = std::make_unique<std::string>();
+  arena->reserve(impl_->walker.canon().size() + impl_->walker.canon().size() / 4 + 64);
+  impl_->pending.clear();
+  Assembler(impl_->rules, impl_->walker.canon(), impl_->walker.nodes(), *arena, impl_->pending).run();
+
+  Partition result;
+  result.blocks_.reserve(impl_->pending.size());
+  const std::string_view all(*arena);
+  for (const PendingBlock& p : impl_->pending) {
+    Block block;
+    block.text = all.substr(p.text_begin, p.text_end - p.text_begin);
+    block.id = all.substr(p.text_end, p.id_end - p.text_end);
+    block.pointer = all.substr(p.id_end, p.pointer_end - p.id_end);
+    block.hash = XXH3_64bits(block.text.data(), block.text.size());
+    block.source = p.source;
+    block.kind = p.kind;
+    block.prefix_size = p.prefix_size;
+    result.text_bytes_ += block.text.size();
+    result.blocks_.push_back(block);
+  }
+  result.arena_ = std::move(arena);
+  result.input_bytes_ = json.size();
+  return result;
+}
+
+Result<Partition> partition(std::string_view json, const Rules& rules) {
+  return Partitioner(rules).partition(json);
+}
+
+}  // namespace kvframe::json_blocker

@@ -1,0 +1,123 @@
+#include "kvframe/json_blocker/rules.h"
+
+#include <simdjson.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "path.h"
+
+namespace kvframe::json_blocker {
+namespace {
+
+Error rules_error(std::size_t offset, const std::string& what) {
+  return Error{ErrorCode::kInvalidRules, offset, "rules: " + what};
+}
+
+// Reads a non-negative integer field into `out`, bounded by `max`.
+template <class T>
+bool read_count(simdjson::dom::element value, T& out, std::uint64_t max) {
+  std::uint64_t v = 0;
+  if (value.get_uint64().get(v) || v > max) return false;
+  out = static_cast<T>(v);
+  return true;
+}
+
+bool read_strings(simdjson::dom::element value, std::vector<std::string>& out) {
+  simdjson::dom::array array;
+  if (value.get_array().get(array)) return false;
+  out.clear();
+  for (simdjson::dom::element item : array) {
+    std::string_view s;
+    if (item.get_string().get(s)) return false;
+    out.emplace_back(s);
+  }
+  return true;
+}
+
+Result<Limits> read_limits(simdjson::dom::element value) {
+  simdjson::dom::object object;
+  if (value.get_object().get(object)) return rules_error(0, "\"limits\" must be an object");
+  Limits limits;
+  for (auto field : object) {
+    bool ok = false;
+    if (field.key == "max_document_bytes") {
+      // Offsets are kept in 32 bits: blocks of a 4 GiB frame would be useless anyway.
+      ok = read_count(field.value, limits.max_document_bytes, (std::uint64_t{1} << 32) - 64) &&
+           limits.max_document_bytes > 0;
+    } else if (field.key == "max_nesting") {
+      // Bounded so the recursive walk can never exhaust the stack.
+      ok = read_count(field.value, limits.max_nesting, 1024) && limits.max_nesting > 0;
+    } else {
+      return rules_error(0, "unknown field \"limits." + std::string(field.key) +
+                                "\" (known: max_document_bytes, max_nesting)");
+    }
+    if (!ok) return rules_error(0, "\"limits." + std::string(field.key) + "\" is out of range");
+  }
+  return limits;
+}
+
+}  // namespace
+
+Result<Rules> parse_rules(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  if (auto err = parser.parse(padded).get(root)) {
+    return rules_error(0, std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+  }
+  simdjson::dom::object object;
+  if (root.get_object().get(object)) return rules_error(0, "the rules file must hold a JSON object");
+
+  Rules rules;
+  for (auto field : object) {
+    const std::string key(field.key);
+    bool ok = true;
+    if (key == "max_depth") {
+      ok = read_count(field.value, rules.max_depth, 1024);
+    } else if (key == "min_split_bytes") {
+      ok = read_count(field.value, rules.min_split_bytes, std::uint64_t{1} << 32);
+    } else if (key == "max_block_bytes") {
+      ok = read_count(field.value, rules.max_block_bytes, std::uint64_t{1} << 32) &&
+           rules.max_block_bytes >= 16;
+    } else if (key == "merge_scalar_bytes") {
+      ok = read_count(field.value, rules.merge_scalar_bytes, std::uint64_t{1} << 32);
+    } else if (key == "scalar_array_chunk") {
+      ok = read_count(field.value, rules.scalar_array_chunk, std::uint64_t{1} << 32) &&
+           rules.scalar_array_chunk > 0;
+    } else if (key == "key_fields") {
+      ok = read_strings(field.value, rules.key_fields);
+    } else if (key == "pin") {
+      ok = read_strings(field.value, rules.pin);
+    } else if (key == "drop") {
+      ok = read_strings(field.value, rules.drop);
+    } else if (key == "limits") {
+      auto limits = read_limits(field.value);
+      if (!limits) return limits.error();
+      rules.limits = limits.value();
+    } else {
+      return rules_error(0, "unknown field \"" + key +
+                                "\" (known: max_depth, min_split_bytes, max_block_bytes, "
+                                "merge_scalar_bytes, scalar_array_chunk, key_fields, pin, drop, "
+                                "limits)");
+    }
+    if (!ok) return rules_error(0, "field \"" + key + "\" has the wrong type or is out of range");
+  }
+  for (const auto* list : {&rules.pin, &rules.drop}) {
+    for (const auto& text : *list) {
+      auto pattern = detail::Pattern::parse(text);
+      if (!pattern) return pattern.error();
+    }
+  }
+  return rules;
+}
+
+Result<Rules> load_rules(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{ErrorCode::kIo, 0, "cannot open rules file " + path};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_rules(text.str());
+}
+
+}  // namespace kvframe::json_blocker

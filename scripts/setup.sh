@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package kvframe needs to build, test and benchmark.
+# Idempotent: re-running it only refreshes the package lists and installs what is missing.
+# Later stages add their packages to PACKAGES below; nothing is ever downloaded at build time.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git
+  # clang + libFuzzer runtime for the fuzz targets (tests/fuzz)
+  clang libclang-rt-dev
+  # json_blocker: parsing, hashing, patch application
+  libsimdjson-dev libxxhash-dev nlohmann-json3-dev
+  # command-line tools
+  libcli11-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+
+echo "[setup] apt-get update"
+$SUDO apt-get update -qq
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[setup] all ${#PACKAGES[@]} packages already installed"
+else
+  echo "[setup] installing ${#missing[@]} packages: ${missing[*]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "[setup] done"
