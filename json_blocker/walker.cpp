@@ -108,7 +108,7 @@ std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::siz
   Frame frame;
   frame.emit = frame.record = record;
   bool first_kept = true;
-  if (!walk_value(root, frame, {}, first_kept)) return error_;
+  if (!walk_value(root, frame, root.raw_json_token(), {}, first_kept)) return error_;
   if (const char* rest = nullptr; !doc.current_location().get(rest)) {
     fail(ErrorCode::kMalformedJson, offset_of(rest),
          "unexpected content after the end of the JSON document (two frames sent as one?)");
@@ -160,8 +160,9 @@ Walker::Frame Walker::child_frame(const Frame& parent, std::uint32_t node) const
   return child;
 }
 
-bool Walker::walk_value(od::value value, Frame frame, std::string_view raw_key, bool& first_kept) {
-  const std::uint32_t at = offset_of(value.raw_json_token().data());
+bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
+                        std::string_view raw_key, bool& first_kept) {
+  const std::uint32_t at = offset_of(token.data());
   od::json_type type;
   if (auto e = value.type().get(type)) return fail_simdjson(e, at);
   od::object object;
@@ -187,7 +188,7 @@ bool Walker::walk_value(od::value value, Frame frame, std::string_view raw_key, 
   if (frame.pinned && frame.depth > 0) pin_below_[frame.depth - 1] = 1;
   if (type == od::json_type::object) return walk_object(object, frame, at);
   if (type == od::json_type::array) return walk_array(array, frame, at);
-  return walk_scalar(value, type, frame, at);
+  return walk_scalar(value, type, frame, token);
 }
 
 bool Walker::walk_object(od::object object, const Frame& frame, std::uint32_t at) {
@@ -229,7 +230,8 @@ bool Walker::walk_members(od::object object, const Frame& children) {
     od::value& child = field.value();
     // The key as written ends at the closing quote just before the ':' that
     // precedes the value token; copying it keeps its escapes byte for byte.
-    const char* key_end = child.raw_json_token().data();
+    const std::string_view token = child.raw_json_token();
+    const char* key_end = token.data();
     while (key_end > quote + 1 && is_space(key_end[-1])) --key_end;
     if (key_end[-1] != ':') return fail_simdjson(simdjson::TAPE_ERROR, offset_of(key_end));
     --key_end;
@@ -247,7 +249,7 @@ bool Walker::walk_members(od::object object, const Frame& children) {
     Frame frame = children;
     frame.src_member = offset_of(quote);
     frame.segment.key = key;
-    if (!walk_value(child, frame, raw_key, first_kept)) return false;
+    if (!walk_value(child, frame, token, raw_key, first_kept)) return false;
   }
   return check_duplicates(children.depth - 1);
 }
@@ -258,11 +260,12 @@ bool Walker::walk_elements(od::array array, const Frame& children) {
   for (auto element_result : array) {
     od::value element;
     if (auto e = std::move(element_result).get(element)) return fail_simdjson(e, here());
+    const std::string_view token = element.raw_json_token();
     Frame frame = children;
-    frame.src_member = offset_of(element.raw_json_token().data());
+    frame.src_member = offset_of(token.data());
     frame.segment.is_element = true;
     frame.segment.index = index++;
-    if (!walk_value(element, frame, {}, first_kept)) return false;
+    if (!walk_value(element, frame, token, {}, first_kept)) return false;
   }
   return true;
 }
@@ -314,8 +317,9 @@ bool Walker::rewalk(std::uint32_t node, std::uint32_t parent, const Frame& child
 }
 
 bool Walker::walk_scalar(od::value value, od::json_type type, const Frame& frame,
-                         std::uint32_t at) {
-  const std::string_view token = rtrim(value.raw_json_token());
+                         std::string_view raw_token) {
+  const std::uint32_t at = offset_of(raw_token.data());
+  const std::string_view token = rtrim(raw_token);
   simdjson::error_code e = simdjson::SUCCESS;
   switch (type) {
     case od::json_type::string:

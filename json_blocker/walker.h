@@ -64,10 +64,11 @@ class Walker {
 
  private:
   struct Frame;  // per-value walk context
-  // `raw_key` is the member's key as written (quotes included), empty for
-  // elements and the root; `first_kept` tracks commas in the canonical text.
-  bool walk_value(simdjson::ondemand::value value, Frame frame, std::string_view raw_key,
-                  bool& first_kept);
+  // `token` is the value's raw token (simdjson's raw_json_token); `raw_key` the
+  // member's key as written (quotes included), empty for elements and the
+  // root; `first_kept` tracks commas in the canonical text.
+  bool walk_value(simdjson::ondemand::value value, Frame& frame, std::string_view token,
+                  std::string_view raw_key, bool& first_kept);
   bool walk_object(simdjson::ondemand::object object, const Frame& frame, std::uint32_t at);
   bool walk_array(simdjson::ondemand::array array, const Frame& frame, std::uint32_t at);
   bool walk_members(simdjson::ondemand::object object, const Frame& children);
@@ -77,7 +78,7 @@ class Walker {
   bool close_container(std::uint32_t node, const Frame& frame, const Frame& children, char close);
   bool rewalk(std::uint32_t node, std::uint32_t parent, const Frame& children);
   bool walk_scalar(simdjson::ondemand::value value, simdjson::ondemand::json_type type,
-                   const Frame& frame, std::uint32_t at);
+                   const Frame& frame, std::string_view token);
   // Advances the pin/drop patterns by the frame's segment; false when dropped.
   bool step_patterns(Frame& frame);
   // Finds the key field that identifies an array element, then rewinds it.
