@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
+#include "dom_check.h"
 #include "path.h"
 #include "walker.h"
 
@@ -54,7 +54,7 @@ class Assembler {
   void cut(std::uint32_t index) {
     const Node& parent = nodes_[index];
     const bool is_array = parent.type == NodeType::kArray;
-    keyed_seen_.clear();
+    if (is_array) find_repeated_keys(index);
     Run run;
     for (std::uint32_t c = index + 1; c < parent.end; c = nodes_[c].end) {
       const Node& child = nodes_[c];
@@ -78,14 +78,45 @@ class Assembler {
     flush(run, is_array);
   }
 
+  // Two elements with one key value (a game bug, but not ours to reject) still
+  // need distinct ids: the second is [id=x#2]. Sorting the key values' hashes
+  // finds repeats cheaply; repeats_ lists (node, occurrence) pairs.
+  void find_repeated_keys(std::uint32_t array) {
+    repeats_.clear();
+    keyed_.clear();
+    for (std::uint32_t c = array + 1; c < nodes_[array].end; c = nodes_[c].end) {
+      const std::string_view v = nodes_[c].segment.key_value;
+      if (!nodes_[c].segment.key_field.empty()) keyed_.emplace_back(XXH3_64bits(v.data(), v.size()), c);
+    }
+    std::sort(keyed_.begin(), keyed_.end());  // equal hashes end up adjacent, in document order
+    for (std::size_t first = 0, last; first < keyed_.size(); first = last) {
+      for (last = first + 1; last < keyed_.size() && keyed_[last].first == keyed_[first].first;) ++last;
+      for (std::size_t k = first + 1; k < last; ++k) {
+        int occurrence = 1;
+        for (std::size_t m = first; m < k; ++m) {
+          occurrence += key_value(keyed_[m].second) == key_value(keyed_[k].second);
+        }
+        if (occurrence > 1) repeats_.emplace_back(keyed_[k].second, occurrence);
+      }
+    }
+    std::sort(repeats_.begin(), repeats_.end());
+  }
+
+  std::string_view key_value(std::uint32_t node) const { return nodes_[node].segment.key_value; }
+
+  int occurrence(std::uint32_t node) const {
+    auto it = std::lower_bound(repeats_.begin(), repeats_.end(), std::make_pair(node, 0));
+    return it != repeats_.end() && it->first == node ? it->second : 1;
+  }
+
   void descend(const Node& child, std::uint32_t index) {
     const std::size_t id_size = id_.size(), pointer_size = pointer_.size();
-    append_segment(child.segment);
+    append_segment(child.segment, occurrence(index));
     if (child.split) {
-      // keyed_seen_ belongs to the array being cut; save it across recursion.
-      auto saved = std::move(keyed_seen_);
+      // repeats_ belongs to the array being cut; keep it across recursion.
+      auto saved = std::move(repeats_);
       cut(index);
-      keyed_seen_ = std::move(saved);
+      repeats_ = std::move(saved);
     } else {
       value_block(child);
     }
@@ -93,19 +124,14 @@ class Assembler {
     pointer_.resize(pointer_size);
   }
 
-  void append_segment(const detail::Segment& segment) {
+  void append_segment(const detail::Segment& segment, int occurrence) {
     if (!segment.is_element) {
       detail::append_id_key(id_, segment.key, id_.empty());
       detail::append_pointer_key(pointer_, segment.key);
       return;
     }
     detail::append_id_element(id_, segment);
-    if (!segment.key_field.empty()) {
-      // Two elements with one key value (a game bug, but not ours to reject)
-      // still get distinct ids: the second is [id=x#2].
-      const int seen = ++keyed_seen_[segment.key_value];
-      if (seen > 1) id_.insert(id_.size() - 1, "#" + std::to_string(seen));
-    }
+    if (occurrence > 1) id_.insert(id_.size() - 1, "#" + std::to_string(occurrence));
     detail::append_pointer_index(pointer_, segment.index);
   }
 
@@ -169,7 +195,8 @@ class Assembler {
   std::string& arena_;
   std::vector<PendingBlock>& out_;
   std::string id_, pointer_;
-  std::unordered_map<std::string_view, int> keyed_seen_;  // key values met in this array
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed_;  // (hash, node) scratch
+  std::vector<std::pair<std::uint32_t, int>> repeats_;
 };
 
 }  // namespace
@@ -203,13 +230,19 @@ struct Partitioner::Impl {
     return std::nullopt;
   }
 
+  // Validates with DOM first; the strict walk runs only for frames DOM refuses,
+  // to find the error and its offset (or to overrule DOM, as the reference).
   std::optional<Error> walk(std::string_view json, bool record) {
     if (auto error = load(json)) return error;
-    return walker.walk(parser, buffer.data(), json.size(), buffer.size() + simdjson::SIMDJSON_PADDING, record);
+    const bool valid = dom_check.valid(buffer.data(), json.size(), rules.limits.max_nesting);
+    if (valid && !record) return std::nullopt;
+    return walker.walk(parser, buffer.data(), json.size(),
+                       buffer.size() + simdjson::SIMDJSON_PADDING, record, valid);
   }
 
   Rules rules;
   simdjson::ondemand::parser parser;
+  detail::DomCheck dom_check;
   detail::Walker walker;
   simdjson::padded_string buffer;
   std::vector<PendingBlock> pending;

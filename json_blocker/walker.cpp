@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "duplicate_keys.h"
 #include "input_errors.h"
 
 namespace kvframe::json_blocker::detail {
@@ -70,12 +71,14 @@ bool Walker::fail_simdjson(simdjson::error_code error, std::size_t offset) {
 }
 
 std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::size_t size,
-                                  std::size_t capacity, bool record) {
+                                  std::size_t capacity, bool record, bool prevalidated) {
   error_.reset();
   nodes_.clear();
   unescaped_.clear();
   out_ = 0;
-  if (record && canon_.size() < size) canon_.resize(size);
+  // simdjson::minify may store a SIMD block past what it writes.
+  if (record && canon_.size() < size + 64) canon_.resize(size + 64);
+  prevalidated_ = prevalidated;
   base_ = data;
   size_ = size;
   doc_end_ = size;
@@ -186,9 +189,42 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
     }
   }
   if (frame.pinned && frame.depth > 0) pin_below_[frame.depth - 1] = 1;
-  if (type == od::json_type::object) return walk_object(object, frame, at);
-  if (type == od::json_type::array) return walk_array(array, frame, at);
+  if (type == od::json_type::object || type == od::json_type::array) {
+    const NodeType node_type = type == od::json_type::object ? NodeType::kObject : NodeType::kArray;
+    if (prevalidated_ && !child_frame(frame, kNoNode).record && patterns_dead(frame.depth)) {
+      std::string_view raw;
+      const auto e = node_type == NodeType::kObject ? object.raw_json().get(raw)
+                                                    : array.raw_json().get(raw);
+      if (e) return fail_simdjson(e, at);
+      return copy_leaf(raw, node_type, frame, at);
+    }
+    return node_type == NodeType::kObject ? walk_object(object, frame, at)
+                                          : walk_array(array, frame, at);
+  }
   return walk_scalar(value, type, frame, token);
+}
+
+bool Walker::patterns_dead(std::uint32_t depth) const {
+  for (std::size_t k = 0; k < patterns_; ++k) {
+    if (states_[depth * patterns_ + k] != 0) return false;
+  }
+  return true;
+}
+
+bool Walker::copy_leaf(std::string_view raw, NodeType type, const Frame& frame, std::uint32_t at) {
+  if (!frame.emit) return true;  // dropped: nothing to write
+  raw = rtrim(raw);
+  const std::uint32_t node = frame.record ? open_node(frame, type, at) : kNoNode;
+  std::size_t written = 0;
+  if (auto e = simdjson::minify(raw.data(), raw.size(), &canon_[out_], written)) {
+    return fail_simdjson(e, at);
+  }
+  out_ += written;
+  if (node == kNoNode) return true;
+  nodes_[node].canon_end = static_cast<std::uint32_t>(out_);
+  if (must_split(nodes_[node])) return rewalk(node, frame.parent, child_frame(frame, node));
+  close_node(node, frame.parent, at + static_cast<std::uint32_t>(raw.size()));
+  return true;
 }
 
 bool Walker::walk_object(od::object object, const Frame& frame, std::uint32_t at) {
@@ -244,14 +280,14 @@ bool Walker::walk_members(od::object object, const Frame& children) {
       if (auto e = field.unescaped_key().get(key)) return fail_simdjson(e, offset_of(quote));
       key = keep(key);
     }
-    keys.emplace_back(key, offset_of(quote));
+    if (!prevalidated_) keys.emplace_back(key, offset_of(quote));
 
     Frame frame = children;
     frame.src_member = offset_of(quote);
     frame.segment.key = key;
     if (!walk_value(child, frame, token, raw_key, first_kept)) return false;
   }
-  return check_duplicates(children.depth - 1);
+  return prevalidated_ || check_duplicates(children.depth - 1);
 }
 
 bool Walker::walk_elements(od::array array, const Frame& children) {
@@ -390,29 +426,12 @@ bool Walker::element_key(od::object& object, Segment& segment) {
 
 bool Walker::check_duplicates(std::size_t depth) {
   const auto& keys = keys_[depth];
-  if (keys.size() < 2) return true;
-  // A 64-bit Bloom filter over a cheap fingerprint: almost every object is
-  // cleared in one pass, and only fingerprint collisions pay a linear scan.
-  std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::string_view key = keys[i].first;
-    std::uint64_t head = 0;
-    std::memcpy(&head, key.data(), std::min<std::size_t>(key.size(), 8));
-    const std::uint64_t bit = std::uint64_t{1}
-                              << (((head ^ key.size()) * 0x9E3779B97F4A7C15ull) >> 58);
-    if (seen & bit) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (keys[j].first == key) {
-          return fail(ErrorCode::kDuplicateKey, keys[i].second,
-                      "key \"" + std::string(key) +
-                          "\" appears twice in one object; JSON leaves duplicates undefined, so "
-                          "fix the serializer to write each key once");
-        }
-      }
-    }
-    seen |= bit;
-  }
-  return true;
+  const auto dup = find_duplicate_key(keys.size(), [&](std::size_t i) { return keys[i].first; });
+  if (!dup) return true;
+  return fail(ErrorCode::kDuplicateKey, keys[*dup].second,
+              "key \"" + std::string(keys[*dup].first) +
+                  "\" appears twice in one object; JSON leaves duplicates undefined, so fix the "
+                  "serializer to write each key once");
 }
 
 std::uint32_t Walker::open_node(const Frame& frame, NodeType type, std::uint32_t src_begin) {

@@ -56,8 +56,12 @@ class Walker {
 
   // Walks data[0, size); `capacity` >= size + SIMDJSON_PADDING bytes are
   // readable. With record=false only validates. Returns the first error, if any.
+  // `prevalidated`: the caller has already checked the whole document (see
+  // dom_check.h), so leaf containers no pattern can reach inside are copied
+  // minified instead of walked value by value, and duplicate keys are not
+  // looked for again.
   std::optional<Error> walk(simdjson::ondemand::parser& parser, const char* data, std::size_t size,
-                            std::size_t capacity, bool record);
+                            std::size_t capacity, bool record, bool prevalidated);
 
   std::string_view canon() const { return std::string_view(canon_.data(), out_); }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -77,6 +81,10 @@ class Walker {
   // children were not recorded.
   bool close_container(std::uint32_t node, const Frame& frame, const Frame& children, char close);
   bool rewalk(std::uint32_t node, std::uint32_t parent, const Frame& children);
+  // Prevalidated fast path: copies a leaf container minified, without visiting
+  // its values, then closes it like walk_object/walk_array would.
+  bool copy_leaf(std::string_view raw, NodeType type, const Frame& frame, std::uint32_t at);
+  bool patterns_dead(std::uint32_t depth) const;
   bool walk_scalar(simdjson::ondemand::value value, simdjson::ondemand::json_type type,
                    const Frame& frame, std::string_view token);
   // Advances the pin/drop patterns by the frame's segment; false when dropped.
@@ -122,7 +130,7 @@ class Walker {
   std::size_t doc_end_ = 0;  // offset where the document being walked ends
   const char* base_ = nullptr;
   std::size_t size_ = 0;
-  bool record_ = false;
+  bool prevalidated_ = false;
   std::optional<Error> error_;
 };
 
