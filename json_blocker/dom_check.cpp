@@ -4,17 +4,20 @@
 
 namespace kvframe::json_blocker::detail {
 
-bool DomCheck::valid(const char* data, std::size_t size, int max_nesting) {
+simdjson::error_code DomCheck::parse(const char* data, std::size_t size, int max_nesting) {
   const auto depth = static_cast<std::size_t>(max_nesting);
   if (parser_.capacity() < size || parser_.max_depth() != depth) {
-    if (parser_.allocate(std::max(size, parser_.capacity()), depth)) return false;
+    if (auto e = parser_.allocate(std::max(size, parser_.capacity()), depth)) return e;
     keys_.resize(depth + 2);
   }
-  simdjson::dom::element root;
-  if (parser_.parse(data, size, false).get(root)) return false;
-  if (!root.is_object() && !root.is_array()) return false;
+  if (auto e = parser_.parse(data, size, false).get(root_)) return e;
+  if (!root_.is_object() && !root_.is_array()) return simdjson::INCORRECT_TYPE;
+  return simdjson::SUCCESS;
+}
+
+bool DomCheck::has_duplicate_keys() {
   depth_ = 0;
-  return unique_keys(root);
+  return !unique_keys(root_);
 }
 
 bool DomCheck::unique_keys(simdjson::dom::element element) {

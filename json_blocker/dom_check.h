@@ -3,8 +3,9 @@
 // Measured here, DOM parsing a frame is about 3x faster than visiting every
 // value with ondemand, so the partitioner validates with DOM first and then
 // walks only the levels it cuts blocks at, copying leaf containers minified.
-// The check answers only yes or no: on "no" the strict walker runs and reports
-// the error with its byte offset, so error reporting never depends on it.
+// DOM is the authority on validity (ondemand alone accepts some malformed
+// input, e.g. {"a":"b":}). It cannot say where an error is, so on "no" the
+// strict walker runs to find the byte offset.
 #pragma once
 
 #include <simdjson.h>
@@ -17,14 +18,17 @@ namespace kvframe::json_blocker::detail {
 
 class DomCheck {
  public:
-  // True when data[0, size) (padded) is valid JSON, nests at most max_nesting
-  // deep, and has no duplicate keys.
-  bool valid(const char* data, std::size_t size, int max_nesting);
+  // SUCCESS when data[0, size) (padded) is valid JSON nesting at most
+  // max_nesting deep; also fails on a scalar top level (INCORRECT_TYPE).
+  simdjson::error_code parse(const char* data, std::size_t size, int max_nesting);
+  // After a successful parse: whether some object holds a key twice.
+  bool has_duplicate_keys();
 
  private:
   bool unique_keys(simdjson::dom::element element);
 
   simdjson::dom::parser parser_;
+  simdjson::dom::element root_;
   std::vector<std::vector<std::string_view>> keys_;  // per depth, reused
   std::size_t depth_ = 0;
 };

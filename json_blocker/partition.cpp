@@ -230,14 +230,23 @@ struct Partitioner::Impl {
     return std::nullopt;
   }
 
-  // Validates with DOM first; the strict walk runs only for frames DOM refuses,
-  // to find the error and its offset (or to overrule DOM, as the reference).
+  // Validates with DOM first; the strict walk runs for frames DOM refuses, to
+  // find the error and its offset.
   std::optional<Error> walk(std::string_view json, bool record) {
     if (auto error = load(json)) return error;
-    const bool valid = dom_check.valid(buffer.data(), json.size(), rules.limits.max_nesting);
+    const simdjson::error_code dom =
+        dom_check.parse(buffer.data(), json.size(), rules.limits.max_nesting);
+    const bool valid = !dom && !dom_check.has_duplicate_keys();
     if (valid && !record) return std::nullopt;
-    return walker.walk(parser, buffer.data(), json.size(),
-                       buffer.size() + simdjson::SIMDJSON_PADDING, record, valid);
+    auto error = walker.walk(parser, buffer.data(), json.size(),
+                             buffer.size() + simdjson::SIMDJSON_PADDING, record, valid);
+    if (!valid && !error) {
+      // ondemand accepted what DOM refused; DOM is right, but cannot say where.
+      return Error{ErrorCode::kMalformedJson, 0,
+                   std::string("invalid JSON (") + simdjson::error_message(dom) +
+                       "); the position is unknown: validate the frame with a JSON linter"};
+    }
+    return error;
   }
 
   Rules rules;

@@ -173,7 +173,7 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
   if (type == od::json_type::object) {
     if (auto e = value.get_object().get(object)) return fail_simdjson(e, at);
     const bool needs_key = frame.record || patterns_ != 0;
-    if (frame.emit && frame.segment.is_element && needs_key && !element_key(object, frame.segment))
+    if (frame.emit && frame.segment.is_element && needs_key && !element_key(object, frame.segment, at))
       return false;
   } else if (type == od::json_type::array) {
     if (auto e = value.get_array().get(array)) return fail_simdjson(e, at);
@@ -400,13 +400,16 @@ bool Walker::walk_scalar(od::value value, od::json_type type, const Frame& frame
   return true;
 }
 
-bool Walker::element_key(od::object& object, Segment& segment) {
+bool Walker::element_key(od::object& object, Segment& segment, std::uint32_t at) {
   for (const std::string& field : rules_.key_fields) {
     od::value value;
     od::json_type type;
-    if (!object.find_field_unordered(field).get(value) && !value.type().get(type)) {
-      if (type == od::json_type::string) {
-        const std::string_view token = rtrim(value.raw_json_token());
+    const simdjson::error_code found = object.find_field_unordered(field).get(value);
+    // After any other error simdjson's iterator is unusable (even reset()).
+    if (found && found != simdjson::NO_SUCH_FIELD) return fail_simdjson(found, at);
+    if (!found && !value.type().get(type)) {
+      const std::string_view token = rtrim(value.raw_json_token());
+      if (type == od::json_type::string && token.size() >= 2 && token.back() == '"') {
         std::string_view s = token.substr(1, token.size() - 2);
         if (s.find('\\') != std::string_view::npos) {
           if (value.get_string().get(s)) s = {};
@@ -414,11 +417,11 @@ bool Walker::element_key(od::object& object, Segment& segment) {
         }
         segment.key_value = s;
       } else if (type == od::json_type::number) {
-        segment.key_value = rtrim(value.raw_json_token());
+        segment.key_value = token;
       }
       if (!segment.key_value.empty() || type == od::json_type::string) segment.key_field = field;
     }
-    if (auto e = object.reset().error()) return fail_simdjson(e, here());
+    if (auto e = object.reset().error()) return fail_simdjson(e, at);
     if (!segment.key_field.empty()) return true;
   }
   return true;

@@ -90,7 +90,7 @@ class Walker {
   // Advances the pin/drop patterns by the frame's segment; false when dropped.
   bool step_patterns(Frame& frame);
   // Finds the key field that identifies an array element, then rewinds it.
-  bool element_key(simdjson::ondemand::object& object, Segment& segment);
+  bool element_key(simdjson::ondemand::object& object, Segment& segment, std::uint32_t at);
   bool check_duplicates(std::size_t depth);
   // Copies an unescaped string out of simdjson's scratch buffer, which a
   // rewind or a re-walk may reuse, into storage that lives as long as the walk.

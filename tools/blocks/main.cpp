@@ -1,0 +1,159 @@
+// kvframe-blocks: shows how json_blocker cuts one gamecore frame into blocks,
+// or which blocks changed between two frames.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "kvframe/json_blocker/json_blocker.h"
+#include "read_input.h"
+#include "report.h"
+
+namespace {
+
+namespace jb = kvframe::json_blocker;
+using kvframe::tools::input_name;
+
+// 3 for "differ" follows diff(1)/cmp(1) in spirit (a comparison that ran fine
+// but found a difference is not success) without reusing their 1, which most
+// tools, CLI11's usage errors included, mean as plain failure: a script can
+// tell "differ" from "could not compare" without reading stderr.
+enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kFramesDiffer = 3 };
+
+constexpr const char* kExitCodesHelp =
+    "Exit status:\n"
+    "  0  success; with --prev: the frames have the same blocks (whitespace or\n"
+    "     other byte-level differences that leave every block's text equal count\n"
+    "     as no change)\n"
+    "  1  usage error (unknown option, missing FRAME, '-' given twice)\n"
+    "  2  input error: a file is unreadable, a frame is not valid JSON or breaks\n"
+    "     a limit, or the rules are invalid; the reason is printed on stderr\n"
+    "  3  only with --prev: the frames differ (some block changed, was added,\n"
+    "     removed or moved), like diff(1)'s 1. Scripts under `set -e` must\n"
+    "     accept 3 explicitly, e.g. `kvframe-blocks A --prev B || [ $? -eq 3 ]`.";
+
+struct Options {
+  std::string frame;
+  std::string rules;     // empty: the default rules
+  std::string previous;  // empty: list blocks instead of diffing
+  bool json = false;
+};
+
+enum class Role { kFrame, kRules };
+
+// What the user can do about an error, beyond the error's own message.
+const char* next_step(const jb::Error& error, Role role) {
+  switch (error.code) {
+    case jb::ErrorCode::kIo:
+      return "check the path and its permissions; use - to read standard input";
+    case jb::ErrorCode::kInvalidRules:
+      return "fix the rules file (every field is optional; see docs/json_blocker.md), or "
+             "leave out --rules to use the defaults";
+    case jb::ErrorCode::kTooDeep:
+    case jb::ErrorCode::kTooLarge:
+      return "if the frame is legitimately this big, raise \"limits\" in a rules file and "
+             "pass it with --rules";
+    default:
+      return role == Role::kRules ? "fix the rules file at the byte shown"
+                                  : "fix the game's serializer (or the file) at the byte shown; "
+                                    "each file must hold exactly one whole frame";
+  }
+}
+
+int report_input_error(const std::string& path, const jb::Error& error, Role role,
+                       bool json) {
+  std::cerr << "kvframe-blocks: " << input_name(path) << ": " << error.to_string() << "\n"
+            << "  next: " << next_step(error, role) << "\n";
+  if (json) {
+    nlohmann::ordered_json document = {{"error",
+                                        {{"input", input_name(path)},
+                                         {"code", jb::error_code_name(error.code)},
+                                         {"offset", error.offset},
+                                         {"message", error.message}}}};
+    std::cout << document.dump(2) << "\n";
+  }
+  return kInputError;
+}
+
+// Reads and partitions one frame file; on failure reports it and sets `exit_code`.
+std::optional<jb::Partition> read_frame(jb::Partitioner& partitioner, const std::string& path,
+                                        bool json, int& exit_code) {
+  auto bytes = kvframe::tools::read_input(path);
+  if (!bytes) {
+    exit_code = report_input_error(path, bytes.error(), Role::kFrame, json);
+    return std::nullopt;
+  }
+  auto partition = partitioner.partition(bytes.value());
+  if (!partition) {
+    exit_code = report_input_error(path, partition.error(), Role::kFrame, json);
+    return std::nullopt;
+  }
+  return std::move(partition).value();
+}
+
+std::optional<jb::Rules> read_rules(const std::string& path, bool json, int& exit_code) {
+  if (path.empty()) return jb::Rules{};
+  auto text = kvframe::tools::read_input(path);
+  auto rules = text ? jb::parse_rules(text.value()) : jb::Result<jb::Rules>(text.error());
+  if (!rules) {
+    exit_code = report_input_error(path, rules.error(), Role::kRules, json);
+    return std::nullopt;
+  }
+  return std::move(rules).value();
+}
+
+int run(const Options& options) {
+  int exit_code = kSuccess;
+  auto rules = read_rules(options.rules, options.json, exit_code);
+  if (!rules) return exit_code;
+  jb::Partitioner partitioner(std::move(*rules));
+  std::optional<jb::Partition> previous;
+  if (!options.previous.empty()) {
+    previous = read_frame(partitioner, options.previous, options.json, exit_code);
+    if (!previous) return exit_code;
+  }
+  auto current = read_frame(partitioner, options.frame, options.json, exit_code);
+  if (!current) return exit_code;
+
+  if (!previous) {
+    if (options.json) {
+      std::cout << kvframe::tools::blocks_json(*current).dump(2) << "\n";
+    } else {
+      kvframe::tools::print_blocks(std::cout, *current);
+    }
+    return kSuccess;
+  }
+  const jb::FrameDiff diff = jb::diff(*previous, *current);
+  if (options.json) {
+    std::cout << kvframe::tools::diff_json(*previous, *current, diff).dump(2) << "\n";
+  } else {
+    kvframe::tools::print_diff(std::cout, *previous, *current, diff);
+  }
+  const bool differ = diff.changed + diff.added + diff.removed + diff.moved > 0;
+  return differ ? kFramesDiffer : kSuccess;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Shows how json_blocker cuts a gamecore frame into blocks (index, bytes, hash, kind, "
+      "id), or, with --prev, which blocks changed since the previous frame."};
+  app.footer(kExitCodesHelp);
+  Options options;
+  app.add_option("FRAME", options.frame, "frame JSON file, - for standard input")->required();
+  app.add_option("--rules", options.rules, "partition rules JSON file (default: built-in rules)");
+  app.add_option("--prev", options.previous,
+                 "previous frame: print the diff from it instead of the blocks");
+  app.add_flag("--json", options.json, "print one JSON document instead of a table");
+  try {
+    app.parse(argc, argv);
+    const int stdin_users = (options.frame == "-") + (options.rules == "-") +
+                            (options.previous == "-");
+    if (stdin_users > 1) throw CLI::ValidationError("standard input (-) can be read only once");
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, or the error and a hint
+    return code == 0 ? kSuccess : kUsageError;
+  }
+  return run(options);
+}
