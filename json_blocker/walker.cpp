@@ -198,8 +198,8 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
       if (e) return fail_simdjson(e, at);
       return copy_leaf(raw, node_type, frame, at);
     }
-    return node_type == NodeType::kObject ? walk_object(object, frame, at)
-                                          : walk_array(array, frame, at);
+    return node_type == NodeType::kObject ? walk_container(object, node_type, frame, at)
+                                          : walk_container(array, node_type, frame, at);
   }
   return walk_scalar(value, type, frame, token);
 }
@@ -227,35 +227,24 @@ bool Walker::copy_leaf(std::string_view raw, NodeType type, const Frame& frame, 
   return true;
 }
 
-bool Walker::walk_object(od::object object, const Frame& frame, std::uint32_t at) {
+template <class Container>
+bool Walker::walk_container(Container container, NodeType type, const Frame& frame,
+                            std::uint32_t at) {
   if (frame.depth + 1 > static_cast<std::uint32_t>(rules_.limits.max_nesting)) {
     return fail(ErrorCode::kTooDeep, at,
                 "objects/arrays nest deeper than " + std::to_string(rules_.limits.max_nesting) +
                     " levels; flatten the state or raise limits.max_nesting in the rules");
   }
-  const std::uint32_t node = frame.record ? open_node(frame, NodeType::kObject, at) : kNoNode;
-  if (frame.emit) put('{');
+  const bool is_object = type == NodeType::kObject;
+  const std::uint32_t node = frame.record ? open_node(frame, type, at) : kNoNode;
+  if (frame.emit) put(is_object ? '{' : '[');
   pin_below_[frame.depth] = 0;
   const Frame children = child_frame(frame, node);
-  if (!walk_members(object, children)) return false;
-  return close_container(node, frame, children, '}');
+  if (!walk_children(container, children)) return false;
+  return close_container(node, frame, children, is_object ? '}' : ']');
 }
 
-bool Walker::walk_array(od::array array, const Frame& frame, std::uint32_t at) {
-  if (frame.depth + 1 > static_cast<std::uint32_t>(rules_.limits.max_nesting)) {
-    return fail(ErrorCode::kTooDeep, at,
-                "objects/arrays nest deeper than " + std::to_string(rules_.limits.max_nesting) +
-                    " levels; flatten the state or raise limits.max_nesting in the rules");
-  }
-  const std::uint32_t node = frame.record ? open_node(frame, NodeType::kArray, at) : kNoNode;
-  if (frame.emit) put('[');
-  pin_below_[frame.depth] = 0;
-  const Frame children = child_frame(frame, node);
-  if (!walk_elements(array, children)) return false;
-  return close_container(node, frame, children, ']');
-}
-
-bool Walker::walk_members(od::object object, const Frame& children) {
+bool Walker::walk_children(od::object object, const Frame& children) {
   auto& keys = keys_[children.depth - 1];
   keys.clear();
   bool first_kept = true;
@@ -290,7 +279,7 @@ bool Walker::walk_members(od::object object, const Frame& children) {
   return prevalidated_ || check_duplicates(children.depth - 1);
 }
 
-bool Walker::walk_elements(od::array array, const Frame& children) {
+bool Walker::walk_children(od::array array, const Frame& children) {
   bool first_kept = true;
   std::size_t index = 0;
   for (auto element_result : array) {
@@ -338,11 +327,11 @@ bool Walker::rewalk(std::uint32_t node, std::uint32_t parent, const Frame& child
   bool ok;
   if (n.type == NodeType::kObject) {
     od::object object;
-    ok = !doc.get_object().get(object) && (put('{'), walk_members(object, recording));
+    ok = !doc.get_object().get(object) && (put('{'), walk_children(object, recording));
     put('}');
   } else {
     od::array array;
-    ok = !doc.get_array().get(array) && (put('['), walk_elements(array, recording));
+    ok = !doc.get_array().get(array) && (put('['), walk_children(array, recording));
     put(']');
   }
   doc_ = outer;

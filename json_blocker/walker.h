@@ -73,16 +73,16 @@ class Walker {
   // root; `first_kept` tracks commas in the canonical text.
   bool walk_value(simdjson::ondemand::value value, Frame& frame, std::string_view token,
                   std::string_view raw_key, bool& first_kept);
-  bool walk_object(simdjson::ondemand::object object, const Frame& frame, std::uint32_t at);
-  bool walk_array(simdjson::ondemand::array array, const Frame& frame, std::uint32_t at);
-  bool walk_members(simdjson::ondemand::object object, const Frame& children);
-  bool walk_elements(simdjson::ondemand::array array, const Frame& children);
+  template <class Container>  // ondemand::object or ondemand::array
+  bool walk_container(Container container, NodeType type, const Frame& frame, std::uint32_t at);
+  bool walk_children(simdjson::ondemand::object object, const Frame& children);
+  bool walk_children(simdjson::ondemand::array array, const Frame& children);
   // Closes container `node`; re-walks it recording when it must split but its
   // children were not recorded.
   bool close_container(std::uint32_t node, const Frame& frame, const Frame& children, char close);
   bool rewalk(std::uint32_t node, std::uint32_t parent, const Frame& children);
   // Prevalidated fast path: copies a leaf container minified, without visiting
-  // its values, then closes it like walk_object/walk_array would.
+  // its values, then closes it like walk_container would.
   bool copy_leaf(std::string_view raw, NodeType type, const Frame& frame, std::uint32_t at);
   bool patterns_dead(std::uint32_t depth) const;
   bool walk_scalar(simdjson::ondemand::value value, simdjson::ondemand::json_type type,
