@@ -53,7 +53,7 @@ class StageTimes {
   double patch_ms_ = 0, partition_ms_ = 0, diff_ms_ = 0;
 };
 
-// (a) The reference: simdjson's DOM parser on the same bytes.
+// The reference: simdjson's DOM parser on the same bytes.
 void dom_parse(benchmark::State& state, const Workload& workload) {
   simdjson::dom::parser parser;
   const simdjson::padded_string frame(workload.current());
@@ -68,7 +68,7 @@ void dom_parse(benchmark::State& state, const Workload& workload) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * frame.size()));
 }
 
-// (b) The other backend candidate: simdjson ondemand, every value touched once.
+// The other backend candidate: simdjson ondemand, every value touched once.
 void ondemand_walk(benchmark::State& state, const Workload& workload) {
   simdjson::ondemand::parser parser;
   const simdjson::padded_string frame(workload.current());
@@ -77,7 +77,8 @@ void ondemand_walk(benchmark::State& state, const Workload& workload) {
     simdjson::ondemand::value root;
     std::size_t checksum = 0;
     if (parser.iterate(frame).get(document) != simdjson::SUCCESS ||
-        document.get_value().get(root) != simdjson::SUCCESS || !kvframe::bench::touch_every_value(root, checksum)) {
+        document.get_value().get(root) != simdjson::SUCCESS ||
+        !kvframe::bench::touch_every_value(root, checksum)) {
       state.SkipWithError("simdjson ondemand rejected the frame");
       break;
     }
@@ -86,7 +87,7 @@ void ondemand_walk(benchmark::State& state, const Workload& workload) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * frame.size()));
 }
 
-// (c) Partitioning, with the Partitioner reused as a session would.
+// Partitioning, with the Partitioner reused as a session would.
 void partition(benchmark::State& state, const Workload& workload) {
   jb::Partitioner partitioner(workload.rules);
   for (auto _ : state) {
@@ -100,7 +101,7 @@ void partition(benchmark::State& state, const Workload& workload) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * workload.current().size()));
 }
 
-// (d) Partitioning the current frame and diffing it against the previous
+// Partitioning the current frame and diffing it against the previous
 // frame's partition (made once, as a session keeps it).
 void partition_and_diff(benchmark::State& state, const Workload& workload) {
   jb::Partitioner partitioner(workload.rules);
@@ -117,7 +118,7 @@ void partition_and_diff(benchmark::State& state, const Workload& workload) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * workload.current().size()));
 }
 
-// (f) The diff alone.
+// The diff alone.
 void diff(benchmark::State& state, const Workload& workload) {
   jb::Partitioner partitioner(workload.rules);
   auto previous = partitioner.partition(workload.previous());
@@ -128,7 +129,7 @@ void diff(benchmark::State& state, const Workload& workload) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * workload.current().size()));
 }
 
-// (e) FrameStream::push_whole through the workload's frames in turn (each
+// FrameStream::push_whole through the workload's frames in turn (each
 // push partitions and diffs against the frame before; the wrap-around from
 // the last frame to the first is one larger change per cycle).
 void push_whole(benchmark::State& state, const Workload& workload) {
@@ -158,7 +159,7 @@ bool restart(jb::FrameStream& stream, const Workload& workload) {
          stream.push_patch("{}", jb::PatchFormat::kMergePatch);
 }
 
-// (e) FrameStream::push_patch through the workload's patch chain: patch
+// FrameStream::push_patch through the workload's patch chain: patch
 // application (nlohmann) + partition + diff. MB/s counts the bytes of the
 // frames the patches produce.
 void push_patch(benchmark::State& state, const Workload& workload, jb::PatchFormat format) {
@@ -198,8 +199,9 @@ void push_patch(benchmark::State& state, const Workload& workload, jb::PatchForm
 
 void register_benchmarks(const Workload& workload) {
   auto add = [&workload](const char* what, auto run) {
-    benchmark::RegisterBenchmark((workload.name + "/" + what).c_str(),
-                                 [&workload, run](benchmark::State& state) { run(state, workload); })
+    benchmark::RegisterBenchmark(
+        (workload.name + "/" + what).c_str(),
+        [&workload, run](benchmark::State& state) { run(state, workload); })
         ->Unit(benchmark::kMicrosecond);
   };
   add(kReference, dom_parse);

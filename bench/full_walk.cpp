@@ -25,7 +25,8 @@ bool touch_every_value(simdjson::ondemand::value value, std::size_t& checksum) {
       if (value.get_array().get(array) != simdjson::SUCCESS) return false;
       for (auto element : array) {
         simdjson::ondemand::value child;
-        if (element.get(child) != simdjson::SUCCESS || !touch_every_value(child, checksum)) return false;
+        if (element.get(child) != simdjson::SUCCESS || !touch_every_value(child, checksum))
+          return false;
       }
       return true;
     }

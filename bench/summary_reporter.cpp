@@ -59,10 +59,10 @@ void SummaryReporter::print_summary(std::ostream& out, const std::string& refere
         base != results_.end() && base->second.bytes_per_second > 0 && result.bytes_per_second > 0
             ? format("%.2fx", result.bytes_per_second / base->second.bytes_per_second)
             : "-";
-    std::snprintf(line, sizeof line, "%-36s %10s %12s %14s\n", name.c_str(),
-                  result.bytes_per_second > 0 ? format("%.1f", result.bytes_per_second / 1e6).c_str()
-                                              : "-",
-                  format("%.1f", result.us_per_frame).c_str(), ratio.c_str());
+    std::snprintf(
+        line, sizeof line, "%-36s %10s %12s %14s\n", name.c_str(),
+        result.bytes_per_second > 0 ? format("%.1f", result.bytes_per_second / 1e6).c_str() : "-",
+        format("%.1f", result.us_per_frame).c_str(), ratio.c_str());
     out << line;
   }
 }

@@ -37,7 +37,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log" 2>&1 || status=$?
 
-grep -E '^(#[0-9]+ *DONE|Done [0-9]+ runs)|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
+grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
   "$log" | sed 's/^/[fuzz] /' || true
 echo "[fuzz] work corpus: $(ls "$work_corpus" | wc -l) inputs in $work_corpus"
 if [ "$status" -ne 0 ] || [ "$(ls "$artifacts" | wc -l)" -ne "$artifacts_before" ]; then

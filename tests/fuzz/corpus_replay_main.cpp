@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
     }
     for (const fs::path& file : inputs_under(argv[i])) {
       std::ifstream in(file, std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string bytes((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
       // Named before it runs: a violated invariant traps, and the log then ends with the culprit.
       std::printf("%s (%zu bytes)\n", file.c_str(), bytes.size());
       std::fflush(stdout);

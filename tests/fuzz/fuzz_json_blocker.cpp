@@ -81,9 +81,9 @@ void fuzz_patch(std::string_view document, std::string_view patch, jb::PatchForm
     FUZZ_CHECK(code != jb::ErrorCode::kIo && code != jb::ErrorCode::kInvalidRules &&
                    code != jb::ErrorCode::kNoPreviousFrame,
                "apply_patch failed with an impossible error: " + patched.error().to_string());
-    FUZZ_CHECK(!document_verdict.must_accept() || !patch_must_fail ||
-                   code == jb::ErrorCode::kPatchInvalid,
-               "an invalid patch gave " + patched.error().to_string());
+    FUZZ_CHECK(
+        !document_verdict.must_accept() || !patch_must_fail || code == jb::ErrorCode::kPatchInvalid,
+        "an invalid patch gave " + patched.error().to_string());
     return;
   }
   FUZZ_CHECK(!document_verdict.must_reject(), "apply_patch accepted an invalid document");
@@ -133,9 +133,9 @@ void fuzz_stream(const std::vector<std::string_view>& frames) {
       FUZZ_CHECK(stream.text() == text_before && stream.frames() == frames_before &&
                      hashes(stream.current()) == hashes_before,
                  "a rejected frame changed the stream: " + result.error().to_string());
-      FUZZ_CHECK(kind == 0 || frames_before > 0 ||
-                     result.error().code == jb::ErrorCode::kNoPreviousFrame,
-                 "a patch before any frame gave " + result.error().to_string());
+      FUZZ_CHECK(
+          kind == 0 || frames_before > 0 || result.error().code == jb::ErrorCode::kNoPreviousFrame,
+          "a patch before any frame gave " + result.error().to_string());
       continue;
     }
     FUZZ_CHECK(stream.frames() == frames_before + 1, "an accepted frame was not counted");

@@ -32,7 +32,9 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 // text = "<path>: <json>", where <path> is the id, or for a run of members the
 // object holding them ("$" for the root).
@@ -44,7 +46,8 @@ void check_text_layout(const Block& block) {
   const std::string_view json = block.json();
   switch (block.kind) {
     case BlockKind::kValue:
-      FUZZ_CHECK(path == block.id, "value block text not prefixed by its id: " + in_quotes(block.text));
+      FUZZ_CHECK(path == block.id,
+                 "value block text not prefixed by its id: " + in_quotes(block.text));
       break;
     case BlockKind::kElementRun:
       FUZZ_CHECK(path == block.id && starts_with(json, "["),
@@ -52,10 +55,10 @@ void check_text_layout(const Block& block) {
       break;
     case BlockKind::kMemberRun: {
       const std::string owner = path == "$" ? "" : std::string(path) + ".";
-      FUZZ_CHECK(starts_with(block.id, owner + "{") && ends_with(block.id, "}") &&
-                     starts_with(json, "{"),
-                 "member run id " + in_quotes(block.id) + " does not match its text " +
-                     in_quotes(block.text));
+      FUZZ_CHECK(
+          starts_with(block.id, owner + "{") && ends_with(block.id, "}") && starts_with(json, "{"),
+          "member run id " + in_quotes(block.id) + " does not match its text " +
+              in_quotes(block.text));
       break;
     }
   }
@@ -70,8 +73,8 @@ void check_text_matches_source(std::string_view input, const Block& block) {
   bool matches = false;
   switch (block.kind) {
     case BlockKind::kValue:  // an element's value, or a member's "key":value
-      matches = source == json || (starts_with(source, "\"") &&
-                                   ends_with(source, ":" + std::string(json)));
+      matches = source == json ||
+                (starts_with(source, "\"") && ends_with(source, ":" + std::string(json)));
       break;
     case BlockKind::kMemberRun: matches = "{" + source + "}" == json; break;
     case BlockKind::kElementRun: matches = "[" + source + "]" == json; break;
@@ -129,7 +132,8 @@ void check_partition(std::string_view input, const Rules& rules) {
   auto partition = json_blocker::partition(input, rules);
   if (!partition) {
     const json_blocker::Error& error = partition.error();
-    FUZZ_CHECK(!verdict.must_accept(), "partition rejected a frame the reference accepts: " + error.to_string());
+    FUZZ_CHECK(!verdict.must_accept(),
+               "partition rejected a frame the reference accepts: " + error.to_string());
     FUZZ_CHECK(error.offset <= input.size(), "error offset past the input: " + error.to_string());
     FUZZ_CHECK(!error.message.empty(), "error without a message");
     FUZZ_CHECK(!verdict.expected_error || error.code == *verdict.expected_error,
@@ -162,8 +166,9 @@ void check_diff(const Partition& previous, const Partition& current, const Frame
     const BlockChange& change = diff.blocks[k];
     ++counts[static_cast<int>(change.change)];
     const bool is_current = k < current.size();
-    FUZZ_CHECK(is_current ? change.current == static_cast<long>(k) && change.change != Change::kRemoved
-                          : change.current == -1 && change.change == Change::kRemoved,
+    FUZZ_CHECK(is_current
+                   ? change.current == static_cast<long>(k) && change.change != Change::kRemoved
+                   : change.current == -1 && change.change == Change::kRemoved,
                "diff entries are not current blocks in order, then removed ones");
     if (change.previous < 0) {
       FUZZ_CHECK(change.change == Change::kAdded, "a kept block has no previous index");
@@ -173,7 +178,8 @@ void check_diff(const Partition& previous, const Partition& current, const Frame
       continue;
     }
     const auto j = static_cast<std::size_t>(change.previous);
-    FUZZ_CHECK(j < previous.size() && !accounted[j], "a previous block is matched twice or out of range");
+    FUZZ_CHECK(j < previous.size() && !accounted[j],
+               "a previous block is matched twice or out of range");
     accounted[j] = true;
     const Block& before = previous[j];
     if (!is_current) {
@@ -186,7 +192,8 @@ void check_diff(const Partition& previous, const Partition& current, const Frame
     const bool same_text = before.text == now.text;
     switch (change.change) {
       case Change::kUnchanged:
-        FUZZ_CHECK(same_text, "block " + in_quotes(now.id) + " is 'unchanged' but its text changed");
+        FUZZ_CHECK(same_text,
+                   "block " + in_quotes(now.id) + " is 'unchanged' but its text changed");
         FUZZ_CHECK(change.previous > last_in_order,
                    "unchanged blocks are out of order; one of them should be 'moved'");
         last_in_order = change.previous;
@@ -195,11 +202,11 @@ void check_diff(const Partition& previous, const Partition& current, const Frame
         FUZZ_CHECK(same_text, "block " + in_quotes(now.id) + " is 'moved' but its text changed");
         break;
       case Change::kChanged:
-        FUZZ_CHECK(!same_text, "block " + in_quotes(now.id) + " is 'changed' but its text is equal");
+        FUZZ_CHECK(!same_text,
+                   "block " + in_quotes(now.id) + " is 'changed' but its text is equal");
         bytes_changed += now.text.size();
         break;
-      default:
-        FUZZ_CHECK(false, "an added or removed entry has both indices");
+      default: FUZZ_CHECK(false, "an added or removed entry has both indices");
     }
   }
   for (bool seen : accounted) FUZZ_CHECK(seen, "a previous block is neither kept nor removed");
@@ -209,7 +216,8 @@ void check_diff(const Partition& previous, const Partition& current, const Frame
                  counts[static_cast<int>(Change::kRemoved)] == diff.removed &&
                  counts[static_cast<int>(Change::kMoved)] == diff.moved,
              "diff counts do not match its entries");
-  FUZZ_CHECK(bytes_changed == diff.bytes_changed, "bytes_changed is not the changed+added text size");
+  FUZZ_CHECK(bytes_changed == diff.bytes_changed,
+             "bytes_changed is not the changed+added text size");
   FUZZ_CHECK(diff.bytes_total == current.text_bytes(), "bytes_total is not the current text size");
 }
 

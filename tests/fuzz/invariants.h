@@ -10,8 +10,8 @@
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
 
-#define FUZZ_CHECK(condition, what)                                           \
-  do {                                                                        \
+#define FUZZ_CHECK(condition, what)                                                  \
+  do {                                                                               \
     if (!(condition)) ::kvframe::fuzz::invariant_violated(what, __FILE__, __LINE__); \
   } while (false)
 

@@ -60,8 +60,7 @@ const char* next_step(const jb::Error& error, Role role) {
   }
 }
 
-int report_input_error(const std::string& path, const jb::Error& error, Role role,
-                       bool json) {
+int report_input_error(const std::string& path, const jb::Error& error, Role role, bool json) {
   std::cerr << "kvframe-blocks: " << input_name(path) << ": " << error.to_string() << "\n"
             << "  next: " << next_step(error, role) << "\n";
   if (json) {
@@ -148,8 +147,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", options.json, "print one JSON document instead of a table");
   try {
     app.parse(argc, argv);
-    const int stdin_users = (options.frame == "-") + (options.rules == "-") +
-                            (options.previous == "-");
+    const int stdin_users =
+        (options.frame == "-") + (options.rules == "-") + (options.previous == "-");
     if (stdin_users > 1) throw CLI::ValidationError("standard input (-) can be read only once");
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, or the error and a hint

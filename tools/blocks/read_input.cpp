@@ -19,7 +19,9 @@ Error io_error(const std::string& path, int error_number) {
 
 }  // namespace
 
-std::string input_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+std::string input_name(const std::string& path) {
+  return path == "-" ? "<stdin>" : path;
+}
 
 json_blocker::Result<std::string> read_input(const std::string& path) {
   // stdio rather than iostreams: it keeps errno, so "Is a directory" or

@@ -39,7 +39,9 @@ std::string percent(double fraction) {
   return text;
 }
 
-std::string index_or_dash(long index) { return index < 0 ? "-" : std::to_string(index); }
+std::string index_or_dash(long index) {
+  return index < 0 ? "-" : std::to_string(index);
+}
 
 // A removed block exists only in the previous frame; every other change names
 // a block of the current one.
@@ -103,10 +105,10 @@ void print_diff(std::ostream& out, const Partition& previous, const Partition& c
                    std::string(block.id)});
   }
   if (!table.empty()) table.print(out);
-  out << diff.changed << " changed, " << diff.added << " added, " << diff.removed
-      << " removed, " << diff.moved << " moved, " << diff.unchanged << " unchanged; "
-      << diff.bytes_changed << " of " << diff.bytes_total << " text bytes changed ("
-      << percent(diff.changed_fraction()) << ")\n";
+  out << diff.changed << " changed, " << diff.added << " added, " << diff.removed << " removed, "
+      << diff.moved << " moved, " << diff.unchanged << " unchanged; " << diff.bytes_changed
+      << " of " << diff.bytes_total << " text bytes changed (" << percent(diff.changed_fraction())
+      << ")\n";
 }
 
 nlohmann::ordered_json diff_json(const Partition& previous, const Partition& current,
