@@ -210,8 +210,10 @@ long Partition::block_at(std::size_t offset) const {
 }
 
 struct Partitioner::Impl {
+  // Invalid rules are kept only as the error every call returns; the walker
+  // gets defaults so that it is never built from them.
   explicit Impl(Rules r)
-      : rules(std::move(r)), walker(rules) {}
+      : rules_error(check_rules(r)), rules(rules_error ? Rules{} : std::move(r)), walker(rules) {}
 
   // Copies `json` into the reusable padded buffer simdjson needs.
   std::optional<Error> load(std::string_view json) {
@@ -225,7 +227,7 @@ struct Partitioner::Impl {
     if (buffer.data() == nullptr || buffer.size() < json.size()) {
       buffer = simdjson::padded_string(std::max({json.size(), buffer.size() * 2, std::size_t{4096}}));
     }
-    std::memcpy(buffer.data(), json.data(), json.size());
+    if (!json.empty()) std::memcpy(buffer.data(), json.data(), json.size());
     std::memset(buffer.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
     return std::nullopt;
   }
@@ -233,6 +235,7 @@ struct Partitioner::Impl {
   // Validates with DOM first; the strict walk runs for frames DOM refuses, to
   // find the error and its offset.
   std::optional<Error> walk(std::string_view json, bool record) {
+    if (rules_error) return rules_error;
     if (auto error = load(json)) return error;
     const simdjson::error_code dom =
         dom_check.parse(buffer.data(), json.size(), rules.limits.max_nesting);
@@ -249,6 +252,7 @@ struct Partitioner::Impl {
     return error;
   }
 
+  std::optional<Error> rules_error;
   Rules rules;
   simdjson::ondemand::parser parser;
   detail::DomCheck dom_check;

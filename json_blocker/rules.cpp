@@ -14,6 +14,9 @@ Error rules_error(std::size_t offset, const std::string& what) {
   return Error{ErrorCode::kInvalidRules, offset, "rules: " + what};
 }
 
+// Ranges are check_rules()'s business; this bound only keeps casts exact.
+constexpr std::uint64_t kMaxCount = 0x7fffffff;
+
 // Reads a non-negative integer field into `out`, bounded by `max`.
 template <class T>
 bool read_count(simdjson::dom::element value, T& out, std::uint64_t max) {
@@ -42,17 +45,14 @@ Result<Limits> read_limits(simdjson::dom::element value) {
   for (auto field : object) {
     bool ok = false;
     if (field.key == "max_document_bytes") {
-      // Offsets are kept in 32 bits: blocks of a 4 GiB frame would be useless anyway.
-      ok = read_count(field.value, limits.max_document_bytes, (std::uint64_t{1} << 32) - 64) &&
-           limits.max_document_bytes > 0;
+      ok = read_count(field.value, limits.max_document_bytes, kMaxCount);
     } else if (field.key == "max_nesting") {
-      // Bounded so the recursive walk can never exhaust the stack.
-      ok = read_count(field.value, limits.max_nesting, 1024) && limits.max_nesting > 0;
+      ok = read_count(field.value, limits.max_nesting, kMaxCount);
     } else {
       return rules_error(0, "unknown field \"limits." + std::string(field.key) +
                                 "\" (known: max_document_bytes, max_nesting)");
     }
-    if (!ok) return rules_error(0, "\"limits." + std::string(field.key) + "\" is out of range");
+    if (!ok) return rules_error(0, "\"limits." + std::string(field.key) + "\" must be a count");
   }
   return limits;
 }
@@ -74,17 +74,15 @@ Result<Rules> parse_rules(std::string_view json) {
     const std::string key(field.key);
     bool ok = true;
     if (key == "max_depth") {
-      ok = read_count(field.value, rules.max_depth, 1024);
+      ok = read_count(field.value, rules.max_depth, kMaxCount);
     } else if (key == "min_split_bytes") {
-      ok = read_count(field.value, rules.min_split_bytes, std::uint64_t{1} << 32);
+      ok = read_count(field.value, rules.min_split_bytes, kMaxCount);
     } else if (key == "max_block_bytes") {
-      ok = read_count(field.value, rules.max_block_bytes, std::uint64_t{1} << 32) &&
-           rules.max_block_bytes >= 16;
+      ok = read_count(field.value, rules.max_block_bytes, kMaxCount);
     } else if (key == "merge_scalar_bytes") {
-      ok = read_count(field.value, rules.merge_scalar_bytes, std::uint64_t{1} << 32);
+      ok = read_count(field.value, rules.merge_scalar_bytes, kMaxCount);
     } else if (key == "scalar_array_chunk") {
-      ok = read_count(field.value, rules.scalar_array_chunk, std::uint64_t{1} << 32) &&
-           rules.scalar_array_chunk > 0;
+      ok = read_count(field.value, rules.scalar_array_chunk, kMaxCount);
     } else if (key == "key_fields") {
       ok = read_strings(field.value, rules.key_fields);
     } else if (key == "pin") {
@@ -101,7 +99,22 @@ Result<Rules> parse_rules(std::string_view json) {
                                 "merge_scalar_bytes, scalar_array_chunk, key_fields, pin, drop, "
                                 "limits)");
     }
-    if (!ok) return rules_error(0, "field \"" + key + "\" has the wrong type or is out of range");
+    if (!ok) return rules_error(0, "field \"" + key + "\" must be a count (a non-negative integer)");
+  }
+  if (auto error = check_rules(rules)) return *error;
+  return rules;
+}
+
+std::optional<Error> check_rules(const Rules& rules) {
+  if (rules.max_depth < 0 || rules.max_depth > 1024) return rules_error(0, "max_depth must be 0..1024");
+  if (rules.max_block_bytes < 16) return rules_error(0, "max_block_bytes must be at least 16");
+  if (rules.scalar_array_chunk == 0) return rules_error(0, "scalar_array_chunk must be at least 1");
+  if (rules.limits.max_nesting < 1 || rules.limits.max_nesting > 1024) {
+    return rules_error(0, "limits.max_nesting must be 1..1024 (deeper input could exhaust the stack)");
+  }
+  if (rules.limits.max_document_bytes == 0 ||
+      rules.limits.max_document_bytes > (std::uint64_t{1} << 32) - 64) {
+    return rules_error(0, "limits.max_document_bytes must be 1..4 GiB");
   }
   for (const auto* list : {&rules.pin, &rules.drop}) {
     for (const auto& text : *list) {
@@ -109,7 +122,7 @@ Result<Rules> parse_rules(std::string_view json) {
       if (!pattern) return pattern.error();
     }
   }
-  return rules;
+  return std::nullopt;
 }
 
 Result<Rules> load_rules(const std::string& path) {

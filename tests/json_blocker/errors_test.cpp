@@ -79,6 +79,12 @@ TEST(Errors, DroppedSubtreesAreStillValidated) {
   EXPECT_EQ(result.error().code, ErrorCode::kMalformedJson);
 }
 
+TEST(Errors, NullViewIsAnEmptyFrame) {
+  auto result = partition(std::string_view{});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kMalformedJson);
+}
+
 TEST(Errors, PartitionerKeepsWorkingAfterAnError) {
   Partitioner partitioner;
   EXPECT_FALSE(partitioner.partition(R"({"a": )").ok());

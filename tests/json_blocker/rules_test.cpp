@@ -1,6 +1,7 @@
 // Rules files: parsing, defaults and the errors a typo gets.
 #include <gtest/gtest.h>
 
+#include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
 
 namespace kvframe::json_blocker {
@@ -62,6 +63,24 @@ TEST(Rules, BadPatternsAreErrors) {
     auto rules = parse_rules(bad);
     EXPECT_FALSE(rules.ok()) << bad;
   }
+}
+
+TEST(Rules, RulesBuiltInCodeAreCheckedToo) {
+  Rules bad_pattern;
+  bad_pattern.drop = {"units[id="};
+  Rules too_deep;
+  too_deep.limits.max_nesting = 100000;
+  Rules tiny_budget;
+  tiny_budget.max_block_bytes = 1;
+  for (const Rules& rules : {bad_pattern, too_deep, tiny_budget}) {
+    ASSERT_TRUE(check_rules(rules).has_value());
+    Partitioner partitioner(rules);  // must not throw
+    auto result = partitioner.partition(R"({"a": 1})");
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().code, ErrorCode::kInvalidRules);
+    EXPECT_FALSE(partitioner.validate(R"({"a": 1})").ok());
+  }
+  EXPECT_FALSE(check_rules(Rules{}).has_value());
 }
 
 TEST(Rules, MissingFileIsAnIoError) {

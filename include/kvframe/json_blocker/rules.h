@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,9 @@ struct Rules {
 
 // Parses a rules document. Unknown fields are an error (they are typos).
 Result<Rules> parse_rules(std::string_view json);
+// Checks ranges and patterns of rules built in code (parse_rules does this
+// too). A Partitioner given invalid rules answers every call with this error.
+std::optional<Error> check_rules(const Rules& rules);
 // Reads and parses a rules file.
 Result<Rules> load_rules(const std::string& path);
 
