@@ -20,6 +20,10 @@ const char* error_code_name(ErrorCode code) {
 }
 
 std::string Error::to_string() const {
+  // Rules and I/O errors are not about a position in a frame.
+  if (code == ErrorCode::kInvalidRules || code == ErrorCode::kIo) {
+    return std::string(error_code_name(code)) + ": " + message;
+  }
   return std::string(error_code_name(code)) + " at byte " + std::to_string(offset) + ": " + message;
 }
 

@@ -201,6 +201,15 @@ class Assembler {
 
 }  // namespace
 
+const char* block_kind_name(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::kValue: return "value";
+    case BlockKind::kMemberRun: return "member_run";
+    case BlockKind::kElementRun: return "element_run";
+  }
+  return "unknown";
+}
+
 long Partition::block_at(std::size_t offset) const {
   auto it = std::upper_bound(blocks_.begin(), blocks_.end(), offset,
                              [](std::size_t o, const Block& b) { return o < b.source.begin; });

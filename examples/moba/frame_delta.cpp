@@ -10,20 +10,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// RFC 6901 escaping of one reference token.
-std::string escape(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// RFC 6901 escaping of one reference token, done by nlohmann's json_pointer.
+std::string escape(const std::string& key) { return (Json::json_pointer() / key).to_string().substr(1); }
 
 bool same_keys(const Json& a, const Json& b) {
   if (a.size() != b.size()) return false;

@@ -18,15 +18,6 @@ using Align = Table::Align;
 
 namespace {
 
-const char* kind_name(BlockKind kind) {
-  switch (kind) {
-    case BlockKind::kValue: return "value";
-    case BlockKind::kMemberRun: return "member_run";
-    case BlockKind::kElementRun: return "element_run";
-  }
-  return "unknown";
-}
-
 std::string hash_hex(std::uint64_t hash) {
   char text[17];
   std::snprintf(text, sizeof text, "%016" PRIx64, hash);
@@ -66,7 +57,7 @@ void print_blocks(std::ostream& out, const Partition& frame) {
   for (std::size_t i = 0; i < frame.size(); ++i) {
     const Block& block = frame[i];
     table.add_row({std::to_string(i), std::to_string(block.text.size()), hash_hex(block.hash),
-                   kind_name(block.kind), std::string(block.id)});
+                   json_blocker::block_kind_name(block.kind), std::string(block.id)});
   }
   table.print(out);
   out << frame.size() << " blocks, " << frame.input_bytes() << " input bytes, "
@@ -81,7 +72,7 @@ nlohmann::ordered_json blocks_json(const Partition& frame) {
                       {"id", block.id},
                       {"bytes", block.text.size()},
                       {"hash", hash_hex(block.hash)},
-                      {"kind", kind_name(block.kind)}});
+                      {"kind", json_blocker::block_kind_name(block.kind)}});
   }
   return {{"blocks", std::move(blocks)},
           {"summary",

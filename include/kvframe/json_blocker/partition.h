@@ -45,6 +45,9 @@ enum class BlockKind : std::uint8_t {
   kElementRun,  // adjacent scalar elements of one array, as a JSON array
 };
 
+// "value", "member_run", "element_run": for logs and --json output.
+const char* block_kind_name(BlockKind kind);
+
 struct Block {
   std::string_view id;
   std::string_view text;
