@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_map>
 
 namespace kvframe::json_blocker {
 
@@ -41,14 +40,42 @@ std::vector<bool> longest_increasing(const std::vector<long>& sequence) {
   return kept;
 }
 
+// Finds blocks of the previous frame by id: a sorted (id hash, index) table,
+// tried after the cheaper guess that the block sits right after the last match.
+class PreviousIds {
+ public:
+  explicit PreviousIds(const Partition& previous) : previous_(previous) {
+    table_.reserve(previous.size());
+    for (std::size_t j = 0; j < previous.size(); ++j) table_.emplace_back(previous[j].id_hash, j);
+    std::sort(table_.begin(), table_.end());
+  }
+
+  long find(const Block& block) {
+    if (guess_ < previous_.size() && same_id(previous_[guess_], block)) return matched(guess_);
+    auto it = std::lower_bound(table_.begin(), table_.end(), std::make_pair(block.id_hash, std::size_t{0}));
+    for (; it != table_.end() && it->first == block.id_hash; ++it) {
+      if (same_id(previous_[it->second], block)) return matched(it->second);
+    }
+    return -1;
+  }
+
+ private:
+  static bool same_id(const Block& a, const Block& b) { return a.id_hash == b.id_hash && a.id == b.id; }
+  long matched(std::size_t j) {
+    guess_ = j + 1;
+    return static_cast<long>(j);
+  }
+
+  const Partition& previous_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> table_;
+  std::size_t guess_ = 0;
+};
+
 }  // namespace
 
 FrameDiff diff(const Partition& previous, const Partition& current) {
   FrameDiff out;
-  std::unordered_map<std::string_view, long> index_of;
-  index_of.reserve(previous.size() * 2);
-  for (std::size_t j = 0; j < previous.size(); ++j) index_of.emplace(previous[j].id, static_cast<long>(j));
-
+  PreviousIds previous_ids(previous);
   std::vector<bool> still_there(previous.size(), false);
   std::vector<long> common_previous;  // previous index of each common block, current order
   std::vector<std::size_t> common_at;  // its entry in out.blocks
@@ -56,15 +83,15 @@ FrameDiff diff(const Partition& previous, const Partition& current) {
   for (std::size_t i = 0; i < current.size(); ++i) {
     const Block& block = current[i];
     BlockChange change{Change::kAdded, -1, static_cast<long>(i)};
-    auto it = index_of.find(block.id);
-    if (it != index_of.end()) {
-      const Block& before = previous[static_cast<std::size_t>(it->second)];
-      change.previous = it->second;
+    const long j = previous_ids.find(block);
+    if (j >= 0) {
+      const Block& before = previous[static_cast<std::size_t>(j)];
+      change.previous = j;
       // The hash decides almost always; the text compare makes it exact.
       const bool same = before.hash == block.hash && before.text == block.text;
       change.change = same ? Change::kUnchanged : Change::kChanged;
-      still_there[static_cast<std::size_t>(it->second)] = true;
-      common_previous.push_back(it->second);
+      still_there[static_cast<std::size_t>(j)] = true;
+      common_previous.push_back(j);
       common_at.push_back(out.blocks.size());
     }
     if (change.change != Change::kUnchanged) out.bytes_changed += block.text.size();

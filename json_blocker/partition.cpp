@@ -298,6 +298,7 @@ Result<Partition> Partitioner::partition(std::string_view json) {
     block.id = all.substr(p.text_end, p.id_end - p.text_end);
     block.pointer = all.substr(p.id_end, p.pointer_end - p.id_end);
     block.hash = XXH3_64bits(block.text.data(), block.text.size());
+    block.id_hash = XXH3_64bits(block.id.data(), block.id.size());
     block.source = p.source;
     block.kind = p.kind;
     block.prefix_size = p.prefix_size;

@@ -197,6 +197,7 @@ Result<Pattern> Pattern::parse(std::string_view text) {
       }
       i = end;
     }
+    if (part.kind == Kind::kAnyMany) pattern.any_many_ |= std::uint64_t{1} << pattern.parts_.size();
     pattern.parts_.push_back(std::move(part));
     if (pattern.parts_.size() > kMaxSegments)
       return pattern_error(text, i, "more than 63 segments");
@@ -216,9 +217,14 @@ bool Pattern::matches(const Part& part, const Segment& s) const {
   return false;
 }
 
+// Both loops visit only the set bits: most states hold one or two positions.
 std::uint64_t Pattern::closure(std::uint64_t state) const {
-  for (std::size_t i = 0; i < parts_.size(); ++i) {
-    if (((state >> i) & 1u) && parts_[i].kind == Kind::kAnyMany) state |= std::uint64_t{1} << (i + 1);
+  for (std::uint64_t pending = state & any_many_; pending != 0; pending &= pending - 1) {
+    const std::uint64_t next = (pending & -pending) << 1;  // '**' may match nothing
+    if (!(state & next)) {
+      state |= next;
+      pending |= next & any_many_;
+    }
   }
   return state;
 }
@@ -227,11 +233,11 @@ std::uint64_t Pattern::start() const { return closure(1); }
 
 std::uint64_t Pattern::step(std::uint64_t state, const Segment& segment) const {
   std::uint64_t next = 0;
-  for (std::size_t i = 0; i < parts_.size(); ++i) {
-    if (!((state >> i) & 1u)) continue;
+  for (std::uint64_t bits = state & ((std::uint64_t{1} << parts_.size()) - 1); bits != 0;
+       bits &= bits - 1) {
+    const auto i = static_cast<std::size_t>(__builtin_ctzll(bits));
     const Part& part = parts_[i];
-    if (!matches(part, segment)) continue;
-    next |= std::uint64_t{1} << (part.kind == Kind::kAnyMany ? i : i + 1);
+    if (matches(part, segment)) next |= std::uint64_t{1} << (part.kind == Kind::kAnyMany ? i : i + 1);
   }
   return closure(next);
 }

@@ -48,6 +48,8 @@ class Pattern {
   std::uint64_t start() const;  // state before the first segment
   std::uint64_t step(std::uint64_t state, const Segment& segment) const;
   bool accepts(std::uint64_t state) const { return (state >> parts_.size()) & 1u; }
+  // Whether some path below the current one could still match.
+  bool alive(std::uint64_t state) const { return (state & ((std::uint64_t{1} << parts_.size()) - 1)) != 0; }
   const std::string& text() const { return text_; }
 
  private:
@@ -62,6 +64,7 @@ class Pattern {
   std::uint64_t closure(std::uint64_t state) const;  // adds positions past '**'
 
   std::vector<Part> parts_;
+  std::uint64_t any_many_ = 0;  // bit i set: parts_[i] is '**'
   std::string text_;
 };
 

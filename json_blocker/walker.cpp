@@ -205,8 +205,12 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
 }
 
 bool Walker::patterns_dead(std::uint32_t depth) const {
-  for (std::size_t k = 0; k < patterns_; ++k) {
-    if (states_[depth * patterns_ + k] != 0) return false;
+  const std::uint64_t* states = &states_[depth * patterns_];
+  for (std::size_t k = 0; k < drops_.size(); ++k) {
+    if (drops_[k].alive(states[k])) return false;
+  }
+  for (std::size_t k = 0; k < pins_.size(); ++k) {
+    if (pins_[k].alive(states[drops_.size() + k])) return false;
   }
   return true;
 }

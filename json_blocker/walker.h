@@ -84,6 +84,7 @@ class Walker {
   // Prevalidated fast path: copies a leaf container minified, without visiting
   // its values, then closes it like walk_container would.
   bool copy_leaf(std::string_view raw, NodeType type, const Frame& frame, std::uint32_t at);
+  // No pin or drop pattern can match anything below this depth's value.
   bool patterns_dead(std::uint32_t depth) const;
   bool walk_scalar(simdjson::ondemand::value value, simdjson::ondemand::json_type type,
                    const Frame& frame, std::string_view token);

@@ -54,6 +54,7 @@ struct Block {
   // RFC 6901 pointer of the value; for runs, of the object or array holding them.
   std::string_view pointer;
   std::uint64_t hash = 0;
+  std::uint64_t id_hash = 0;  // XXH3-64 of id, for fast lookups by id
   ByteRange source;
   BlockKind kind = BlockKind::kValue;
   // Length of the "<path>: " prefix inside text; text.substr(prefix_size) is JSON.
