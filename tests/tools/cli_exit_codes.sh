@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The CLIs' exit codes, which scripts rely on, checked on real processes.
+# Usage: cli_exit_codes.sh KVFRAME_STREAM KVFRAME_BLOCKS WORKDIR
+set -u
+stream=$1 blocks=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+failures=0
+expect() {  # expect CODE DESCRIPTION -- COMMAND...
+  local want=$1 what=$2
+  shift 3
+  "$@" >"$work/out.txt" 2>"$work/err.txt"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; cat "$work/err.txt"; failures=$((failures + 1))
+  else
+    echo "ok: $what (exit $got)"
+  fi
+}
+
+expect 0 "stream: 5 frames, whole" -- "$stream" --frames 5 --write "$work/frames"
+expect 0 "stream: 5 frames, json-patch, --json" -- "$stream" --frames 5 --delta json-patch --json
+expect 0 "stream: 5 frames, merge" -- "$stream" --frames 5 --delta merge
+expect 1 "stream: unknown option" -- "$stream" --no-such-option
+expect 2 "stream: missing rules file" -- "$stream" --frames 2 --rules "$work/nope.json"
+
+f0=$work/frames/frame_0000.json f1=$work/frames/frame_0001.json
+expect 0 "blocks: list" -- "$blocks" "$f0"
+expect 0 "blocks: list --json" -- "$blocks" "$f0" --json
+expect 0 "blocks: a frame against itself" -- "$blocks" "$f0" --prev "$f0"
+expect 3 "blocks: consecutive frames differ" -- "$blocks" "$f1" --prev "$f0"
+printf '{"a": ' >"$work/truncated.json"
+expect 2 "blocks: truncated frame" -- "$blocks" "$work/truncated.json"
+expect 2 "blocks: missing file" -- "$blocks" "$work/missing.json"
+expect 1 "blocks: no frame given" -- "$blocks"
+expect 0 "blocks: frame on stdin" -- bash -c "\"$blocks\" - < \"$f0\""
+
+[ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
+echo "all exit codes as documented"
