@@ -52,7 +52,7 @@ struct Node {
 
 class Walker {
  public:
-  explicit Walker(const Rules& rules);  // rules must be valid (parse_rules checked them)
+  explicit Walker(const Rules& rules);  // rules must pass check_rules()
 
   // Walks data[0, size); `capacity` >= size + SIMDJSON_PADDING bytes are
   // readable. With record=false only validates. Returns the first error, if any.
