@@ -82,7 +82,6 @@ void PatchedDocument::reset(std::string json) {
   impl_->doc.reset();
 }
 
-bool PatchedDocument::empty() const { return impl_->text.empty(); }
 const std::string& PatchedDocument::text() const { return impl_->text; }
 
 void PatchedDocument::undo() {

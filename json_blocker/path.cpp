@@ -139,7 +139,6 @@ bool read_quoted(std::string_view text, std::size_t& i, std::string& out) {
 
 Result<Pattern> Pattern::parse(std::string_view text) {
   Pattern pattern;
-  pattern.text_ = std::string(text);
   std::size_t i = 0;
   if (text.empty()) return pattern_error(text, 0, "empty pattern");
   while (i < text.size()) {

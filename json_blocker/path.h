@@ -50,7 +50,6 @@ class Pattern {
   bool accepts(std::uint64_t state) const { return (state >> parts_.size()) & 1u; }
   // Whether some path below the current one could still match.
   bool alive(std::uint64_t state) const { return (state & ((std::uint64_t{1} << parts_.size()) - 1)) != 0; }
-  const std::string& text() const { return text_; }
 
  private:
   enum class Kind : std::uint8_t { kKeyGlob, kAnyOne, kAnyMany, kAnyElement, kIndex, kKeyed };
@@ -65,7 +64,6 @@ class Pattern {
 
   std::vector<Part> parts_;
   std::uint64_t any_many_ = 0;  // bit i set: parts_[i] is '**'
-  std::string text_;
 };
 
 }  // namespace kvframe::json_blocker::detail

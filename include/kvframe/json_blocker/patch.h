@@ -34,7 +34,6 @@ class PatchedDocument {
 
   // Replaces the document with a whole frame (parsed lazily, on the next patch).
   void reset(std::string json);
-  bool empty() const;
   const std::string& text() const;
 
   // Applies `patch` and returns the new whole document as minified JSON (a view
