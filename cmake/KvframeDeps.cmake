@@ -12,3 +12,24 @@ endif()
 if(KVFRAME_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+
+# runtime tokenizer: PCRE2 (with JIT) runs the pre-tokenizer regexes.
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+add_library(kvframe::pcre2 ALIAS PkgConfig::PCRE2)
+
+# runtime model: libtorch. Debian's libtorch-dev (1.13, CPU) by default; a GPU
+# host points KVFRAME_LIBTORCH at the libtorch inside its torch 2.x. The code
+# uses only API both share. Fuzz builds (clang + sanitizers) turn it off.
+option(KVFRAME_TORCH "Build the libtorch model runtime and what needs it" ON)
+set(KVFRAME_LIBTORCH "" CACHE PATH
+  "libtorch CMake prefix; empty: Debian's libtorch-dev. GPU host: python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'")
+if(KVFRAME_TORCH)
+  if(KVFRAME_LIBTORCH)
+    list(PREPEND CMAKE_PREFIX_PATH "${KVFRAME_LIBTORCH}")
+  endif()
+  find_package(Torch REQUIRED)
+  add_library(kvframe_torch INTERFACE)
+  target_link_libraries(kvframe_torch INTERFACE ${TORCH_LIBRARIES})
+  add_library(kvframe::torch ALIAS kvframe_torch)
+  message(STATUS "kvframe: libtorch ${Torch_VERSION} from ${Torch_DIR}")
+endif()

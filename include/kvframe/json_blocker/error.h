@@ -7,8 +7,8 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
-#include <variant>
+
+#include "kvframe/common/result.h"
 
 namespace kvframe::json_blocker {
 
@@ -38,26 +38,7 @@ struct Error {
   std::string to_string() const;
 };
 
-// A value or an Error. Deliberately tiny: C++17 has no std::expected.
 template <class T>
-class Result {
- public:
-  Result(T value) : v_(std::move(value)) {}       // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}   // NOLINT: implicit by design
-
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-
-  const T& value() const& { return std::get<0>(v_); }
-  T& value() & { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  const T& operator*() const& { return value(); }
-  const T* operator->() const { return &value(); }
-
-  const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
+using Result = common::Result<T, Error>;
 
 }  // namespace kvframe::json_blocker
