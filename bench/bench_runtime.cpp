@@ -1,0 +1,145 @@
+// bench_runtime: the model runtime's prefill and decode speed against a plain
+// at::matmul roofline measured in the same run.
+//
+//   prefill FLOPs = 2 x (layer matmul parameters) x tokens          projections + MLP
+//                 + 2 x 2 x n_layer x n_head x head_dim x T(T+1)/2  causal attention
+//                 + 2 x n_vocab x n_embd                            the head, last token only
+// Prefill runs exactly as generate() does: chunks of 512 tokens over a KV cache.
+// The prompt is real gamecore JSON (the MOBA generator) under the model's tokenizer.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kvframe/runtime/default_model.h"
+#include "kvframe/runtime/model.h"
+#include "kvframe/runtime/tokenizer.h"
+#include "moba/moba_stream.h"
+
+namespace {
+
+namespace rt = kvframe::runtime;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Best-of-reps GFLOP/s of an [m, k] x [k, n] fp32 matmul.
+double matmul_gflops(int64_t m, int64_t k, int64_t n, int reps) {
+  at::Tensor a = at::randn({m, k}), b = at::randn({k, n});
+  at::matmul(a, b);  // warm-up
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    auto t = Clock::now();
+    at::matmul(a, b);
+    best = std::min(best, since(t));
+  }
+  return 2.0 * static_cast<double>(m * k * n) / best / 1e9;
+}
+
+double prefill_flops(const rt::ModelConfig& c, int64_t T) {
+  const double layer_params = static_cast<double>(c.matmul_params() - c.n_vocab * c.n_embd);
+  const double attention = 4.0 * static_cast<double>(c.n_layer * c.n_head * c.head_dim) *
+                           static_cast<double>(T) * static_cast<double>(T + 1) / 2.0;
+  return 2.0 * layer_params * static_cast<double>(T) + attention + 2.0 * static_cast<double>(c.n_vocab * c.n_embd);
+}
+
+// Gamecore JSON tokens, at least n of them.
+std::vector<int64_t> gamecore_tokens(const rt::Tokenizer& tokenizer, int64_t n) {
+  std::vector<int64_t> out;
+  kvframe::examples::moba::StreamGenerator frames(kvframe::examples::moba::params_for_bytes(64 * 1024));
+  while (static_cast<int64_t>(out.size()) < n) {
+    for (rt::TokenId id : tokenizer.encode(frames.next().json)) out.push_back(id);
+  }
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Seconds to prefill `tokens` in 512-token chunks (best of reps).
+double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, int reps) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  const at::Tensor ids = at::tensor(tokens, at::kLong);
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    rt::KvCache cache = model.new_cache(n);
+    auto t = Clock::now();
+    for (int64_t i = 0; i < n; i += 512) (void)model.forward(ids.narrow(0, i, std::min<int64_t>(512, n - i)), cache);
+    best = std::min(best, since(t));
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path = rt::default_model_path();
+  std::vector<int64_t> lengths = {512, 2048, 8192};
+  int decode_steps = 64, threads = 0, reps = 2;
+  CLI::App app{"Prefill and decode tokens/s of a GGUF model beside an at::matmul roofline (CPU, fp32)."};
+  app.add_option("--model", model_path, "GGUF model")->capture_default_str();
+  app.add_option("--lengths", lengths, "prompt lengths to prefill")->capture_default_str();
+  app.add_option("--decode", decode_steps, "decode steps after a 512-token prompt")->capture_default_str();
+  app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
+  app.add_option("--threads", threads, "CPU threads (default: all cores)");
+  CLI11_PARSE(app, argc, argv);
+  if (threads > 0) at::set_num_threads(threads);
+  at::NoGradGuard no_grad;
+
+  auto file = rt::GgufFile::open(model_path);
+  if (!file) {
+    std::fprintf(stderr, "bench_runtime: %s\n  next: run scripts/fetch-model.sh\n", file.error().to_string().c_str());
+    return 2;
+  }
+  auto tokenizer = rt::Tokenizer::from_gguf(*file);
+  auto model = rt::Model::load(*file);
+  if (!tokenizer || !model) {
+    std::fprintf(stderr, "bench_runtime: %s\n",
+                 (!tokenizer ? tokenizer.error() : model.error()).to_string().c_str());
+    return 2;
+  }
+  const rt::ModelConfig& c = (*model)->config();
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const std::vector<int64_t> prompt = gamecore_tokens(*tokenizer, std::max<int64_t>(longest, 512));
+  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld, %lld threads; prompt: MOBA gamecore JSON\n",
+               c.name.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
+               static_cast<long long>(at::get_num_threads()));
+
+  // The roofline: the better of a large square matmul and the model's own
+  // largest projection at a 512-token chunk, measured before and after the
+  // model runs (the machine is shared; the mean of the two is reported).
+  auto roofline = [&] {
+    return std::max(matmul_gflops(2048, 2048, 2048, 3), matmul_gflops(512, c.n_embd, 2 * c.n_ff, 5));
+  };
+  const double roof_before = roofline();
+
+  std::printf("\n%-10s %8s %10s %10s %10s %12s\n", "phase", "tokens", "seconds", "tok/s", "GFLOP/s", "of roofline");
+  struct Row { std::string phase; int64_t tokens; double seconds, flops; };
+  std::vector<Row> rows;
+  for (int64_t T : lengths) {
+    std::fprintf(stderr, "[bench] prefill %lld tokens x %d\n", static_cast<long long>(T), reps);
+    const std::vector<int64_t> tokens(prompt.begin(), prompt.begin() + T);
+    rows.push_back({"prefill", T, time_prefill(**model, tokens, reps), prefill_flops(c, T)});
+  }
+  {
+    std::fprintf(stderr, "[bench] decode %d steps after 512 tokens\n", decode_steps);
+    rt::KvCache cache = (*model)->new_cache(512 + decode_steps);
+    (void)(*model)->forward(at::tensor(std::vector<int64_t>(prompt.begin(), prompt.begin() + 512)), cache);
+    auto t = Clock::now();
+    for (int i = 0; i < decode_steps; ++i) (void)(*model)->forward(at::tensor({prompt[512 % prompt.size()]}), cache);
+    const double per_token = 2.0 * static_cast<double>(c.matmul_params()) +
+                             4.0 * static_cast<double>(c.n_layer * c.n_head * c.head_dim) * (512 + decode_steps / 2.0);
+    rows.push_back({"decode", decode_steps, since(t), per_token * decode_steps});
+  }
+  const double roof = (roof_before + roofline()) / 2.0;
+  for (const Row& r : rows) {
+    const double gflops = r.flops / r.seconds / 1e9;
+    std::printf("%-10s %8lld %10.3f %10.1f %10.1f %11.0f%%\n", r.phase.c_str(), static_cast<long long>(r.tokens),
+                r.seconds, static_cast<double>(r.tokens) / r.seconds, gflops, 100.0 * gflops / roof);
+  }
+  std::printf("%-10s %8s %10s %10s %10.1f %12s\n", "roofline", "", "", "", roof, "at::matmul");
+  return 0;
+}

@@ -1,0 +1,102 @@
+// The Llama-family decoder (Llama 2/3.x, Mistral, SmolLM2: 'llama' files;
+// Qwen2.x: 'qwen2' files) in libtorch, loaded from a GGUF file.
+//
+//   x = embed(tokens)
+//   per layer:  x += Wo · attention(rope(Wq·rms(x)), rope(Wk·rms(x)), Wv·rms(x))   (GQA, causal)
+//               x += Wdown · (silu(Wgate·rms(x)) * Wup·rms(x))                     (SwiGLU)
+//   logits = Woutput · rms(x)          (Woutput = embed when the file ties them)
+//
+// Weights are dequantized once at load to the compute dtype (fp32 on CPU,
+// bf16 by default on CUDA); the same code runs on either device.
+// The forward pass itself reads top to bottom in runtime/model/model.cpp.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvframe/runtime/error.h"
+#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime/rope.h"
+
+namespace kvframe::runtime {
+
+// Hyperparameters, read from the GGUF metadata ({arch}.*).
+struct ModelConfig {
+  std::string arch;        // "llama" or "qwen2"
+  std::string name;        // general.name, for logs
+  int64_t n_layer = 0;
+  int64_t n_embd = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;    // n_embd / n_head unless the file says otherwise
+  int64_t n_ff = 0;
+  int64_t n_vocab = 0;
+  int64_t n_ctx_train = 0; // {arch}.context_length
+  double rms_eps = 1e-5;
+  RopeParams rope;
+  bool tied_embeddings = false;  // no output.weight: the head reuses token_embd
+  bool qkv_bias = false;         // Qwen2
+
+  // Parameters in the matmuls a token passes through (layers + head), for FLOP counts.
+  int64_t matmul_params() const;
+};
+
+// Reads and checks the hyperparameters. kUnsupportedArch names the
+// architecture and lists the supported ones; kMissingKey names the key.
+Result<ModelConfig> read_model_config(const GgufFile& file);
+
+struct ModelParams {
+  std::string device = "cpu";        // "cpu", "cuda", "cuda:N"
+  std::optional<at::ScalarType> dtype;  // default: fp32 on CPU, bf16 on CUDA
+  // Called while weights load: (tensors done, tensors total).
+  std::function<void(int64_t, int64_t)> on_progress;
+};
+
+// Keys and values of every layer for one sequence, preallocated to capacity.
+// Layout per layer: [n_head_kv, capacity, head_dim]; keys are stored rotated
+// (RoPE applied at their positions, see rope.h).
+struct KvCache {
+  std::vector<at::Tensor> k, v;
+  int64_t length = 0;    // tokens stored
+  int64_t capacity = 0;
+};
+
+class Model {
+ public:
+  // Loads a GGUF model: checks the architecture, hyperparameters and every
+  // tensor's shape and type, then dequantizes to params.dtype on params.device.
+  static Result<std::unique_ptr<Model>> load(const GgufFile& file, const ModelParams& params = {});
+  static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelParams& params = {});
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const;
+  const Rope& rope() const;
+  at::Device device() const;
+  at::ScalarType dtype() const;
+
+  KvCache new_cache(int64_t capacity) const;
+
+  // Runs tokens [n] (int64, positions cache.length .. cache.length+n-1)
+  // through the model, appending their keys and values to the cache, and
+  // returns fp32 logits: [n, n_vocab] when all_logits, else [1, n_vocab] for
+  // the last token only (the head is then computed for that token alone).
+  // kContextFull when the cache has no room; kInvalidArgument for token ids
+  // outside the vocabulary.
+  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false) const;
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvframe::runtime

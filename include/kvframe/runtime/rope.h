@@ -1,0 +1,61 @@
+// Rotary position embedding (RoPE) — kvframe's one convention.
+//
+// HALF-SPLIT PAIRS: within each head of size d, element i is rotated together
+// with element i + d/2 (i < d/2), by the angle  position * inv_freq[i],
+//   inv_freq[i] = freq_base^(-2i/d) / freq_factor[i]
+// This is the "NeoX" / Hugging Face rotate_half layout.
+//
+// Why this one: Qwen2 GGUF files already use it, and for 'llama' files the
+// GGUF converter permuted Q/K rows so that pairs are interleaved (2i, 2i+1);
+// the loader undoes that permutation once, at load time (see weights.cpp), so
+// every architecture runs the same rotation and the rotation is a pair of
+// contiguous half-vectors (cheap in libtorch: no strided gathers).
+//
+// kv_diff re-rotates cached keys with the same pairing: RoPE angles add, so a
+// key encoded at position p moves to position p + delta by rotate(k, delta).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace kvframe::runtime {
+
+struct RopeParams {
+  int64_t head_dim = 64;              // rotated dimensions per head (even)
+  double freq_base = 10000.0;         // {arch}.rope.freq_base
+  double linear_scale = 1.0;          // {arch}.rope.scaling.factor for "linear" scaling
+  std::vector<float> freq_factors;    // llama3 scaling: the rope_freqs.weight tensor (d/2), or empty
+};
+
+class Rope {
+ public:
+  explicit Rope(const RopeParams& params);
+
+  const RopeParams& params() const { return params_; }
+  // inv_freq as above, fp32, length head_dim / 2 (CPU).
+  const at::Tensor& inv_freq() const { return inv_freq_; }
+
+  // cos and sin tables for these positions: each [n, head_dim / 2], fp32, on
+  // the positions' device. Positions are int64 and may be any values (block
+  // attention encodes blocks at arbitrary offsets).
+  struct Table {
+    at::Tensor cos, sin;
+  };
+  Table table(const at::Tensor& positions) const;
+
+  // x: [n, heads, head_dim] (any float dtype); row r is rotated by table row r.
+  // Returns the rotated tensor (same shape and dtype).
+  static at::Tensor apply(const at::Tensor& x, const Table& table);
+
+  // Convenience for kv_diff: rotate x [n, heads, head_dim] by `delta`
+  // positions (rows may have different deltas: delta is [n] int64).
+  at::Tensor rotate(const at::Tensor& x, const at::Tensor& delta) const;
+
+ private:
+  RopeParams params_;
+  at::Tensor inv_freq_;
+};
+
+}  // namespace kvframe::runtime

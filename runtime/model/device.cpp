@@ -1,0 +1,30 @@
+#include "device.h"
+
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+namespace kvframe::runtime {
+
+Result<at::Device> parse_device(const std::string& name) {
+  if (name == "cpu") return at::Device(at::kCPU);
+  if (name.rfind("cuda", 0) != 0) {
+    return Error{ErrorCode::kInvalidArgument, "device '" + name + "' is not cpu, cuda or cuda:N"};
+  }
+  if (!at::hasCUDA()) {
+    return Error{ErrorCode::kDeviceUnavailable,
+                 "this build's libtorch has no CUDA (or no GPU is visible); use --device cpu, or build "
+                 "against a CUDA libtorch with -DKVFRAME_LIBTORCH=$(python3 -c 'import torch; "
+                 "print(torch.utils.cmake_prefix_path)')"};
+  }
+  try {
+    at::Device device(name);
+    if (device.has_index() && device.index() >= static_cast<int>(at::detail::getCUDAHooks().getNumGPUs())) {
+      return Error{ErrorCode::kDeviceUnavailable, "no GPU " + name + " on this machine"};
+    }
+    return device;
+  } catch (const std::exception&) {
+    return Error{ErrorCode::kInvalidArgument, "device '" + name + "' is not cpu, cuda or cuda:N"};
+  }
+}
+
+}  // namespace kvframe::runtime

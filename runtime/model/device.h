@@ -1,0 +1,17 @@
+// Device selection shared by everything that places tensors.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "kvframe/runtime/error.h"
+
+namespace kvframe::runtime {
+
+// "cpu", "cuda" or "cuda:N". kDeviceUnavailable when this libtorch has no CUDA
+// or the machine has no such GPU (the message says how to get one);
+// kInvalidArgument for anything else.
+Result<at::Device> parse_device(const std::string& name);
+
+}  // namespace kvframe::runtime

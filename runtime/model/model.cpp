@@ -1,0 +1,162 @@
+// The decoder's forward pass. Shapes: n new tokens, L = cache length after
+// them, H query heads, KH key/value heads (GQA: H = KH * G), d head size.
+#include "kvframe/runtime/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "device.h"
+#include "weights.h"
+
+namespace kvframe::runtime {
+
+struct Model::Impl {
+  ModelConfig config;
+  Weights weights;
+  Rope rope;
+  at::Device device;
+  at::ScalarType dtype;
+
+  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+    // In fp32 whatever the compute dtype, as the reference does.
+    at::Tensor x32 = x.to(at::kFloat);
+    at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + config.rms_eps);
+    return (normed * weight).to(dtype);
+  }
+
+  // Causal attention of the n new queries (absolute positions start ..) over
+  // the cached keys of one layer, in chunks of query rows so the score matrix
+  // stays small at 8K-token prefills and each chunk reads only the keys it can see.
+  at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                       int64_t start) const {
+    constexpr int64_t kQueryChunk = 512;
+    const int64_t n = q.size(0);
+    if (n <= kQueryChunk) return attention_chunk(q, keys, values, start);
+    std::vector<at::Tensor> parts;
+    for (int64_t i = 0; i < n; i += kQueryChunk) {
+      const int64_t rows = std::min(kQueryChunk, n - i), visible = start + i + rows;
+      parts.push_back(attention_chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible),
+                                      values.narrow(1, 0, visible), start + i));
+    }
+    return at::cat(parts);
+  }
+
+  at::Tensor attention_chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                             int64_t start) const {
+    const int64_t n = q.size(0), H = config.n_head, KH = config.n_head_kv, G = H / KH;
+    const int64_t d = config.head_dim, L = keys.size(1);
+    // Query head h reads key/value head h / G: group the G heads of each KV head
+    // so one batched matmul per KV head covers them without copying K or V.
+    at::Tensor qg = q.reshape({n, KH, G, d}).permute({1, 2, 0, 3}).reshape({KH, G * n, d});
+    at::Tensor scores = at::matmul(qg, keys.transpose(1, 2)) / std::sqrt(static_cast<double>(d));
+    // Query i (absolute position start + i) sees keys 0 .. start + i.
+    const auto on_device = at::TensorOptions(at::kLong).device(device);
+    at::Tensor query_pos = at::arange(start, start + n, on_device);
+    at::Tensor future = at::arange(0, L, on_device).unsqueeze(0) > query_pos.unsqueeze(1);  // [n, L]
+    scores = scores.view({KH, G, n, L}).masked_fill(future, -INFINITY);
+    at::Tensor probs = at::softmax(scores.to(at::kFloat), -1).to(dtype).view({KH, G * n, L});
+    at::Tensor out = at::matmul(probs, values);  // [KH, G n, d]
+    return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});
+  }
+
+  at::Tensor layer(const LayerWeights& w, at::Tensor x, KvCache& cache, int64_t l,
+                   const Rope::Table& rope_table) const {
+    const int64_t n = x.size(0), start = cache.length;
+    const int64_t H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
+
+    at::Tensor qkv = at::linear(rms_norm(x, w.attn_norm), w.wqkv, w.bqkv);
+    at::Tensor q = Rope::apply(qkv.narrow(1, 0, H * d).view({n, H, d}), rope_table);
+    at::Tensor k = Rope::apply(qkv.narrow(1, H * d, KH * d).view({n, KH, d}), rope_table);
+    at::Tensor v = qkv.narrow(1, (H + KH) * d, KH * d).view({n, KH, d});
+    cache.k[l].narrow(1, start, n).copy_(k.transpose(0, 1));
+    cache.v[l].narrow(1, start, n).copy_(v.transpose(0, 1));
+    at::Tensor keys = cache.k[l].narrow(1, 0, start + n);
+    at::Tensor values = cache.v[l].narrow(1, 0, start + n);
+    x = x + at::linear(attention(q, keys, values, start), w.wo);
+
+    at::Tensor gate_up = at::linear(rms_norm(x, w.ffn_norm), w.w_gate_up);
+    at::Tensor gate = gate_up.narrow(1, 0, config.n_ff), up = gate_up.narrow(1, config.n_ff, config.n_ff);
+    return x + at::linear(at::silu(gate) * up, w.w_down);
+  }
+};
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+const ModelConfig& Model::config() const { return impl_->config; }
+const Rope& Model::rope() const { return impl_->rope; }
+at::Device Model::device() const { return impl_->device; }
+at::ScalarType Model::dtype() const { return impl_->dtype; }
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelParams& params) {
+  auto file = GgufFile::open(path);
+  if (!file) return file.error();
+  return load(*file, params);
+}
+
+Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelParams& params) {
+  auto device = parse_device(params.device);
+  if (!device) return device.error();
+  const at::ScalarType dtype = params.dtype.value_or(device->is_cuda() ? at::kBFloat16 : at::kFloat);
+
+  auto config = read_model_config(file);
+  if (!config) return config.error();
+  // llama3 RoPE scaling travels as a tensor of per-frequency divisors.
+  if (const GgufTensorInfo* factors = file.find_tensor("rope_freqs.weight")) {
+    if (factors->type != GgmlType::kF32 || factors->n_elements() != config->head_dim / 2) {
+      return Error{ErrorCode::kShapeMismatch, "tensor 'rope_freqs.weight' must be F32 with head_dim / 2 = " +
+                                                  std::to_string(config->head_dim / 2) + " values"};
+    }
+    const auto* values = reinterpret_cast<const float*>(factors->data);
+    config->rope.freq_factors.assign(values, values + factors->n_elements());
+  }
+
+  at::NoGradGuard no_grad;
+  auto weights = load_weights(file, *config, *device, dtype, params.on_progress);
+  if (!weights) return weights.error();
+  auto impl = std::make_unique<Impl>(
+      Impl{*config, std::move(weights).value(), Rope(config->rope), *device, dtype});
+  return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+KvCache Model::new_cache(int64_t capacity) const {
+  const ModelConfig& c = impl_->config;
+  KvCache cache;
+  cache.capacity = capacity;
+  const auto options = at::TensorOptions(impl_->dtype).device(impl_->device);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    cache.k.push_back(at::empty({c.n_head_kv, capacity, c.head_dim}, options));
+    cache.v.push_back(at::empty({c.n_head_kv, capacity, c.head_dim}, options));
+  }
+  return cache;
+}
+
+Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const {
+  const Impl& m = *impl_;
+  const int64_t n = tokens.numel();
+  if (n == 0) return Error{ErrorCode::kInvalidArgument, "forward() needs at least one token"};
+  if (cache.length + n > cache.capacity) {
+    return Error{ErrorCode::kContextFull, "the KV cache holds " + std::to_string(cache.capacity) +
+                                              " tokens; " + std::to_string(cache.length) + " + " +
+                                              std::to_string(n) + " do not fit — allocate a larger cache"};
+  }
+  at::NoGradGuard no_grad;
+  at::Tensor ids = tokens.to(at::kLong).reshape({n});
+  if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= m.config.n_vocab) {
+    return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " +
+                                                  std::to_string(m.config.n_vocab) + ")"};
+  }
+  ids = ids.to(m.device);
+
+  at::Tensor positions = at::arange(cache.length, cache.length + n, at::TensorOptions(at::kLong).device(m.device));
+  const Rope::Table rope_table = m.rope.table(positions);
+  at::Tensor x = m.weights.embed.index_select(0, ids);
+  for (int64_t l = 0; l < m.config.n_layer; ++l) x = m.layer(m.weights.layers[l], x, cache, l, rope_table);
+  cache.length += n;
+
+  if (!all_logits) x = x.narrow(0, n - 1, 1);
+  return at::linear(m.rms_norm(x, m.weights.output_norm), m.weights.output).to(at::kFloat);
+}
+
+}  // namespace kvframe::runtime

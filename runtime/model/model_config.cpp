@@ -1,0 +1,102 @@
+// Hyperparameters from GGUF metadata. Keys are "{arch}.<name>" as written by
+// llama.cpp's convert_hf_to_gguf.py.
+#include <string>
+
+#include "kvframe/runtime/model.h"
+
+namespace kvframe::runtime {
+namespace {
+
+// Architectures whose tensors and hyperparameters this decoder covers.
+// Mistral and SmolLM2 convert as 'llama'.
+bool supported_arch(const std::string& arch) { return arch == "llama" || arch == "qwen2"; }
+
+Error bad_value(const std::string& key, const std::string& why) {
+  return {ErrorCode::kCorrupt, "metadata '" + key + "' " + why + "; the file is damaged or not a decoder model"};
+}
+
+}  // namespace
+
+int64_t ModelConfig::matmul_params() const {
+  const int64_t attn = n_embd * head_dim * (n_head + 2 * n_head_kv) + n_head * head_dim * n_embd;
+  const int64_t ffn = 3 * n_embd * n_ff;
+  return n_layer * (attn + ffn) + n_vocab * n_embd;
+}
+
+Result<ModelConfig> read_model_config(const GgufFile& file) {
+  ModelConfig c;
+  auto arch = file.get_string("general.architecture");
+  if (!arch) return arch.error();
+  c.arch = *arch;
+  if (!supported_arch(c.arch)) {
+    return Error{ErrorCode::kUnsupportedArch,
+                 "general.architecture is '" + c.arch +
+                     "'; kvframe runs 'llama' (Llama, Mistral, SmolLM2) and 'qwen2' files"};
+  }
+  auto name = file.get_string("general.name");
+  c.name = name ? *name : c.arch;
+
+  const std::string p = c.arch + ".";
+  // Required integers, each > 0.
+  struct IntKey {
+    const char* key;
+    int64_t* out;
+  };
+  for (auto [key, out] : {IntKey{"block_count", &c.n_layer}, IntKey{"embedding_length", &c.n_embd},
+                          IntKey{"attention.head_count", &c.n_head},
+                          IntKey{"feed_forward_length", &c.n_ff},
+                          IntKey{"context_length", &c.n_ctx_train}}) {
+    auto v = file.get_int(p + key);
+    if (!v) return v.error();
+    if (*v <= 0 || *v > (int64_t{1} << 24)) return bad_value(p + key, "is " + std::to_string(*v));
+    *out = *v;
+  }
+  auto kv_heads = file.get_int(p + "attention.head_count_kv");
+  c.n_head_kv = kv_heads ? *kv_heads : c.n_head;  // absent: plain multi-head attention
+  if (c.n_head_kv <= 0 || c.n_head % c.n_head_kv != 0) {
+    return bad_value(p + "attention.head_count_kv",
+                     "(" + std::to_string(c.n_head_kv) + ") does not divide the head count " +
+                         std::to_string(c.n_head));
+  }
+  auto key_length = file.get_int(p + "attention.key_length");
+  c.head_dim = key_length ? *key_length : c.n_embd / c.n_head;
+  if (c.head_dim <= 0 || c.head_dim % 2 != 0) return bad_value(p + "attention.key_length", "is not a positive even number");
+
+  auto eps = file.get_float(p + "attention.layer_norm_rms_epsilon");
+  if (!eps) return eps.error();
+  c.rms_eps = *eps;
+
+  // Vocabulary size: {arch}.vocab_size, else the tokenizer's token list.
+  if (auto vocab = file.get_int(p + "vocab_size")) {
+    c.n_vocab = *vocab;
+  } else if (auto tokens = file.get_string_array("tokenizer.ggml.tokens")) {
+    c.n_vocab = static_cast<int64_t>(tokens->size());
+  } else {
+    return Error{ErrorCode::kMissingKey, "neither '" + p + "vocab_size' nor 'tokenizer.ggml.tokens' is present"};
+  }
+
+  c.rope.head_dim = c.head_dim;
+  if (auto rope_dims = file.get_int(p + "rope.dimension_count"); rope_dims && *rope_dims != c.head_dim) {
+    return Error{ErrorCode::kUnsupportedArch, "partial rotary embedding (" + p + "rope.dimension_count = " +
+                                                  std::to_string(*rope_dims) + " < head size " +
+                                                  std::to_string(c.head_dim) + ") is not supported"};
+  }
+  auto base = file.get_float(p + "rope.freq_base");
+  c.rope.freq_base = base ? *base : 10000.0;
+  if (auto scaling = file.get_string(p + "rope.scaling.type"); scaling && *scaling != "none") {
+    if (*scaling != "linear") {
+      return Error{ErrorCode::kUnsupportedArch,
+                   "RoPE scaling '" + *scaling + "' (" + p + "rope.scaling.type) is not supported; "
+                   "kvframe supports none, linear and llama3 (rope_freqs.weight)"};
+    }
+    auto factor = file.get_float(p + "rope.scaling.factor");
+    if (!factor) return factor.error();
+    c.rope.linear_scale = *factor;
+  }
+
+  c.tied_embeddings = file.find_tensor("output.weight") == nullptr;
+  c.qkv_bias = file.find_tensor("blk.0.attn_q.bias") != nullptr;
+  return c;
+}
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,38 @@
+#include "kvframe/runtime/rope.h"
+
+namespace kvframe::runtime {
+
+Rope::Rope(const RopeParams& params) : params_(params) {
+  // Computed in fp32 exactly as the reference (transformers' LlamaRotaryEmbedding):
+  // base^(2i/d) from an fp32 exponent, so the angles match it bit for bit.
+  const int64_t half = params_.head_dim / 2;
+  at::Tensor exponent = at::arange(0, params_.head_dim, 2, at::kLong).to(at::kFloat) /
+                        static_cast<float>(params_.head_dim);
+  inv_freq_ = 1.0 / at::pow(params_.freq_base, exponent);
+  if (!params_.freq_factors.empty()) {
+    inv_freq_ = inv_freq_ / at::tensor(params_.freq_factors, at::kFloat).narrow(0, 0, half);
+  }
+  if (params_.linear_scale != 1.0) inv_freq_ = inv_freq_ / static_cast<float>(params_.linear_scale);
+  inv_freq_ = inv_freq_.to(at::kFloat).contiguous();
+}
+
+Rope::Table Rope::table(const at::Tensor& positions) const {
+  at::Tensor angles = positions.to(at::kFloat).unsqueeze(1) *
+                      inv_freq_.to(positions.device()).unsqueeze(0);  // [n, d/2]
+  return {angles.cos(), angles.sin()};
+}
+
+at::Tensor Rope::apply(const at::Tensor& x, const Table& table) {
+  // Half-split pairs: (x1, x2) = (x[..., :d/2], x[..., d/2:]) rotate as complex numbers.
+  const int64_t half = x.size(-1) / 2;
+  at::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  at::Tensor cos = table.cos.unsqueeze(1).to(x.scalar_type());  // [n, 1, d/2]: every head alike
+  at::Tensor sin = table.sin.unsqueeze(1).to(x.scalar_type());
+  return at::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);
+}
+
+at::Tensor Rope::rotate(const at::Tensor& x, const at::Tensor& delta) const {
+  return apply(x, table(delta));
+}
+
+}  // namespace kvframe::runtime

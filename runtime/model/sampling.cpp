@@ -1,0 +1,67 @@
+// Sampling runs in plain C++ on the CPU over the logits: a vocabulary of
+// 50-150K floats is sorted in well under a millisecond, and plain code keeps
+// a seeded run identical across libtorch versions and devices.
+#include "kvframe/runtime/sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace kvframe::runtime {
+namespace {
+
+// Uniform in [0, 1) from 53 random bits: the same on every standard library
+// (std::uniform_real_distribution is not specified bit for bit).
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
+
+TokenId Sampler::sample(const at::Tensor& logits) {
+  at::Tensor row = logits.reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
+  const float* data = row.data_ptr<float>();
+  const int64_t n = row.numel();
+  if (params_.temperature <= 0.0f) {
+    return static_cast<TokenId>(std::max_element(data, data + n) - data);  // first maximum, as torch.argmax
+  }
+
+  // Candidates by descending logit; top-k keeps the first k.
+  std::vector<TokenId> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  const int64_t keep = params_.top_k > 0 ? std::min<int64_t>(params_.top_k, n) : n;
+  auto by_logit = [&](TokenId a, TokenId b) { return data[a] > data[b] || (data[a] == data[b] && a < b); };
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(), by_logit);
+  order.resize(static_cast<size_t>(keep));
+
+  // Softmax at the temperature, then top-p: the shortest prefix reaching p.
+  std::vector<double> probs(order.size());
+  const double top = data[order[0]];
+  double total = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    probs[i] = std::exp((data[order[i]] - top) / params_.temperature);
+    total += probs[i];
+  }
+  size_t kept = order.size();
+  if (params_.top_p < 1.0f) {
+    double cumulative = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      cumulative += probs[i] / total;
+      if (cumulative >= params_.top_p) {
+        kept = i + 1;
+        break;
+      }
+    }
+    total = std::accumulate(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(kept), 0.0);
+  }
+
+  double r = uniform01(rng_) * total;
+  for (size_t i = 0; i < kept; ++i) {
+    r -= probs[i];
+    if (r < 0) return order[i];
+  }
+  return order[kept - 1];
+}
+
+}  // namespace kvframe::runtime

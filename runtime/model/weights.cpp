@@ -1,0 +1,155 @@
+#include "weights.h"
+
+#include <ATen/Parallel.h>
+
+#include <string>
+
+namespace kvframe::runtime {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Dequantizes one GGUF tensor to an fp32 CPU tensor with torch shape `shape`
+// (outermost first: the reverse of GGUF's dims).
+Result<at::Tensor> dequantize_tensor(const GgufFile& file, const std::string& name,
+                                     const std::vector<int64_t>& shape) {
+  const GgufTensorInfo* info = file.find_tensor(name);
+  if (!info) {
+    return Error{ErrorCode::kMissingTensor, "tensor '" + name + "' is missing from " + file.path() +
+                                                "; the file is incomplete or not a supported model"};
+  }
+  const std::vector<int64_t> expected(shape.rbegin(), shape.rend());
+  if (info->dims != expected) {
+    return Error{ErrorCode::kShapeMismatch, "tensor '" + name + "' has shape " + shape_text(info->dims) +
+                                                " but the hyperparameters need " + shape_text(expected)};
+  }
+  if (!dequantize_supported(info->type)) {
+    return Error{ErrorCode::kUnsupportedType,
+                 "tensor '" + name + "' is " + ggml_type_name(info->type) +
+                     "; kvframe dequantizes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K and Q6_K — "
+                     "re-quantize the model to one of those"};
+  }
+  at::Tensor out = at::empty(shape, at::kFloat);
+  const int64_t row = info->dims[0];
+  const int64_t rows = info->n_elements() / row;
+  const GgmlTypeSize size = ggml_type_size(info->type);
+  const int64_t row_bytes = row / size.block_size * size.block_bytes;
+  float* dst = out.data_ptr<float>();
+  const uint8_t* src = info->data;
+  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) dequantize(info->type, src + r * row_bytes, dst + r * row, row);
+  });
+  return out;
+}
+
+class Loader {
+ public:
+  Loader(const GgufFile& file, at::Device device, at::ScalarType dtype,
+         const std::function<void(int64_t, int64_t)>& on_progress, int64_t total)
+      : file_(file), device_(device), dtype_(dtype), on_progress_(on_progress), total_(total) {}
+
+  // fp32 on the CPU, for the fusing and reordering done before placement.
+  Result<at::Tensor> cpu(const std::string& name, const std::vector<int64_t>& shape) {
+    auto t = dequantize_tensor(file_, name, shape);
+    if (t && on_progress_) on_progress_(++done_, total_);
+    return t;
+  }
+  at::Tensor place(const at::Tensor& t) const { return t.to(device_, dtype_); }
+  // Norm weights stay fp32: RMSNorm runs in fp32 whatever the compute dtype.
+  at::Tensor place_fp32(const at::Tensor& t) const { return t.to(device_, at::kFloat); }
+
+ private:
+  const GgufFile& file_;
+  at::Device device_;
+  at::ScalarType dtype_;
+  const std::function<void(int64_t, int64_t)>& on_progress_;
+  int64_t total_;
+  int64_t done_ = 0;
+};
+
+#define KV_TRY(var, expr)             \
+  auto var##_result = (expr);         \
+  if (!var##_result) return var##_result.error(); \
+  at::Tensor var = std::move(var##_result).value()
+
+Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t layer) {
+  const std::string p = "blk." + std::to_string(layer) + ".";
+  const int64_t q_rows = c.n_head * c.head_dim, kv_rows = c.n_head_kv * c.head_dim;
+  const bool permuted = c.arch == "llama";  // see unpermute_rope_rows
+
+  KV_TRY(attn_norm, load.cpu(p + "attn_norm.weight", {c.n_embd}));
+  KV_TRY(wq, load.cpu(p + "attn_q.weight", {q_rows, c.n_embd}));
+  KV_TRY(wk, load.cpu(p + "attn_k.weight", {kv_rows, c.n_embd}));
+  KV_TRY(wv, load.cpu(p + "attn_v.weight", {kv_rows, c.n_embd}));
+  KV_TRY(wo, load.cpu(p + "attn_output.weight", {c.n_embd, q_rows}));
+  KV_TRY(ffn_norm, load.cpu(p + "ffn_norm.weight", {c.n_embd}));
+  KV_TRY(gate, load.cpu(p + "ffn_gate.weight", {c.n_ff, c.n_embd}));
+  KV_TRY(up, load.cpu(p + "ffn_up.weight", {c.n_ff, c.n_embd}));
+  KV_TRY(down, load.cpu(p + "ffn_down.weight", {c.n_embd, c.n_ff}));
+  if (permuted) {
+    wq = unpermute_rope_rows(wq, c.n_head, c.head_dim);
+    wk = unpermute_rope_rows(wk, c.n_head_kv, c.head_dim);
+  }
+
+  LayerWeights w;
+  if (c.qkv_bias) {
+    KV_TRY(bq, load.cpu(p + "attn_q.bias", {q_rows}));
+    KV_TRY(bk, load.cpu(p + "attn_k.bias", {kv_rows}));
+    KV_TRY(bv, load.cpu(p + "attn_v.bias", {kv_rows}));
+    if (permuted) {
+      bq = unpermute_rope_rows(bq, c.n_head, c.head_dim);
+      bk = unpermute_rope_rows(bk, c.n_head_kv, c.head_dim);
+    }
+    w.bqkv = load.place(at::cat({bq, bk, bv}));
+  }
+  w.attn_norm = load.place_fp32(attn_norm);
+  w.wqkv = load.place(at::cat({wq, wk, wv}));
+  w.wo = load.place(wo);
+  w.ffn_norm = load.place_fp32(ffn_norm);
+  w.w_gate_up = load.place(at::cat({gate, up}));
+  w.w_down = load.place(down);
+  return w;
+}
+
+}  // namespace
+
+at::Tensor unpermute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim) {
+  std::vector<int64_t> split = {n_heads, head_dim / 2, 2};
+  std::vector<int64_t> rest(rows.sizes().begin() + 1, rows.sizes().end());
+  split.insert(split.end(), rest.begin(), rest.end());
+  return rows.reshape(split).transpose(1, 2).reshape(rows.sizes()).contiguous();
+}
+
+Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Device device,
+                             at::ScalarType dtype,
+                             const std::function<void(int64_t, int64_t)>& on_progress) {
+  const int64_t per_layer = c.qkv_bias ? 12 : 9;
+  const int64_t total = 2 + (c.tied_embeddings ? 0 : 1) + c.n_layer * per_layer;
+  Loader load(file, device, dtype, on_progress, total);
+
+  Weights w;
+  KV_TRY(embed, load.cpu("token_embd.weight", {c.n_vocab, c.n_embd}));
+  KV_TRY(output_norm, load.cpu("output_norm.weight", {c.n_embd}));
+  w.embed = load.place(embed);
+  w.output_norm = load.place_fp32(output_norm);
+  if (c.tied_embeddings) {
+    w.output = w.embed;
+  } else {
+    KV_TRY(output, load.cpu("output.weight", {c.n_vocab, c.n_embd}));
+    w.output = load.place(output);
+  }
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    auto layer = load_layer(load, c, l);
+    if (!layer) return layer.error();
+    w.layers.push_back(std::move(layer).value());
+  }
+  return w;
+}
+
+#undef KV_TRY
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,45 @@
+// Loading a model's tensors out of a GGUF file into libtorch tensors.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <vector>
+
+#include "kvframe/runtime/error.h"
+#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime/model.h"
+
+namespace kvframe::runtime {
+
+// One decoder layer. Projections that read the same input are fused at load
+// (Q|K|V, gate|up) so each costs one matmul; torch layout [out, in].
+struct LayerWeights {
+  at::Tensor attn_norm;  // [n_embd]
+  at::Tensor wqkv;       // [(n_head + 2 n_head_kv) head_dim, n_embd]; Q/K rows in rope.h's layout
+  at::Tensor bqkv;       // [(n_head + 2 n_head_kv) head_dim] or undefined
+  at::Tensor wo;         // [n_embd, n_head head_dim]
+  at::Tensor ffn_norm;   // [n_embd]
+  at::Tensor w_gate_up;  // [2 n_ff, n_embd]
+  at::Tensor w_down;     // [n_embd, n_ff]
+};
+
+struct Weights {
+  at::Tensor embed;        // [n_vocab, n_embd]
+  at::Tensor output_norm;  // [n_embd]
+  at::Tensor output;       // [n_vocab, n_embd]; the same tensor as embed when tied
+  std::vector<LayerWeights> layers;
+};
+
+// Checks every tensor's presence, shape and type, dequantizes it (in parallel,
+// on the CPU) and moves it to device in dtype. Norm weights stay fp32.
+Result<Weights> load_weights(const GgufFile& file, const ModelConfig& config, at::Device device,
+                             at::ScalarType dtype,
+                             const std::function<void(int64_t, int64_t)>& on_progress);
+
+// The GGUF converter reorders each 'llama' Q/K head's rows so rotation pairs
+// are interleaved (2i, 2i+1); this restores the half-split order (i, i + d/2)
+// of rope.h. rows: [n_heads * head_dim, ...] (a weight or a bias).
+at::Tensor unpermute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim);
+
+}  // namespace kvframe::runtime

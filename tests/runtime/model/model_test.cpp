@@ -1,0 +1,193 @@
+// runtime::Model on tiny random-weight GGUF models: agreement with the naive
+// reference decoder, cache consistency, and typed errors.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "gguf_writer.h"
+#include "kvframe/runtime/model.h"
+#include "naive_reference.h"
+#include "tiny_model.h"
+
+namespace kvframe::runtime {
+namespace {
+
+using test::TinyModelSpec;
+
+GgufFile tiny_file(const TinyModelSpec& spec) {
+  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  EXPECT_TRUE(file.ok()) << (file.ok() ? "" : file.error().to_string());
+  return std::move(file).value();
+}
+
+std::unique_ptr<Model> load(const GgufFile& file) {
+  auto model = Model::load(file);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
+  return std::move(model).value();
+}
+
+at::Tensor ids(const std::vector<int>& tokens) {
+  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
+}
+
+const std::vector<int> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
+
+// fp32 model vs double-precision reference: tolerance for accumulated rounding
+// over 2 layers with logits of magnitude ~1-10.
+constexpr double kLogitTolerance = 2e-4;
+
+void expect_matches_reference(const TinyModelSpec& spec) {
+  const GgufFile file = tiny_file(spec);
+  auto model = load(file);
+  KvCache cache = model->new_cache(64);
+  auto logits = model->forward(ids(kPrompt), cache, /*all_logits=*/true);
+  ASSERT_TRUE(logits.ok()) << logits.error().to_string();
+  const auto reference = test::naive_logits(file, kPrompt);
+  ASSERT_EQ(logits->size(0), static_cast<int64_t>(kPrompt.size()));
+  double worst = 0;
+  for (size_t t = 0; t < kPrompt.size(); ++t) {
+    const at::Tensor row = (*logits)[static_cast<int64_t>(t)];
+    for (int64_t v = 0; v < row.size(0); ++v) {
+      worst = std::max(worst, std::abs(row[v].item<double>() - reference[t][v]));
+    }
+  }
+  EXPECT_LT(worst, kLogitTolerance) << "largest |logit - reference| = " << worst;
+}
+
+TEST(ModelReference, LlamaGqaTiedEmbeddingsMatchesNaiveDecoder) { expect_matches_reference({}); }
+
+TEST(ModelReference, Qwen2BiasesAndSeparateOutputMatchNaiveDecoder) {
+  TinyModelSpec spec;
+  spec.arch = "qwen2";
+  spec.qkv_bias = true;
+  spec.tied = false;
+  spec.rope_base = 1000000.0f;
+  expect_matches_reference(spec);
+}
+
+TEST(ModelReference, Llama3RopeFactorsMatchNaiveDecoder) {
+  TinyModelSpec spec;
+  spec.rope_base = 500000.0f;
+  for (int i = 0; i < 8; ++i) spec.rope_freq_factors.push_back(1.0f + static_cast<float>(i));
+  expect_matches_reference(spec);
+}
+
+TEST(ModelReference, MultiHeadAttentionWithF16WeightsMatchesNaiveDecoder) {
+  TinyModelSpec spec;
+  spec.n_head_kv = spec.n_head;
+  spec.weight_type = GgmlType::kF16;
+  expect_matches_reference(spec);
+}
+
+TEST(ModelCache, TokenByTokenDecodeEqualsOnePrefill) {
+  const GgufFile file = tiny_file({});
+  auto model = load(file);
+  KvCache whole = model->new_cache(32);
+  const at::Tensor all = *model->forward(ids(kPrompt), whole, true);
+  KvCache stepwise = model->new_cache(32);
+  for (size_t t = 0; t < kPrompt.size(); ++t) {
+    auto step = model->forward(ids({kPrompt[t]}), stepwise);
+    ASSERT_TRUE(step.ok());
+    EXPECT_TRUE(at::allclose((*step)[0], all[static_cast<int64_t>(t)], 1e-5, 1e-5)) << "position " << t;
+  }
+  EXPECT_EQ(stepwise.length, whole.length);
+}
+
+TEST(ModelCache, ChunkedPrefillEqualsOnePrefillAndLastLogitsOnly) {
+  const GgufFile file = tiny_file({});
+  auto model = load(file);
+  KvCache whole = model->new_cache(32);
+  const at::Tensor all = *model->forward(ids(kPrompt), whole, true);
+  KvCache chunked = model->new_cache(32);
+  const std::vector<int> first(kPrompt.begin(), kPrompt.begin() + 7), rest(kPrompt.begin() + 7, kPrompt.end());
+  ASSERT_TRUE(model->forward(ids(first), chunked).ok());
+  const at::Tensor last = *model->forward(ids(rest), chunked);
+  ASSERT_EQ(last.size(0), 1);
+  EXPECT_TRUE(at::allclose(last[0], all[-1], 1e-5, 1e-5));
+}
+
+TEST(ModelErrors, ContextFullAndTokenOutOfRange) {
+  const GgufFile file = tiny_file({});
+  auto model = load(file);
+  KvCache cache = model->new_cache(4);
+  auto too_long = model->forward(ids({1, 2, 3, 4, 5}), cache);
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error().code, ErrorCode::kContextFull);
+  EXPECT_EQ(cache.length, 0);
+  auto bad_token = model->forward(ids({1, static_cast<int>(test::kTinyVocab)}), cache);
+  ASSERT_FALSE(bad_token.ok());
+  EXPECT_EQ(bad_token.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(ModelErrors, UnsupportedArchitectureIsNamed) {
+  std::vector<uint8_t> bytes;
+  test::GgufWriter w;
+  w.add_string("general.architecture", "mamba");
+  bytes = w.bytes();
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok());
+  auto model = Model::load(*file);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, ErrorCode::kUnsupportedArch);
+  EXPECT_NE(model.error().message.find("mamba"), std::string::npos);
+}
+
+TEST(ModelErrors, MissingKeyIsNamed) {
+  test::GgufWriter w;
+  w.add_string("general.architecture", "llama");
+  w.add_u32("llama.block_count", 2);
+  const auto bytes = w.bytes();
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok());
+  auto model = Model::load(*file);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, ErrorCode::kMissingKey);
+  EXPECT_NE(model.error().message.find("llama."), std::string::npos) << model.error().message;
+}
+
+TEST(ModelErrors, WrongShapeNamesTheTensor) {
+  TinyModelSpec spec;
+  spec.n_ff = 96;
+  std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok());
+  // Same tensors, but metadata claiming a wider feed-forward layer.
+  test::GgufWriter w;
+  for (const auto& [key, value] : file->metadata()) {
+    if (key == "llama.feed_forward_length") {
+      w.add_u32(key, 128);
+    } else if (const auto* s = std::get_if<std::string>(&value)) {
+      w.add_string(key, *s);
+    } else if (const auto* i = std::get_if<int64_t>(&value)) {
+      w.add_i32(key, static_cast<int32_t>(*i));
+    } else if (const auto* u = std::get_if<uint64_t>(&value)) {
+      w.add_u32(key, static_cast<uint32_t>(*u));
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      w.add_f32(key, static_cast<float>(*d));
+    }
+  }
+  for (const GgufTensorInfo& t : file->tensors()) {
+    w.add_tensor(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  }
+  const auto rewritten = w.bytes();
+  auto bad = GgufFile::parse(rewritten.data(), rewritten.size());
+  ASSERT_TRUE(bad.ok());
+  auto model = Model::load(*bad);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, ErrorCode::kShapeMismatch);
+  EXPECT_NE(model.error().message.find("ffn_"), std::string::npos) << model.error().message;
+}
+
+TEST(ModelErrors, CudaOnACpuBuildIsDeviceUnavailable) {
+  if (at::hasCUDA()) GTEST_SKIP() << "this libtorch has CUDA";
+  const GgufFile file = tiny_file({});
+  ModelParams params;
+  params.device = "cuda";
+  auto model = Model::load(file, params);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, ErrorCode::kDeviceUnavailable);
+}
+
+}  // namespace
+}  // namespace kvframe::runtime

@@ -1,0 +1,138 @@
+#include "naive_reference.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace kvframe::test {
+namespace {
+
+using Vec = std::vector<double>;
+
+// A GGUF matrix with dims [in, out]: row o holds the `in` weights of output o.
+struct Matrix {
+  int64_t in = 0, out = 0;
+  std::vector<float> w;
+  Vec apply(const Vec& x) const {
+    Vec y(static_cast<size_t>(out), 0.0);
+    for (int64_t o = 0; o < out; ++o) {
+      for (int64_t i = 0; i < in; ++i) y[o] += static_cast<double>(w[o * in + i]) * x[i];
+    }
+    return y;
+  }
+};
+
+Matrix tensor(const runtime::GgufFile& f, const std::string& name) {
+  const runtime::GgufTensorInfo* t = f.find_tensor(name);
+  if (!t) throw std::runtime_error("naive reference: no tensor " + name);
+  Matrix m;
+  m.in = t->dims[0];
+  m.out = t->dims.size() > 1 ? t->dims[1] : 1;
+  m.w.resize(static_cast<size_t>(t->n_elements()));
+  runtime::dequantize(t->type, t->data, m.w.data(), t->n_elements());
+  return m;
+}
+
+Vec rms_norm(const Vec& x, const Matrix& weight, double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  const double scale = 1.0 / std::sqrt(ss / static_cast<double>(x.size()) + eps);
+  Vec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * scale * weight.w[i];
+  return y;
+}
+
+// Rotates each head of `v` in place at position `pos`.
+void rope(Vec& v, int64_t heads, int64_t hd, int64_t pos, double base, bool interleaved,
+          const std::vector<float>& factors) {
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t i = 0; i < hd / 2; ++i) {
+      double theta = static_cast<double>(pos) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+      if (!factors.empty()) theta /= factors[i];
+      const size_t a = h * hd + (interleaved ? 2 * i : i);
+      const size_t b = h * hd + (interleaved ? 2 * i + 1 : i + hd / 2);
+      const double x0 = v[a], x1 = v[b];
+      v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
+      v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const std::vector<int>& tokens) {
+  const std::string arch = f.get_string("general.architecture").value();
+  const std::string a = arch + ".";
+  const int64_t L = f.get_int(a + "block_count").value(), E = f.get_int(a + "embedding_length").value();
+  const int64_t H = f.get_int(a + "attention.head_count").value();
+  const int64_t KH = f.get_int(a + "attention.head_count_kv").value();
+  const double base = f.get_float(a + "rope.freq_base").value();
+  const double eps = f.get_float(a + "attention.layer_norm_rms_epsilon").value();
+  const int64_t hd = E / H;
+  const bool interleaved = arch == "llama";
+  std::vector<float> factors;
+  if (f.find_tensor("rope_freqs.weight")) factors = tensor(f, "rope_freqs.weight").w;
+  const bool biased = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+
+  const Matrix embed = tensor(f, "token_embd.weight");
+  const Matrix head = f.find_tensor("output.weight") ? tensor(f, "output.weight") : embed;
+  const int64_t T = static_cast<int64_t>(tokens.size());
+
+  std::vector<Vec> x(tokens.size());
+  for (int64_t t = 0; t < T; ++t) x[t].assign(embed.w.begin() + tokens[t] * E, embed.w.begin() + (tokens[t] + 1) * E);
+
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const Matrix attn_norm = tensor(f, p + "attn_norm.weight"), wq = tensor(f, p + "attn_q.weight");
+    const Matrix wk = tensor(f, p + "attn_k.weight"), wv = tensor(f, p + "attn_v.weight");
+    const Matrix wo = tensor(f, p + "attn_output.weight"), ffn_norm = tensor(f, p + "ffn_norm.weight");
+    const Matrix gate = tensor(f, p + "ffn_gate.weight"), up = tensor(f, p + "ffn_up.weight");
+    const Matrix down = tensor(f, p + "ffn_down.weight");
+    std::vector<Vec> q(T), k(T), v(T);
+    for (int64_t t = 0; t < T; ++t) {
+      const Vec h = rms_norm(x[t], attn_norm, eps);
+      q[t] = wq.apply(h), k[t] = wk.apply(h), v[t] = wv.apply(h);
+      if (biased) {
+        const Matrix bq = tensor(f, p + "attn_q.bias"), bk = tensor(f, p + "attn_k.bias");
+        const Matrix bv = tensor(f, p + "attn_v.bias");
+        for (size_t i = 0; i < q[t].size(); ++i) q[t][i] += bq.w[i];
+        for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += bk.w[i], v[t][i] += bv.w[i];
+      }
+      rope(q[t], H, hd, t, base, interleaved, factors);
+      rope(k[t], KH, hd, t, base, interleaved, factors);
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      Vec attn(static_cast<size_t>(H * hd), 0.0);
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t kh = h / (H / KH);
+        Vec scores(static_cast<size_t>(t + 1));
+        double top = -INFINITY;
+        for (int64_t s = 0; s <= t; ++s) {
+          double dot = 0;
+          for (int64_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[s][kh * hd + i];
+          scores[s] = dot / std::sqrt(static_cast<double>(hd));
+          top = std::max(top, scores[s]);
+        }
+        double total = 0;
+        for (double& sc : scores) total += (sc = std::exp(sc - top));
+        for (int64_t s = 0; s <= t; ++s) {
+          for (int64_t i = 0; i < hd; ++i) attn[h * hd + i] += scores[s] / total * v[s][kh * hd + i];
+        }
+      }
+      const Vec o = wo.apply(attn);
+      for (int64_t i = 0; i < E; ++i) x[t][i] += o[i];
+      const Vec h = rms_norm(x[t], ffn_norm, eps);
+      const Vec g = gate.apply(h), u = up.apply(h);
+      Vec act(g.size());
+      for (size_t i = 0; i < g.size(); ++i) act[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+      const Vec d = down.apply(act);
+      for (int64_t i = 0; i < E; ++i) x[t][i] += d[i];
+    }
+  }
+  const Matrix output_norm = tensor(f, "output_norm.weight");
+  std::vector<std::vector<double>> logits;
+  for (int64_t t = 0; t < T; ++t) logits.push_back(head.apply(rms_norm(x[t], output_norm, eps)));
+  return logits;
+}
+
+}  // namespace kvframe::test

@@ -1,0 +1,116 @@
+#include "tiny_model.h"
+
+#include <random>
+
+#include "gguf_writer.h"
+
+namespace kvframe::test {
+namespace {
+
+// GPT-2's byte -> printable code point map, as UTF-8: the token text of each
+// byte in a byte-level BPE vocabulary.
+std::string byte_token(int byte) {
+  auto printable = [](int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255); };
+  int code_point = byte;
+  if (!printable(byte)) {
+    int shifted = 0;
+    for (int b = 0; b < byte; ++b) shifted += printable(b) ? 0 : 1;
+    code_point = 256 + shifted;
+  }
+  std::string utf8;
+  if (code_point < 0x80) {
+    utf8 += static_cast<char>(code_point);
+  } else {
+    utf8 += static_cast<char>(0xC0 | (code_point >> 6));
+    utf8 += static_cast<char>(0x80 | (code_point & 0x3F));
+  }
+  return utf8;
+}
+
+class RandomTensors {
+ public:
+  RandomTensors(GgufWriter& writer, uint32_t seed, runtime::GgmlType type)
+      : writer_(writer), rng_(seed), type_(type) {}
+
+  // dims in ggml order. Values ~ N(mean, scale).
+  void add(const std::string& name, std::vector<int64_t> dims, float scale, float mean = 0.0f,
+           bool keep_fp32 = false) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::normal_distribution<float> normal(mean, scale);
+    std::vector<float> values(static_cast<size_t>(n));
+    for (float& v : values) v = normal(rng_);
+    writer_.add_tensor_f32(name, dims, values, keep_fp32 ? runtime::GgmlType::kF32 : type_);
+  }
+
+ private:
+  GgufWriter& writer_;
+  std::mt19937 rng_;
+  runtime::GgmlType type_;
+};
+
+}  // namespace
+
+std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
+  GgufWriter w;
+  const std::string a = s.arch + ".";
+  w.add_string("general.architecture", s.arch);
+  w.add_string("general.name", "tiny-" + s.arch);
+  w.add_u32(a + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.add_u32(a + "context_length", static_cast<uint32_t>(s.n_ctx));
+  w.add_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.add_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.add_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.add_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  w.add_u32(a + "vocab_size", static_cast<uint32_t>(kTinyVocab));
+  w.add_f32(a + "rope.freq_base", s.rope_base);
+  w.add_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  for (int b = 0; b < 256; ++b) {
+    tokens.push_back(byte_token(b));
+    types.push_back(1);  // normal
+  }
+  for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
+    tokens.push_back(special);
+    types.push_back(3);  // control
+  }
+  w.add_string("tokenizer.ggml.model", "gpt2");
+  w.add_string("tokenizer.ggml.pre", "smollm");
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_i32_array("tokenizer.ggml.token_type", types);
+  w.add_string_array("tokenizer.ggml.merges", {});
+  w.add_u32("tokenizer.ggml.bos_token_id", 257);
+  w.add_u32("tokenizer.ggml.eos_token_id", 258);
+
+  const int64_t hd = s.n_embd / s.n_head, V = kTinyVocab, E = s.n_embd;
+  RandomTensors r(w, s.seed, s.weight_type);
+  r.add("token_embd.weight", {E, V}, 1.0f);
+  r.add("output_norm.weight", {E}, 0.1f, 1.0f, true);
+  if (!s.tied) r.add("output.weight", {E, V}, 0.2f);
+  if (!s.rope_freq_factors.empty()) {
+    w.add_tensor_f32("rope_freqs.weight", {hd / 2}, s.rope_freq_factors);
+  }
+  const float in_scale = 1.0f / static_cast<float>(E) * 4.0f;
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    r.add(p + "attn_norm.weight", {E}, 0.1f, 1.0f, true);
+    r.add(p + "attn_q.weight", {E, s.n_head * hd}, in_scale);
+    r.add(p + "attn_k.weight", {E, s.n_head_kv * hd}, in_scale);
+    r.add(p + "attn_v.weight", {E, s.n_head_kv * hd}, in_scale);
+    if (s.qkv_bias) {
+      r.add(p + "attn_q.bias", {s.n_head * hd}, 0.1f, 0.0f, true);
+      r.add(p + "attn_k.bias", {s.n_head_kv * hd}, 0.1f, 0.0f, true);
+      r.add(p + "attn_v.bias", {s.n_head_kv * hd}, 0.1f, 0.0f, true);
+    }
+    r.add(p + "attn_output.weight", {s.n_head * hd, E}, in_scale);
+    r.add(p + "ffn_norm.weight", {E}, 0.1f, 1.0f, true);
+    r.add(p + "ffn_gate.weight", {E, s.n_ff}, in_scale);
+    r.add(p + "ffn_up.weight", {E, s.n_ff}, in_scale);
+    r.add(p + "ffn_down.weight", {s.n_ff, E}, in_scale);
+  }
+  return w.bytes();
+}
+
+}  // namespace kvframe::test

@@ -1,0 +1,37 @@
+// Tiny random-weight Llama-family models written as GGUF files, so model tests
+// need no download. Shapes are small but keep every feature the real models
+// have: GQA, tied or separate output, Qwen2 biases, llama3 RoPE factors, and a
+// byte-level vocabulary with ChatML special tokens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvframe/runtime/gguf.h"
+
+namespace kvframe::test {
+
+struct TinyModelSpec {
+  std::string arch = "llama";  // "llama" or "qwen2"
+  int64_t n_layer = 2;
+  int64_t n_embd = 64;
+  int64_t n_head = 4;
+  int64_t n_head_kv = 2;
+  int64_t n_ff = 96;
+  int64_t n_ctx = 512;
+  float rope_base = 10000.0f;
+  bool tied = true;
+  bool qkv_bias = false;
+  std::vector<float> rope_freq_factors;  // llama3 scaling (head_dim / 2 values) or empty
+  runtime::GgmlType weight_type = runtime::GgmlType::kF32;  // F32, F16 or BF16
+  uint32_t seed = 1;
+};
+
+// The vocabulary: the 256 byte tokens of byte-level BPE, then <|endoftext|>,
+// <|im_start|>, <|im_end|> (control tokens; eos = <|im_end|>).
+inline constexpr int64_t kTinyVocab = 259;
+
+std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& spec);
+
+}  // namespace kvframe::test

@@ -1,0 +1,137 @@
+// kvframe-generate: runs a GGUF model on a prompt and prints the text as it is
+// generated, then prefill and decode speed.
+#include <ATen/Parallel.h>
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime/default_model.h"
+#include "kvframe/runtime/generate.h"
+
+namespace {
+
+namespace rt = kvframe::runtime;
+
+enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3 };
+
+constexpr const char* kFooter =
+    "Exit status:\n"
+    "  0  generated (stopped at an end token, --max-tokens or the context)\n"
+    "  1  usage error\n"
+    "  2  the model or prompt file cannot be used (missing, truncated, unsupported,\n"
+    "     unknown chat template); the reason is printed on stderr\n"
+    "  3  the device is unavailable (--device cuda on a CPU-only build or machine)\n"
+    "\n"
+    "The default model is fetched by scripts/fetch-model.sh.";
+
+struct Options {
+  std::string model = rt::default_model_path();
+  std::string prompt;
+  std::string prompt_file;
+  std::string system;
+  bool chat = false;
+  int32_t max_tokens = 128;
+  uint64_t seed = 0;
+  float temperature = 0.0f;
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  std::string device = "cpu";
+  int threads = 0;
+};
+
+int fail(const rt::Error& error, const char* next) {
+  std::cerr << "kvframe-generate: " << error.to_string() << "\n  next: " << next << "\n";
+  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kInputError;
+}
+
+// Shows load progress on a terminal; stays quiet in logs and pipes.
+void show_progress(int64_t done, int64_t total) {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!tty) return;
+  std::cerr << "\rloading weights " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Generates text with a Llama-family GGUF model (libtorch, CPU or CUDA)."};
+  app.footer(kFooter);
+  app.add_option("--model", o.model, "GGUF model file")->capture_default_str();
+  auto* prompt = app.add_option("--prompt", o.prompt, "prompt text");
+  app.add_option("--prompt-file", o.prompt_file, "read the prompt from a file")->excludes(prompt);
+  app.add_flag("--chat", o.chat, "wrap the prompt as a user message in the model's chat template");
+  app.add_option("--system", o.system, "system message (with --chat)");
+  app.add_option("--max-tokens", o.max_tokens, "most tokens to generate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--seed", o.seed, "sampling seed")->capture_default_str();
+  app.add_option("--temperature", o.temperature, "0: greedy")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--top-k", o.top_k, "sample from the k most likely tokens; 0: all")->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", o.top_p, "nucleus sampling mass")->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  CLI11_PARSE(app, argc, argv);
+  if (o.prompt.empty() && o.prompt_file.empty()) {
+    std::cerr << "kvframe-generate: give --prompt TEXT or --prompt-file FILE (see --help)\n";
+    return kUsageError;
+  }
+  if (!o.prompt_file.empty()) {
+    std::ifstream in(o.prompt_file, std::ios::binary);
+    if (!in) {
+      std::cerr << "kvframe-generate: cannot read --prompt-file " << o.prompt_file << "\n";
+      return kInputError;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    o.prompt = text.str();
+  }
+  if (o.threads > 0) at::set_num_threads(o.threads);
+
+  auto file = rt::GgufFile::open(o.model);
+  if (!file) return fail(file.error(), "check --model; the default model comes from scripts/fetch-model.sh");
+  auto tokenizer = rt::Tokenizer::from_gguf(*file);
+  if (!tokenizer) return fail(tokenizer.error(), "this model's vocabulary is not supported");
+
+  rt::GenerateParams params;
+  params.max_tokens = o.max_tokens;
+  params.sampling = {o.temperature, o.top_k, o.top_p, o.seed};
+  std::string text = o.prompt;
+  std::string end_of_turn;
+  if (o.chat) {
+    auto chat = rt::ChatTemplate::from_gguf(*file);
+    if (!chat) return fail(chat.error(), "run without --chat and format the prompt yourself");
+    std::vector<rt::ChatMessage> messages;
+    if (!o.system.empty()) messages.push_back({"system", o.system});
+    messages.push_back({"user", o.prompt});
+    text = chat->render(messages);
+    end_of_turn = chat->end_of_turn();
+  }
+  params.stop_tokens = rt::default_stop_tokens(*tokenizer, end_of_turn);
+
+  rt::ModelParams model_params;
+  model_params.device = o.device;
+  model_params.on_progress = show_progress;
+  auto model = rt::Model::load(*file, model_params);
+  if (!model) return fail(model.error(), "check --model and --device");
+
+  const std::vector<rt::TokenId> prompt_tokens = tokenizer->encode(text);
+  auto result = rt::generate(**model, *tokenizer, prompt_tokens, params, [](std::string_view piece) {
+    std::cout << piece << std::flush;
+  });
+  std::cout << "\n";
+  if (!result) return fail(result.error(), "shorten the prompt or lower --max-tokens");
+
+  const rt::GenerateStats& s = result->stats;
+  std::fprintf(stderr,
+               "[%s · %s · %d threads] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
+               "%.1f ms (%.1f tok/s) · stop: %s\n",
+               (*model)->config().name.c_str(), o.device.c_str(), at::get_num_threads(),
+               static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
+               static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
+               rt::stop_reason_name(result->stop));
+  return kSuccess;
+}
