@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvframe/runtime/default_model.h"
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
   CLI11_PARSE(app, argc, argv);
-  if (threads > 0) at::set_num_threads(threads);
+  at::set_num_threads(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
   at::NoGradGuard no_grad;
 
   auto file = rt::GgufFile::open(model_path);

@@ -138,8 +138,8 @@ std::uint32_t Walker::container_end() {
 bool Walker::step_patterns(Frame& frame) {
   const std::size_t n = patterns_;
   if (frame.depth == 0) return true;
-  const std::uint64_t* parent = &states_[(frame.depth - 1) * n];
-  std::uint64_t* mine = &states_[frame.depth * n];
+  const std::uint64_t* parent = states_.data() + (frame.depth - 1) * n;  // see patterns_dead
+  std::uint64_t* mine = states_.data() + frame.depth * n;
   bool dropped = false;
   for (std::size_t k = 0; k < drops_.size(); ++k) {
     mine[k] = drops_[k].step(parent[k], frame.segment);
@@ -205,7 +205,8 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
 }
 
 bool Walker::patterns_dead(std::uint32_t depth) const {
-  const std::uint64_t* states = &states_[depth * patterns_];
+  // data() + offset, not &states_[i]: with no patterns the vector is empty.
+  const std::uint64_t* states = states_.data() + depth * patterns_;
   for (std::size_t k = 0; k < drops_.size(); ++k) {
     if (drops_[k].alive(states[k])) return false;
   }

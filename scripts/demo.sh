@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine, builds kvframe, and runs the main job: a generated
-# ~300 KB MOBA frame stream partitioned into blocks and diffed frame by frame.
+# Sets up a fresh machine (Debian packages, the default model), builds kvframe,
+# and runs the main job as far as it is built today:
+#   1. kvframe-stream: a generated ~160 KiB MOBA frame stream partitioned into
+#      blocks and diffed frame by frame;
+#   2. kvframe-generate: the default model (SmolLM2-135M-Instruct) answering as
+#      an NPC, with prefill and decode speed.
 # Usage: scripts/demo.sh [kvframe-stream options, e.g. --frames 200 --frame-kb 1024]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+model=$(bash scripts/fetch-model.sh)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build
-exec build/tools/kvframe-stream "$@"
+build/tools/kvframe-stream "$@"
+echo
+build/tools/kvframe-generate --model "$model" --chat --max-tokens 64 \
+  --system "You are Maren, the blacksmith of a village in a fantasy RPG. Answer in character, in two sentences." \
+  --prompt "The wolves took three sheep last night and the player asks what the village should do. What do you tell them?"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine (Debian packages), builds kvframe, and runs every test.
+# Sets up a fresh machine (Debian packages, the default model), builds kvframe,
+# and runs every test.
 # Usage: scripts/test.sh [extra ctest args, e.g. -L unit]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/fetch-model.sh >/dev/null  # the default model, for tests labelled `model`
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

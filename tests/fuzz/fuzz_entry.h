@@ -1,5 +1,7 @@
 // The fuzz entry point, shared by the libFuzzer target (fuzz_json_blocker) and
-// the plain corpus replay driver (fuzz_corpus_replay).
+// the plain corpus replay driver (fuzz_corpus_replay). fuzz_gguf.cpp defines
+// the same entry point for fuzz_gguf / fuzz_gguf_corpus_replay; its input is
+// a GGUF file's bytes as they are, not the layout below.
 //
 // Input layout: the first byte picks a mode ('0'..'6', any byte works modulo
 // the mode count); the rest is one or more parts separated by kPartSeparator,

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "kvframe/runtime/chat_template.h"
@@ -89,7 +90,8 @@ int main(int argc, char** argv) {
     text << in.rdbuf();
     o.prompt = text.str();
   }
-  if (o.threads > 0) at::set_num_threads(o.threads);
+  // Debian's libtorch starts with one intra-op thread; use every core unless told otherwise.
+  at::set_num_threads(o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency()));
 
   auto file = rt::GgufFile::open(o.model);
   if (!file) return fail(file.error(), "check --model; the default model comes from scripts/fetch-model.sh");

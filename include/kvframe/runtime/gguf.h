@@ -34,8 +34,9 @@ enum class GgmlType : uint32_t {
 // "Q4_K", "F32", ... ; "type 42" for values we do not know.
 std::string ggml_type_name(GgmlType type);
 
-// Elements per quantization block and bytes per block; block_size 0 for types
-// this runtime cannot dequantize (see dequantize_supported()).
+// Elements per quantization block and bytes per block for every enumerated
+// type (so a file holding e.g. Q5_0 tensors still opens); {0, 0} for values
+// outside the enum. Whether a type can be dequantized: dequantize_supported().
 struct GgmlTypeSize {
   int64_t block_size;
   int64_t block_bytes;
@@ -49,10 +50,14 @@ bool dequantize_supported(GgmlType type);
 // of the type's block size and src must hold ggml_type_size(type).block_bytes
 // * n / block_size bytes; both are checked by the caller (GgufFile validates
 // them for every tensor). Matches ggml's reference dequantize_row_* exactly.
+// An unsupported type fills dst with NaN.
 void dequantize(GgmlType type, const void* src, float* dst, int64_t n);
 
-// One metadata value. Arrays keep their element kind: integers widen to int64,
-// floats to double.
+// One metadata value. Scalars: u64 stays uint64_t, every other integer type
+// widens to int64_t, f32/f64 to double. Arrays keep their element kind:
+// integers widen to int64 (a u64 element above INT64_MAX makes the file
+// kCorrupt), floats to double. Arrays of arrays are rejected as kCorrupt:
+// llama.cpp never writes them and no model key uses them.
 using GgufArray = std::variant<std::vector<int64_t>, std::vector<double>,
                                std::vector<bool>, std::vector<std::string>>;
 using GgufValue = std::variant<int64_t, uint64_t, double, bool, std::string, GgufArray>;
@@ -67,6 +72,11 @@ struct GgufTensorInfo {
 
   int64_t n_elements() const;
 };
+
+// Dequantizes a whole tensor into dst (tensor.n_elements() floats).
+// kUnsupportedType, naming the tensor and its type, when
+// !dequantize_supported(tensor.type).
+Status dequantize_tensor(const GgufTensorInfo& tensor, float* dst);
 
 class GgufFile {
  public:
@@ -100,6 +110,7 @@ class GgufFile {
   Result<std::vector<int64_t>> get_int_array(std::string_view key) const;
   Result<std::vector<double>> get_float_array(std::string_view key) const;
 
+  // In file order.
   const std::vector<GgufTensorInfo>& tensors() const;
   const GgufTensorInfo* find_tensor(std::string_view name) const;
 
