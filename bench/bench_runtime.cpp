@@ -14,9 +14,9 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/model.h"
 #include "kvframe/runtime/tokenizer.h"
@@ -82,12 +82,12 @@ int main(int argc, char** argv) {
   int decode_steps = 64, threads = 0, reps = 2;
   CLI::App app{"Prefill and decode tokens/s of a GGUF model beside an at::matmul roofline (CPU, fp32)."};
   app.add_option("--model", model_path, "GGUF model")->capture_default_str();
-  app.add_option("--lengths", lengths, "prompt lengths to prefill")->capture_default_str();
+  app.add_option("--lengths", lengths, "prompt lengths to prefill (comma-separated)")->delimiter(',')->capture_default_str();
   app.add_option("--decode", decode_steps, "decode steps after a 512-token prompt")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
   CLI11_PARSE(app, argc, argv);
-  at::set_num_threads(threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency()));
+  rt::tune_cpu_process(argc, argv, threads);
   at::NoGradGuard no_grad;
 
   auto file = rt::GgufFile::open(model_path);
@@ -105,9 +105,9 @@ int main(int argc, char** argv) {
   const rt::ModelConfig& c = (*model)->config();
   const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
   const std::vector<int64_t> prompt = gamecore_tokens(*tokenizer, std::max<int64_t>(longest, 512));
-  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld, %lld threads; prompt: MOBA gamecore JSON\n",
+  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s; prompt: MOBA gamecore JSON\n",
                c.name.c_str(), static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd),
-               static_cast<long long>(at::get_num_threads()));
+               rt::cpu_backend_description().c_str());
 
   // The roofline: the better of a large square matmul and the model's own
   // largest projection at a 512-token chunk, measured before and after the

@@ -49,13 +49,16 @@ struct Model::Impl {
     // Query head h reads key/value head h / G: group the G heads of each KV head
     // so one batched matmul per KV head covers them without copying K or V.
     at::Tensor qg = q.reshape({n, KH, G, d}).permute({1, 2, 0, 3}).reshape({KH, G * n, d});
-    at::Tensor scores = at::matmul(qg, keys.transpose(1, 2)) / std::sqrt(static_cast<double>(d));
-    // Query i (absolute position start + i) sees keys 0 .. start + i.
+    // Query i (absolute position start + i) sees keys 0 .. start + i. The mask
+    // is additive (0 or -inf) so that baddbmm applies it and the 1/sqrt(d)
+    // scale in the same pass as the matmul, instead of two more passes over
+    // the [KH, G n, L] scores (measured: each as slow as the matmul on CPU).
     const auto on_device = at::TensorOptions(at::kLong).device(device);
-    at::Tensor query_pos = at::arange(start, start + n, on_device);
-    at::Tensor future = at::arange(0, L, on_device).unsqueeze(0) > query_pos.unsqueeze(1);  // [n, L]
-    scores = scores.view({KH, G, n, L}).masked_fill(future, -INFINITY);
-    at::Tensor probs = at::softmax(scores.to(at::kFloat), -1).to(dtype).view({KH, G * n, L});
+    at::Tensor future = at::arange(0, L, on_device).unsqueeze(0) > at::arange(start, start + n, on_device).unsqueeze(1);
+    at::Tensor mask = at::zeros({n, L}, q.options()).masked_fill_(future, -INFINITY).repeat({G, 1});
+    at::Tensor scores = at::baddbmm(mask.expand({KH, G * n, L}), qg, keys.transpose(1, 2), 1.0,
+                                    1.0 / std::sqrt(static_cast<double>(d)));
+    at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(dtype);  // softmax in fp32 whatever the dtype
     at::Tensor out = at::matmul(probs, values);  // [KH, G n, d]
     return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});
   }

@@ -1,16 +1,15 @@
 // kvframe-generate: runs a GGUF model on a prompt and prints the text as it is
 // generated, then prefill and decode speed.
-#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <unistd.h>
 
 #include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/generate.h"
 
@@ -90,8 +89,7 @@ int main(int argc, char** argv) {
     text << in.rdbuf();
     o.prompt = text.str();
   }
-  // Debian's libtorch starts with one intra-op thread; use every core unless told otherwise.
-  at::set_num_threads(o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency()));
+  rt::tune_cpu_process(argc, argv, o.threads);
 
   auto file = rt::GgufFile::open(o.model);
   if (!file) return fail(file.error(), "check --model; the default model comes from scripts/fetch-model.sh");
@@ -129,9 +127,9 @@ int main(int argc, char** argv) {
 
   const rt::GenerateStats& s = result->stats;
   std::fprintf(stderr,
-               "[%s · %s · %d threads] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
+               "[%s · %s · %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
                "%.1f ms (%.1f tok/s) · stop: %s\n",
-               (*model)->config().name.c_str(), o.device.c_str(), at::get_num_threads(),
+               (*model)->config().name.c_str(), o.device.c_str(), rt::cpu_backend_description().c_str(),
                static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
                static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
                rt::stop_reason_name(result->stop));

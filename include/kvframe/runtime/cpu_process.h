@@ -1,0 +1,33 @@
+// Makes libtorch's CPU path run at full speed in this process. Call it first
+// thing in main() of a program that runs models on the CPU.
+//
+// Each step fixes a slowdown measured on this project's machines:
+//  1. OpenBLAS picks its matmul kernels from the CPU model when it is loaded.
+//     On virtual machines that mask the model it falls back to the SSE3
+//     "Prescott" kernels: 18 GFLOP/s instead of 57 (Haswell kernels) to 200+
+//     (SkylakeX kernels) for a 2048^3 fp32 matmul on 2 cores here. When that
+//     happened and the CPU has AVX2 or AVX-512, the process re-executes itself
+//     once with OPENBLAS_CORETYPE set (OpenBLAS reads it only when loaded).
+//  2. OMP_WAIT_POLICY=passive (set in that same re-execution when unset):
+//     libtorch's OpenMP threads otherwise spin while OpenBLAS's own threads
+//     run the matmul (a third of all CPU samples in a profile).
+//  3. Freed activation buffers stay in the heap (mallopt) instead of going
+//     back to the OS, so the next forward pass does not page-fault them in anew.
+//  4. libtorch's intra-op threads = `threads`, or every core when 0 (Debian's
+//     libtorch starts with one).
+// Programs that embed kvframe and cannot re-execute can set
+// OPENBLAS_CORETYPE=SkylakeX (or Haswell) and OMP_WAIT_POLICY=passive in
+// their environment instead.
+#pragma once
+
+#include <string>
+
+namespace kvframe::runtime {
+
+// May not return: re-executes the program (same arguments) as described above.
+void tune_cpu_process(int argc, char** argv, int threads = 0);
+
+// "OpenBLAS SkylakeX kernels, 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
+std::string cpu_backend_description();
+
+}  // namespace kvframe::runtime

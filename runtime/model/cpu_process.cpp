@@ -1,0 +1,67 @@
+#include "kvframe/runtime/cpu_process.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <thread>
+
+namespace kvframe::runtime {
+namespace {
+
+constexpr const char* kReexecGuard = "KVFRAME_CPU_TUNED";
+
+// OpenBLAS's own report of the kernels it chose; empty when the BLAS is not OpenBLAS.
+std::string openblas_core() {
+  using CoreName = char* (*)();
+  auto core_name = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return core_name ? std::string(core_name()) : std::string();
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The OpenBLAS core type this CPU can run, when better than `current`; else empty.
+std::string better_core(const std::string& current) {
+  const std::string core = lower(current);
+  const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const bool avx512_core = core == "skylakex" || core == "cooperlake" || core == "sapphirerapids";
+  if (has_avx512) return avx512_core ? "" : "SkylakeX";
+  const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2_core = avx512_core || core == "haswell" || core == "zen" || core == "skylake";
+  if (has_avx2) return avx2_core ? "" : "Haswell";
+  return "";
+}
+
+}  // namespace
+
+void tune_cpu_process(int /*argc*/, char** argv, int threads) {
+  const std::string core = openblas_core();
+  if (!core.empty() && !std::getenv(kReexecGuard) && !std::getenv("OPENBLAS_CORETYPE")) {
+    const std::string better = better_core(core);
+    if (!better.empty()) {
+      setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
+      setenv("OMP_WAIT_POLICY", "passive", 0);
+      setenv(kReexecGuard, "1", 1);
+      execv("/proc/self/exe", argv);  // returns only on failure: carry on untuned
+    }
+  }
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  at::set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
+std::string cpu_backend_description() {
+  const std::string core = openblas_core();
+  const std::string blas = core.empty() ? "no OpenBLAS (libtorch's own BLAS)" : "OpenBLAS " + core + " kernels";
+  return blas + ", " + std::to_string(at::get_num_threads()) + " threads";
+}
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,11 @@
+// GoogleTest main() for tests that run real models: the same CPU tuning as
+// the tools, so the suite runs the model at the speed users see.
+#include <gtest/gtest.h>
+
+#include "kvframe/runtime/cpu_process.h"
+
+int main(int argc, char** argv) {
+  kvframe::runtime::tune_cpu_process(argc, argv);
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
