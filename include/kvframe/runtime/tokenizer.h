@@ -7,8 +7,8 @@
 //
 // Special (control / user-defined) tokens are matched in the text before BPE
 // runs, so "<|im_start|>" is one token, as in the reference tokenizers.
-// Results equal Hugging Face `tokenizers` on the same vocabulary
-// (tests/runtime/tokenizer_reference_test.cpp).
+// Results equal Hugging Face `tokenizers` on the same vocabulary, and
+// sentencepiece for 'llama' vocabularies (tests/runtime/tokenizer/).
 #pragma once
 
 #include <cstdint>
@@ -37,14 +37,20 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
 
-  // Any bytes are accepted (byte-level BPE covers every byte; SentencePiece
-  // falls back to <0xNN>). add_bos prepends bos_id() when the vocabulary has one.
-  // parse_special=false treats "<|im_end|>" in the text as plain characters.
+  // Any bytes are accepted, invalid UTF-8 included (byte-level BPE works on
+  // bytes; SentencePiece falls back to <0xNN>). add_bos prepends bos_id()
+  // when the vocabulary has one.
+  // parse_special=false treats "<|im_end|>" in the text as plain characters;
+  // user-defined tokens are matched either way (HF's non-special added tokens).
   std::vector<TokenId> encode(std::string_view text, bool add_bos = false,
                               bool parse_special = true) const;
 
   // Concatenated bytes of the tokens (special tokens render as their text).
-  // decode(encode(s)) == s for every s.
+  // decode(encode(s)) == s for every s whose bytes all have a token: 'gpt2'
+  // vocabularies may lack some (SmolLM2 has none for six control bytes and
+  // the 15 bytes no assigned character's UTF-8 uses; encode drops them, as
+  // HF does); 'llama' ones need byte tokens, and "▁" in s decodes as a
+  // space. Ids outside the vocabulary decode to nothing.
   std::string decode(const std::vector<TokenId>& ids) const;
   // The bytes of one token: may be part of a UTF-8 character (see TextStream).
   std::string token_bytes(TokenId id) const;
@@ -53,7 +59,9 @@ class Tokenizer {
   int32_t n_vocab() const;
   std::optional<TokenId> bos_id() const;
   std::optional<TokenId> eos_id() const;
-  std::optional<TokenId> find_token(std::string_view text) const;  // exact vocabulary entry
+  // The token whose bytes are exactly `text` (token_bytes(id) == text),
+  // special tokens first: find_token("<|im_end|>").
+  std::optional<TokenId> find_token(std::string_view text) const;
   bool is_special(TokenId id) const;  // control or user-defined token
 
  private:
@@ -64,6 +72,7 @@ class Tokenizer {
 
 // Turns a stream of token ids into text without ever splitting a UTF-8
 // character: bytes of an incomplete character wait for the next token.
+// Everything push() and finish() return, concatenated, is decode(ids).
 class TextStream {
  public:
   explicit TextStream(const Tokenizer& tokenizer);
@@ -72,6 +81,7 @@ class TextStream {
  private:
   const Tokenizer* tokenizer_;
   std::string pending_;
+  bool first_ = true;  // the first token decodes as decode() would (SentencePiece's leading space)
 };
 
 }  // namespace kvframe::runtime
