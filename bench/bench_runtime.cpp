@@ -88,7 +88,6 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
   CLI11_PARSE(app, argc, argv);
   rt::tune_cpu_process(argc, argv, threads);
-  at::NoGradGuard no_grad;
 
   auto file = rt::GgufFile::open(model_path);
   if (!file) {

@@ -25,7 +25,10 @@ set(KVFRAME_LIBTORCH "" CACHE PATH
   "libtorch CMake prefix; empty: Debian's libtorch-dev. GPU host: python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'")
 if(KVFRAME_TORCH)
   if(KVFRAME_LIBTORCH)
-    list(PREPEND CMAKE_PREFIX_PATH "${KVFRAME_LIBTORCH}")
+    # The CMake folder and the libtorch root two levels above it: TorchConfig
+    # looks its libraries up by prefix, and must not find a system libtorch first.
+    get_filename_component(KVFRAME_LIBTORCH_ROOT "${KVFRAME_LIBTORCH}/../.." ABSOLUTE)
+    list(PREPEND CMAKE_PREFIX_PATH "${KVFRAME_LIBTORCH}" "${KVFRAME_LIBTORCH_ROOT}")
   endif()
   find_package(Torch REQUIRED)
   add_library(kvframe_torch INTERFACE)

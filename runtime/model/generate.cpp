@@ -51,7 +51,6 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                                               " tokens but the context holds " + std::to_string(context)};
   }
 
-  at::NoGradGuard no_grad;
   KvCache cache = model.new_cache(context);
   Sampler sampler(params.sampling);
   TextStream stream(tokenizer);

@@ -2,6 +2,8 @@
 // them, H query heads, KH key/value heads (GQA: H = KH * G), d head size.
 #include "kvframe/runtime/model.h"
 
+#include <c10/core/InferenceMode.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -115,7 +117,7 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
     config->rope.freq_factors.assign(values, values + factors->n_elements());
   }
 
-  at::NoGradGuard no_grad;
+  c10::InferenceMode inference;  // no autograd bookkeeping
   auto weights = load_weights(file, *config, *device, dtype, params.on_progress);
   if (!weights) return weights.error();
   auto impl = std::make_unique<Impl>(
@@ -144,7 +146,7 @@ Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool
                                               " tokens; " + std::to_string(cache.length) + " + " +
                                               std::to_string(n) + " do not fit — allocate a larger cache"};
   }
-  at::NoGradGuard no_grad;
+  c10::InferenceMode inference;  // no autograd bookkeeping
   at::Tensor ids = tokens.to(at::kLong).reshape({n});
   if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= m.config.n_vocab) {
     return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " +

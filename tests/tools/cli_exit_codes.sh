@@ -4,18 +4,7 @@
 set -u
 stream=$1 blocks=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
-failures=0
-expect() {  # expect CODE DESCRIPTION -- COMMAND...
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$work/out.txt" 2>"$work/err.txt"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL: $what: exit $got, expected $want"; cat "$work/err.txt"; failures=$((failures + 1))
-  else
-    echo "ok: $what (exit $got)"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 expect 0 "stream: 5 frames, whole" -- "$stream" --frames 5 --write "$work/frames"
 expect 0 "stream: 5 frames, json-patch, --json" -- "$stream" --frames 5 --delta json-patch --json
@@ -34,5 +23,4 @@ expect 2 "blocks: missing file" -- "$blocks" "$work/missing.json"
 expect 1 "blocks: no frame given" -- "$blocks"
 expect 0 "blocks: frame on stdin" -- bash -c "\"$blocks\" - < \"$f0\""
 
-[ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
-echo "all exit codes as documented"
+finish "all exit codes as documented"

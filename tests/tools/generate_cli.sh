@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# kvframe-generate as a process: its exit codes and output, on a tiny model the
+# test writes.
+# Usage: generate_cli.sh KVFRAME_GENERATE WRITE_TINY_MODEL WORKDIR
+set -u
+generate=$1 write_tiny=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/expect.sh"
+
+tiny=$work/tiny.gguf
+"$write_tiny" "$tiny" || { echo "FAIL: write_tiny_model"; exit 1; }
+head -c 2000 "$tiny" >"$work/truncated.gguf"
+
+expect 0 "--help" -- "$generate" --help
+expect_in out.txt "Exit status"
+expect 1 "no prompt" -- "$generate" --model "$tiny"
+expect 1 "unknown option" -- "$generate" --no-such-option
+expect 2 "missing model file" -- "$generate" --model "$work/missing.gguf" --prompt hi
+expect 2 "truncated model file" -- "$generate" --model "$work/truncated.gguf" --prompt hi
+expect_in err.txt "next:"
+expect 2 "--chat on a model without a chat template" -- "$generate" --model "$tiny" --prompt hi --chat
+expect_in err.txt "tokenizer.chat_template"
+expect 0 "tiny model, greedy" -- "$generate" --model "$tiny" --prompt "hello" --max-tokens 5
+expect_in err.txt "prefill 5 tokens"
+expect 0 "tiny model, sampled" -- "$generate" --model "$tiny" --prompt "hello" --max-tokens 5 --temperature 0.8 --top-k 40 --top-p 0.9 --seed 3
+cp "$work/out.txt" "$work/sampled_1.txt"
+expect 0 "tiny model, same seed again" -- "$generate" --model "$tiny" --prompt "hello" --max-tokens 5 --temperature 0.8 --top-k 40 --top-p 0.9 --seed 3
+cmp -s "$work/out.txt" "$work/sampled_1.txt" || { echo "FAIL: the same seed gave different text"; failures=$((failures + 1)); }
+expect 0 "tiny model, prompt file" -- bash -c "printf 'abc' > '$work/p.txt' && '$generate' --model '$tiny' --prompt-file '$work/p.txt' --max-tokens 2"
+if "$generate" --model "$tiny" --prompt hi --device cuda --max-tokens 1 >/dev/null 2>&1; then
+  echo "ok: --device cuda ran (CUDA build with a GPU)"
+else
+  expect 3 "--device cuda without CUDA" -- "$generate" --model "$tiny" --prompt hi --device cuda
+fi
+
+finish "kvframe-generate behaves as documented"
