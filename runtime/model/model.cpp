@@ -125,6 +125,21 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 
+Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& config, const ModelParams& params,
+                                                          uint64_t seed) {
+  auto device = parse_device(params.device);
+  if (!device) return device.error();
+  const ModelConfig& c = config;
+  if (c.n_layer <= 0 || c.n_embd <= 0 || c.n_head <= 0 || c.n_head_kv <= 0 || c.n_head % c.n_head_kv != 0 ||
+      c.head_dim <= 0 || c.head_dim % 2 != 0 || c.n_ff <= 0 || c.n_vocab <= 0 || c.rope.head_dim != c.head_dim) {
+    return Error{ErrorCode::kInvalidArgument, "inconsistent model shape for with_random_weights()"};
+  }
+  const at::ScalarType dtype = params.dtype.value_or(device->is_cuda() ? at::kBFloat16 : at::kFloat);
+  c10::InferenceMode inference;
+  auto impl = std::make_unique<Impl>(Impl{c, random_weights(c, *device, dtype, seed), Rope(c.rope), *device, dtype});
+  return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
 KvCache Model::new_cache(int64_t capacity) const {
   const ModelConfig& c = impl_->config;
   KvCache cache;

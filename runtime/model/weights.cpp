@@ -1,5 +1,6 @@
 #include "weights.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
 #include <string>
@@ -151,5 +152,29 @@ Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Dev
 }
 
 #undef KV_TRY
+
+Weights random_weights(const ModelConfig& c, at::Device device, at::ScalarType dtype, uint64_t seed) {
+  at::manual_seed(seed);  // seeds the CPU and CUDA generators alike
+  const auto options = at::TensorOptions(dtype).device(device);
+  auto matrix = [&](int64_t rows, int64_t cols) { return at::randn({rows, cols}, options) * 0.02; };
+  auto norm = [&] { return at::ones({c.n_embd}, options.dtype(at::kFloat)); };
+  const int64_t qkv_rows = (c.n_head + 2 * c.n_head_kv) * c.head_dim;
+  Weights w;
+  w.embed = matrix(c.n_vocab, c.n_embd);
+  w.output_norm = norm();
+  w.output = c.tied_embeddings ? w.embed : matrix(c.n_vocab, c.n_embd);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    LayerWeights layer;
+    layer.attn_norm = norm();
+    layer.wqkv = matrix(qkv_rows, c.n_embd);
+    if (c.qkv_bias) layer.bqkv = at::zeros({qkv_rows}, options);
+    layer.wo = matrix(c.n_embd, c.n_head * c.head_dim);
+    layer.ffn_norm = norm();
+    layer.w_gate_up = matrix(2 * c.n_ff, c.n_embd);
+    layer.w_down = matrix(c.n_embd, c.n_ff);
+    w.layers.push_back(std::move(layer));
+  }
+  return w;
+}
 
 }  // namespace kvframe::runtime

@@ -37,6 +37,9 @@ Result<Weights> load_weights(const GgufFile& file, const ModelConfig& config, at
                              at::ScalarType dtype,
                              const std::function<void(int64_t, int64_t)>& on_progress);
 
+// Random weights of the config's shapes, made directly on the device.
+Weights random_weights(const ModelConfig& config, at::Device device, at::ScalarType dtype, uint64_t seed);
+
 // The GGUF converter reorders each 'llama' Q/K head's rows so rotation pairs
 // are interleaved (2i, 2i+1); this restores the half-split order (i, i + d/2)
 // of rope.h. rows: [n_heads * head_dim, ...] (a weight or a bias).

@@ -74,7 +74,11 @@ int main(int argc, char** argv) {
   app.add_option("--top-p", o.top_p, "nucleus sampling mass")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+  }
   if (o.prompt.empty() && o.prompt_file.empty()) {
     std::cerr << "kvframe-generate: give --prompt TEXT or --prompt-file FILE (see --help)\n";
     return kUsageError;

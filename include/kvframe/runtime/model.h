@@ -73,6 +73,11 @@ class Model {
   // tensor's shape and type, then dequantizes to params.dtype on params.device.
   static Result<std::unique_ptr<Model>> load(const GgufFile& file, const ModelParams& params = {});
   static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelParams& params = {});
+  // A model of this shape with random weights (N(0, 0.02), norms 1), made on
+  // params.device: for benchmarking real shapes (e.g. Llama-3-8B on a GPU)
+  // without shipping their files. kInvalidArgument for inconsistent shapes.
+  static Result<std::unique_ptr<Model>> with_random_weights(const ModelConfig& config,
+                                                            const ModelParams& params = {}, uint64_t seed = 0);
 
   ~Model();
   Model(const Model&) = delete;

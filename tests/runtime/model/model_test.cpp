@@ -179,6 +179,21 @@ TEST(ModelErrors, WrongShapeNamesTheTensor) {
   EXPECT_NE(model.error().message.find("ffn_"), std::string::npos) << model.error().message;
 }
 
+TEST(ModelRandomWeights, RealShapeConfigRunsAndIsSeeded) {
+  const GgufFile file = tiny_file({});
+  ModelConfig config = read_model_config(file).value();
+  config.n_layer = 3;
+  auto a = Model::with_random_weights(config, {}, 5);
+  auto b = Model::with_random_weights(config, {}, 5);
+  ASSERT_TRUE(a.ok() && b.ok());
+  KvCache ca = (*a)->new_cache(8), cb = (*b)->new_cache(8);
+  const at::Tensor la = *(*a)->forward(ids({1, 2, 3}), ca), lb = *(*b)->forward(ids({1, 2, 3}), cb);
+  EXPECT_TRUE(at::equal(la, lb));
+  EXPECT_TRUE(la.isfinite().all().item<bool>());
+  config.n_head_kv = 3;  // does not divide 4 heads
+  EXPECT_FALSE(Model::with_random_weights(config).ok());
+}
+
 TEST(ModelErrors, CudaOnACpuBuildIsDeviceUnavailable) {
   if (at::hasCUDA()) GTEST_SKIP() << "this libtorch has CUDA";
   const GgufFile file = tiny_file({});
