@@ -178,6 +178,7 @@ std::string Tokenizer::token_bytes(TokenId id) const {
 Tokenizer::Model Tokenizer::model() const { return impl_->model; }
 int32_t Tokenizer::n_vocab() const { return impl_->vocab.size(); }
 std::optional<TokenId> Tokenizer::bos_id() const { return impl_->vocab.bos; }
+bool Tokenizer::add_bos_by_default() const { return impl_->vocab.add_bos; }
 std::optional<TokenId> Tokenizer::eos_id() const { return impl_->vocab.eos; }
 
 std::optional<TokenId> Tokenizer::find_token(std::string_view text) const {

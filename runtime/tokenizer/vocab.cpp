@@ -72,6 +72,11 @@ Result<Vocab> read_vocab(const GgufFile& file) {
   vocab.bos = *bos;
   vocab.eos = *eos;
   vocab.unknown = *unknown;
+  if (file.find("tokenizer.ggml.add_bos_token")) {
+    auto add_bos = file.get_bool("tokenizer.ggml.add_bos_token");
+    if (!add_bos) return add_bos.error();
+    vocab.add_bos = *add_bos && vocab.bos.has_value();
+  }
   return vocab;
 }
 

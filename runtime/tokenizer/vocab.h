@@ -29,6 +29,7 @@ struct Vocab {
   std::optional<TokenId> bos;
   std::optional<TokenId> eos;
   std::optional<TokenId> unknown;
+  bool add_bos = false;  // tokenizer.ggml.add_bos_token: plain prompts start with bos
 
   int32_t size() const { return static_cast<int32_t>(texts.size()); }
   bool is_special(TokenId id) const {
@@ -39,7 +40,8 @@ struct Vocab {
 
 // Reads tokens (required), token_type (optional: all normal), scores
 // (optional here; SentencePiece requires them) and bos/eos/unknown ids
-// (optional; out-of-range ids are kTokenizer).
+// (optional; out-of-range ids are kTokenizer), and add_bos_token (optional:
+// false; llama.cpp's default for files that omit it).
 Result<Vocab> read_vocab(const GgufFile& file);
 
 }  // namespace kvframe::runtime

@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
   auto model = rt::Model::load(*file, model_params);
   if (!model) return fail(model.error(), "check --model and --device");
 
-  const std::vector<rt::TokenId> prompt_tokens = tokenizer->encode(text);
+  // A chat template writes its own bos text; a plain prompt gets bos when the file says so.
+  const std::vector<rt::TokenId> prompt_tokens = tokenizer->encode(text, !o.chat && tokenizer->add_bos_by_default());
   auto result = rt::generate(**model, *tokenizer, prompt_tokens, params, [](std::string_view piece) {
     std::cout << piece << std::flush;
   });

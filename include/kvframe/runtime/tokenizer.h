@@ -58,6 +58,10 @@ class Tokenizer {
   Model model() const;
   int32_t n_vocab() const;
   std::optional<TokenId> bos_id() const;
+  // Whether plain (non-chat) prompts start with bos: the file's
+  // tokenizer.ggml.add_bos_token (true for Llama 3, false for SmolLM2 and
+  // Qwen2). Pass it as encode()'s add_bos. Chat templates write their own.
+  bool add_bos_by_default() const;
   std::optional<TokenId> eos_id() const;
   // The token whose bytes are exactly `text` (token_bytes(id) == text),
   // special tokens first: find_token("<|im_end|>").

@@ -263,5 +263,17 @@ TEST(ByteLevelErrors, MergesNamingUnknownTokensAreSkipped) {
   EXPECT_EQ(t->encode("ab"), (Ids{ab}));
 }
 
+TEST(ByteLevel, AddBosByDefaultFollowsTheFileAndNeedsABosToken) {
+  TinyVocab v = byte_level_vocab();
+  const runtime::TokenId bos = v.add("<|begin_of_text|>", kControl);
+  EXPECT_FALSE(load_tokenizer(v)->add_bos_by_default());  // absent: false
+  v.add_bos_token = true;
+  EXPECT_FALSE(load_tokenizer(v)->add_bos_by_default());  // no bos id to add
+  v.bos = bos;
+  EXPECT_TRUE(load_tokenizer(v)->add_bos_by_default());
+  v.add_bos_token = false;
+  EXPECT_FALSE(load_tokenizer(v)->add_bos_by_default());
+}
+
 }  // namespace
 }  // namespace kvframe::test

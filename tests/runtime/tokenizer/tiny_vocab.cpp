@@ -42,6 +42,7 @@ std::vector<uint8_t> TinyVocab::bytes() const {
   if (eos) w.add_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(*eos));
   if (unknown) w.add_u32("tokenizer.ggml.unknown_token_id", static_cast<uint32_t>(*unknown));
   if (add_space_prefix) w.add_bool("tokenizer.ggml.add_space_prefix", *add_space_prefix);
+  if (add_bos_token) w.add_bool("tokenizer.ggml.add_bos_token", *add_bos_token);
   if (chat_template) w.add_string("tokenizer.chat_template", *chat_template);
   return w.bytes();
 }

@@ -29,6 +29,7 @@ struct TinyVocab {
   std::optional<int32_t> eos;
   std::optional<int32_t> unknown;
   std::optional<bool> add_space_prefix;
+  std::optional<bool> add_bos_token;
   std::optional<std::string> chat_template;
 
   runtime::TokenId add(std::string text, int32_t type = kNormal, float score = 0.0f);
