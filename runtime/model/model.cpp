@@ -34,32 +34,34 @@ struct Model::Impl {
                        int64_t start) const {
     constexpr int64_t kQueryChunk = 512;
     const int64_t n = q.size(0);
-    if (n <= kQueryChunk) return attention_chunk(q, keys, values, start);
+    if (n <= kQueryChunk) return attention_chunk(q, keys, values);
     std::vector<at::Tensor> parts;
     for (int64_t i = 0; i < n; i += kQueryChunk) {
       const int64_t rows = std::min(kQueryChunk, n - i), visible = start + i + rows;
-      parts.push_back(attention_chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible),
-                                      values.narrow(1, 0, visible), start + i));
+      parts.push_back(attention_chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible), values.narrow(1, 0, visible)));
     }
     return at::cat(parts);
   }
 
-  at::Tensor attention_chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                             int64_t start) const {
+  // n queries over L keys, the last n of which are the queries' own positions.
+  at::Tensor attention_chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values) const {
     const int64_t n = q.size(0), H = config.n_head, KH = config.n_head_kv, G = H / KH;
     const int64_t d = config.head_dim, L = keys.size(1);
     // Query head h reads key/value head h / G: group the G heads of each KV head
     // so one batched matmul per KV head covers them without copying K or V.
     at::Tensor qg = q.reshape({n, KH, G, d}).permute({1, 2, 0, 3}).reshape({KH, G * n, d});
-    // Query i (absolute position start + i) sees keys 0 .. start + i. The mask
-    // is additive (0 or -inf) so that baddbmm applies it and the 1/sqrt(d)
-    // scale in the same pass as the matmul, instead of two more passes over
-    // the [KH, G n, L] scores (measured: each as slow as the matmul on CPU).
-    const auto on_device = at::TensorOptions(at::kLong).device(device);
-    at::Tensor future = at::arange(0, L, on_device).unsqueeze(0) > at::arange(start, start + n, on_device).unsqueeze(1);
-    at::Tensor mask = at::zeros({n, L}, q.options()).masked_fill_(future, -INFINITY).repeat({G, 1});
-    at::Tensor scores = at::baddbmm(mask.expand({KH, G * n, L}), qg, keys.transpose(1, 2), 1.0,
-                                    1.0 / std::sqrt(static_cast<double>(d)));
+    // Query i (absolute position start + i) sees keys 0 .. start + i: only the
+    // last n keys (the diagonal block) can be in a query's future, so the mask
+    // is applied there alone, in place; scaling q instead of the scores saves
+    // another pass over the [KH, G n, L] scores (each pass measured as slow as
+    // the matmul on CPU at 8K tokens).
+    at::Tensor scores = at::matmul(qg * (1.0 / std::sqrt(static_cast<double>(d))), keys.transpose(1, 2));
+    if (n > 1) {
+      const auto on_device = at::TensorOptions(at::kLong).device(device);
+      at::Tensor rows = at::arange(0, n, on_device);
+      at::Tensor future = (rows.unsqueeze(0) > rows.unsqueeze(1)).repeat({G, 1});  // [G n, n]
+      scores.narrow(2, L - n, n).masked_fill_(future, -INFINITY);
+    }
     at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(dtype);  // softmax in fp32 whatever the dtype
     at::Tensor out = at::matmul(probs, values);  // [KH, G n, d]
     return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});

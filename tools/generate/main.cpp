@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   auto result = rt::generate(**model, *tokenizer, prompt_tokens, params, [](std::string_view piece) {
     std::cout << piece << std::flush;
   });
-  std::cout << "\n";
+  std::cout << std::endl;  // flushed before the stats line on stderr
   if (!result) return fail(result.error(), "shorten the prompt or lower --max-tokens");
 
   const rt::GenerateStats& s = result->stats;
