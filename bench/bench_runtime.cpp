@@ -106,14 +106,16 @@ double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path = rt::default_model_path(), shape_name, device = "cpu";
+  std::string model_path = rt::default_model_path(), shape_name, device = "cpu", dtype;
   std::vector<int64_t> lengths = {512, 2048, 8192};
   int decode_steps = 64, threads = 0, reps = 2;
   CLI::App app{"Prefill and decode tokens/s of a model beside an at::matmul roofline from the same run."};
   app.add_option("--model", model_path, "GGUF model")->capture_default_str();
   app.add_option("--shape", shape_name, "instead of --model: random weights of this shape")
       ->check(CLI::IsMember({"llama3-8b", "llama3.2-1b"}));
-  app.add_option("--device", device, "cpu, cuda or cuda:N (weights in bf16 on CUDA)")->capture_default_str();
+  app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--lengths", lengths, "prompt lengths to prefill (comma-separated)")->delimiter(',')->capture_default_str();
   app.add_option("--decode", decode_steps, "decode steps after a 512-token prompt")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
 
   rt::ModelParams params;
   params.device = device;
+  params.dtype = dtype;
   std::unique_ptr<rt::Model> model;
   std::vector<int64_t> prompt;
   const int64_t longest = std::max<int64_t>(*std::max_element(lengths.begin(), lengths.end()), 512);

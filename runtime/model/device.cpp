@@ -27,4 +27,12 @@ Result<at::Device> parse_device(const std::string& name) {
   }
 }
 
+Result<at::ScalarType> parse_dtype(const std::string& name, const at::Device& device) {
+  if (name.empty()) return device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  if (name == "fp32") return at::kFloat;
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp16") return at::kHalf;
+  return Error{ErrorCode::kInvalidArgument, "dtype '" + name + "' is not fp32, bf16 or fp16"};
+}
+
 }  // namespace kvframe::runtime

@@ -1,4 +1,4 @@
-// Device selection shared by everything that places tensors.
+// Device and dtype selection shared by everything that places tensors.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -13,5 +13,8 @@ namespace kvframe::runtime {
 // or the machine has no such GPU (the message says how to get one);
 // kInvalidArgument for anything else.
 Result<at::Device> parse_device(const std::string& name);
+
+// "fp32", "bf16", "fp16"; empty: fp32 on CPU, bf16 on CUDA. kInvalidArgument otherwise.
+Result<at::ScalarType> parse_dtype(const std::string& name, const at::Device& device);
 
 }  // namespace kvframe::runtime

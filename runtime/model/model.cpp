@@ -105,7 +105,8 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelP
 Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelParams& params) {
   auto device = parse_device(params.device);
   if (!device) return device.error();
-  const at::ScalarType dtype = params.dtype.value_or(device->is_cuda() ? at::kBFloat16 : at::kFloat);
+  auto dtype = parse_dtype(params.dtype, *device);
+  if (!dtype) return dtype.error();
 
   auto config = read_model_config(file);
   if (!config) return config.error();
@@ -120,10 +121,10 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
   }
 
   c10::InferenceMode inference;  // no autograd bookkeeping
-  auto weights = load_weights(file, *config, *device, dtype, params.on_progress);
+  auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
   if (!weights) return weights.error();
   auto impl = std::make_unique<Impl>(
-      Impl{*config, std::move(weights).value(), Rope(config->rope), *device, dtype});
+      Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype});
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 
@@ -136,9 +137,10 @@ Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& con
       c.head_dim <= 0 || c.head_dim % 2 != 0 || c.n_ff <= 0 || c.n_vocab <= 0 || c.rope.head_dim != c.head_dim) {
     return Error{ErrorCode::kInvalidArgument, "inconsistent model shape for with_random_weights()"};
   }
-  const at::ScalarType dtype = params.dtype.value_or(device->is_cuda() ? at::kBFloat16 : at::kFloat);
+  auto dtype = parse_dtype(params.dtype, *device);
+  if (!dtype) return dtype.error();
   c10::InferenceMode inference;
-  auto impl = std::make_unique<Impl>(Impl{c, random_weights(c, *device, dtype, seed), Rope(c.rope), *device, dtype});
+  auto impl = std::make_unique<Impl>(Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype});
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 

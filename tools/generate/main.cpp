@@ -41,6 +41,7 @@ struct Options {
   int32_t top_k = 0;
   float top_p = 1.0f;
   std::string device = "cpu";
+  std::string dtype;
   int threads = 0;
 };
 
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--top-k", o.top_k, "sample from the k most likely tokens; 0: all")->check(CLI::NonNegativeNumber);
   app.add_option("--top-p", o.top_p, "nucleus sampling mass")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
 
   rt::ModelParams model_params;
   model_params.device = o.device;
+  model_params.dtype = o.dtype;
   model_params.on_progress = show_progress;
   auto model = rt::Model::load(*file, model_params);
   if (!model) return fail(model.error(), "check --model and --device");
@@ -132,9 +136,10 @@ int main(int argc, char** argv) {
 
   const rt::GenerateStats& s = result->stats;
   std::fprintf(stderr,
-               "[%s · %s · %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
+               "[%s · %s %s · %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
                "%.1f ms (%.1f tok/s) · stop: %s\n",
-               (*model)->config().name.c_str(), o.device.c_str(), rt::cpu_backend_description().c_str(),
+               (*model)->config().name.c_str(), o.device.c_str(), at::toString((*model)->dtype()),
+               rt::cpu_backend_description().c_str(),
                static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
                static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
                rt::stop_reason_name(result->stop));

@@ -6,8 +6,8 @@
 //               x += Wdown · (silu(Wgate·rms(x)) * Wup·rms(x))                     (SwiGLU)
 //   logits = Woutput · rms(x)          (Woutput = embed when the file ties them)
 //
-// Weights are dequantized once at load to the compute dtype (fp32 on CPU,
-// bf16 by default on CUDA); the same code runs on either device.
+// Weights are dequantized once at load to the compute dtype (fp32 by default
+// on CPU, bf16 by default on CUDA); the same code runs on either device.
 // The forward pass itself reads top to bottom in runtime/model/model.cpp.
 #pragma once
 
@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +52,10 @@ Result<ModelConfig> read_model_config(const GgufFile& file);
 
 struct ModelParams {
   std::string device = "cpu";        // "cpu", "cuda", "cuda:N"
-  std::optional<at::ScalarType> dtype;  // default: fp32 on CPU, bf16 on CUDA
+  // Compute dtype: "fp32", "bf16" or "fp16"; empty: fp32 on CPU, bf16 on CUDA.
+  // bf16 on a CPU with AMX / AVX-512-BF16 runs matmuls ~4x faster than fp32
+  // (oneDNN; measured here) at bf16 precision.
+  std::string dtype;
   // Called while weights load: (tensors done, tensors total).
   std::function<void(int64_t, int64_t)> on_progress;
 };
