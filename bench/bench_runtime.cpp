@@ -93,7 +93,7 @@ double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, 
   const at::Tensor ids = at::tensor(tokens, at::kLong);
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
-    rt::KvCache cache = model.new_cache(n);
+    rt::KvCache cache = *model.new_cache(n);
     auto t = Clock::now();
     at::Tensor logits;
     for (int64_t i = 0; i < n; i += 512) logits = *model.forward(ids.narrow(0, i, std::min<int64_t>(512, n - i)), cache);
@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   }
   {
     std::fprintf(stderr, "[bench] decode %d steps after 512 tokens\n", decode_steps);
-    rt::KvCache cache = model->new_cache(512 + decode_steps);
+    rt::KvCache cache = *model->new_cache(512 + decode_steps);
     sync(*model->forward(at::tensor(std::vector<int64_t>(prompt.begin(), prompt.begin() + 512)), cache));
     auto t = Clock::now();
     at::Tensor logits;

@@ -20,6 +20,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kDeviceUnavailable: return "device_unavailable";
     case ErrorCode::kContextFull: return "context_full";
     case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kBackend: return "backend";
   }
   return "unknown";
 }

@@ -31,7 +31,12 @@ Result<at::ScalarType> parse_dtype(const std::string& name, const at::Device& de
   if (name.empty()) return device.is_cuda() ? at::kBFloat16 : at::kFloat;
   if (name == "fp32") return at::kFloat;
   if (name == "bf16") return at::kBFloat16;
-  if (name == "fp16") return at::kHalf;
+  if (name == "fp16") {
+    if (!device.is_cuda()) {
+      return Error{ErrorCode::kInvalidArgument, "fp16 runs on CUDA only (libtorch's CPU matmuls lack it); use bf16 or fp32 on the CPU"};
+    }
+    return at::kHalf;
+  }
   return Error{ErrorCode::kInvalidArgument, "dtype '" + name + "' is not fp32, bf16 or fp16"};
 }
 

@@ -51,7 +51,9 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                                               " tokens but the context holds " + std::to_string(context)};
   }
 
-  KvCache cache = model.new_cache(context);
+  auto allocated = model.new_cache(context);
+  if (!allocated) return allocated.error();
+  KvCache& cache = *allocated;
   Sampler sampler(params.sampling);
   TextStream stream(tokenizer);
   Generation out;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "device.h"
@@ -67,6 +68,8 @@ struct Model::Impl {
     return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});
   }
 
+  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const;
+
   at::Tensor layer(const LayerWeights& w, at::Tensor x, KvCache& cache, int64_t l,
                    const Rope::Table& rope_table) const {
     const int64_t n = x.size(0), start = cache.length;
@@ -87,6 +90,17 @@ struct Model::Impl {
     return x + at::linear(at::silu(gate) * up, w.w_down);
   }
 };
+
+namespace {
+
+// libtorch reports failures (out of memory above all) by throwing; the public
+// API returns them.
+Error backend_error(const c10::Error& e, const std::string& doing) {
+  return {ErrorCode::kBackend, "libtorch failed while " + doing + ": " + e.what_without_backtrace() +
+                                   " — free memory, or use a smaller context, dtype or device"};
+}
+
+}  // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
@@ -116,16 +130,20 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
       return Error{ErrorCode::kShapeMismatch, "tensor 'rope_freqs.weight' must be F32 with head_dim / 2 = " +
                                                   std::to_string(config->head_dim / 2) + " values"};
     }
-    const auto* values = reinterpret_cast<const float*>(factors->data);
-    config->rope.freq_factors.assign(values, values + factors->n_elements());
+    config->rope.freq_factors.resize(static_cast<size_t>(factors->n_elements()));
+    std::memcpy(config->rope.freq_factors.data(), factors->data, factors->nbytes);  // data may be unaligned
   }
 
-  c10::InferenceMode inference;  // no autograd bookkeeping
-  auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
-  if (!weights) return weights.error();
-  auto impl = std::make_unique<Impl>(
-      Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype});
-  return std::unique_ptr<Model>(new Model(std::move(impl)));
+  try {
+    c10::InferenceMode inference;  // no autograd bookkeeping
+    auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
+    if (!weights) return weights.error();
+    auto impl = std::make_unique<Impl>(
+        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype});
+    return std::unique_ptr<Model>(new Model(std::move(impl)));
+  } catch (const c10::Error& e) {
+    return backend_error(e, "loading the weights");
+  }
 }
 
 Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& config, const ModelParams& params,
@@ -139,25 +157,42 @@ Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& con
   }
   auto dtype = parse_dtype(params.dtype, *device);
   if (!dtype) return dtype.error();
-  c10::InferenceMode inference;
-  auto impl = std::make_unique<Impl>(Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype});
-  return std::unique_ptr<Model>(new Model(std::move(impl)));
+  try {
+    c10::InferenceMode inference;
+    auto impl = std::make_unique<Impl>(Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype});
+    return std::unique_ptr<Model>(new Model(std::move(impl)));
+  } catch (const c10::Error& e) {
+    return backend_error(e, "making the weights");
+  }
 }
 
-KvCache Model::new_cache(int64_t capacity) const {
+Result<KvCache> Model::new_cache(int64_t capacity) const {
+  if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "a KV cache needs a capacity of at least 1 token"};
   const ModelConfig& c = impl_->config;
   KvCache cache;
   cache.capacity = capacity;
   const auto options = at::TensorOptions(impl_->dtype).device(impl_->device);
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    cache.k.push_back(at::empty({c.n_head_kv, capacity, c.head_dim}, options));
-    cache.v.push_back(at::empty({c.n_head_kv, capacity, c.head_dim}, options));
+  try {
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+      cache.k.push_back(at::empty({c.n_head_kv, capacity, c.head_dim}, options));
+      cache.v.push_back(at::empty({c.n_head_kv, capacity, c.head_dim}, options));
+    }
+  } catch (const c10::Error& e) {
+    return backend_error(e, "allocating a " + std::to_string(capacity) + "-token KV cache");
   }
   return cache;
 }
 
 Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const {
-  const Impl& m = *impl_;
+  try {
+    return impl_->forward(tokens, cache, all_logits);
+  } catch (const c10::Error& e) {
+    return backend_error(e, "running the model (the cache is unchanged)");
+  }
+}
+
+Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const {
+  const Impl& m = *this;
   const int64_t n = tokens.numel();
   if (n == 0) return Error{ErrorCode::kInvalidArgument, "forward() needs at least one token"};
   if (cache.length + n > cache.capacity) {

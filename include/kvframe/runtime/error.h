@@ -27,6 +27,7 @@ enum class ErrorCode {
   kDeviceUnavailable,   // --device cuda on a build or machine without CUDA
   kContextFull,         // a KV cache has no room for the tokens asked for
   kInvalidArgument,     // a caller-supplied parameter out of range
+  kBackend,             // libtorch failed (e.g. out of memory); the message carries its text
 };
 
 // Short stable name, e.g. "truncated"; used in logs and CLI output.

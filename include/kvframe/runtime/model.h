@@ -90,7 +90,8 @@ class Model {
   at::Device device() const;
   at::ScalarType dtype() const;
 
-  KvCache new_cache(int64_t capacity) const;
+  // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1.
+  Result<KvCache> new_cache(int64_t capacity) const;
 
   // Runs tokens [n] (int64, positions cache.length .. cache.length+n-1)
   // through the model, appending their keys and values to the cache, and

@@ -23,7 +23,7 @@ Tiny tiny() {
 }
 
 std::vector<TokenId> greedy_by_hand(const Model& model, const std::vector<TokenId>& prompt, int n) {
-  KvCache cache = model.new_cache(static_cast<int64_t>(prompt.size()) + n);
+  KvCache cache = *model.new_cache(static_cast<int64_t>(prompt.size()) + n);
   at::Tensor logits = *model.forward(at::tensor(std::vector<int64_t>(prompt.begin(), prompt.end())), cache);
   std::vector<TokenId> out;
   for (int i = 0; i < n; ++i) {

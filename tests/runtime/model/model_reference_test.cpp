@@ -50,7 +50,7 @@ TEST_F(DefaultModel, LogitsArgmaxAndGreedyContinuationMatchTransformers) {
   ASSERT_GE(prompts_.size(), 5u);
   for (const test::LogitsPrompt& p : prompts_) {
     const auto n = static_cast<int64_t>(p.tokens.size());
-    KvCache cache = model_->new_cache(n + static_cast<int64_t>(p.greedy.size()));
+    KvCache cache = *model_->new_cache(n + static_cast<int64_t>(p.greedy.size()));
     const at::Tensor ids = at::tensor(std::vector<int64_t>(p.tokens.begin(), p.tokens.end()));
     double worst = 0;
     int64_t argmax_checked = 0, near_ties = 0, near_ties_agreeing = 0;

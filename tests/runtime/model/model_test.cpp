@@ -40,7 +40,7 @@ constexpr double kLogitTolerance = 2e-4;
 void expect_matches_reference(const TinyModelSpec& spec) {
   const GgufFile file = tiny_file(spec);
   auto model = load(file);
-  KvCache cache = model->new_cache(64);
+  KvCache cache = *model->new_cache(64);
   auto logits = model->forward(ids(kPrompt), cache, /*all_logits=*/true);
   ASSERT_TRUE(logits.ok()) << logits.error().to_string();
   const auto reference = test::naive_logits(file, kPrompt);
@@ -83,9 +83,9 @@ TEST(ModelReference, MultiHeadAttentionWithF16WeightsMatchesNaiveDecoder) {
 TEST(ModelCache, TokenByTokenDecodeEqualsOnePrefill) {
   const GgufFile file = tiny_file({});
   auto model = load(file);
-  KvCache whole = model->new_cache(32);
+  KvCache whole = *model->new_cache(32);
   const at::Tensor all = *model->forward(ids(kPrompt), whole, true);
-  KvCache stepwise = model->new_cache(32);
+  KvCache stepwise = *model->new_cache(32);
   for (size_t t = 0; t < kPrompt.size(); ++t) {
     auto step = model->forward(ids({kPrompt[t]}), stepwise);
     ASSERT_TRUE(step.ok());
@@ -97,9 +97,9 @@ TEST(ModelCache, TokenByTokenDecodeEqualsOnePrefill) {
 TEST(ModelCache, ChunkedPrefillEqualsOnePrefillAndLastLogitsOnly) {
   const GgufFile file = tiny_file({});
   auto model = load(file);
-  KvCache whole = model->new_cache(32);
+  KvCache whole = *model->new_cache(32);
   const at::Tensor all = *model->forward(ids(kPrompt), whole, true);
-  KvCache chunked = model->new_cache(32);
+  KvCache chunked = *model->new_cache(32);
   const std::vector<int> first(kPrompt.begin(), kPrompt.begin() + 7), rest(kPrompt.begin() + 7, kPrompt.end());
   ASSERT_TRUE(model->forward(ids(first), chunked).ok());
   const at::Tensor last = *model->forward(ids(rest), chunked);
@@ -110,7 +110,7 @@ TEST(ModelCache, ChunkedPrefillEqualsOnePrefillAndLastLogitsOnly) {
 TEST(ModelErrors, ContextFullAndTokenOutOfRange) {
   const GgufFile file = tiny_file({});
   auto model = load(file);
-  KvCache cache = model->new_cache(4);
+  KvCache cache = *model->new_cache(4);
   auto too_long = model->forward(ids({1, 2, 3, 4, 5}), cache);
   ASSERT_FALSE(too_long.ok());
   EXPECT_EQ(too_long.error().code, ErrorCode::kContextFull);
@@ -186,12 +186,32 @@ TEST(ModelRandomWeights, RealShapeConfigRunsAndIsSeeded) {
   auto a = Model::with_random_weights(config, {}, 5);
   auto b = Model::with_random_weights(config, {}, 5);
   ASSERT_TRUE(a.ok() && b.ok());
-  KvCache ca = (*a)->new_cache(8), cb = (*b)->new_cache(8);
+  KvCache ca = *(*a)->new_cache(8), cb = *(*b)->new_cache(8);
   const at::Tensor la = *(*a)->forward(ids({1, 2, 3}), ca), lb = *(*b)->forward(ids({1, 2, 3}), cb);
   EXPECT_TRUE(at::equal(la, lb));
   EXPECT_TRUE(la.isfinite().all().item<bool>());
   config.n_head_kv = 3;  // does not divide 4 heads
   EXPECT_FALSE(Model::with_random_weights(config).ok());
+}
+
+TEST(ModelDtype, Bf16FollowsFp32WithinBf16PrecisionAndBadNamesAreErrors) {
+  const GgufFile file = tiny_file({});
+  auto fp32 = load(file);
+  ModelParams params;
+  params.dtype = "bf16";
+  auto bf16 = Model::load(file, params);
+  ASSERT_TRUE(bf16.ok()) << bf16.error().to_string();
+  EXPECT_EQ((*bf16)->dtype(), at::kBFloat16);
+  KvCache a = *fp32->new_cache(32), b = *(*bf16)->new_cache(32);
+  const at::Tensor la = *fp32->forward(ids(kPrompt), a, true), lb = *(*bf16)->forward(ids(kPrompt), b, true);
+  EXPECT_EQ(lb.scalar_type(), at::kFloat);  // logits are fp32 whatever the compute dtype
+  // bf16 keeps 8 significant bits: relative error ~0.4% per rounding, over 2 layers.
+  const double worst = (la - lb).abs().max().item<double>(), scale = la.abs().max().item<double>();
+  EXPECT_LT(worst, 0.05 * scale) << worst << " vs logits up to " << scale;
+  params.dtype = "int3";
+  auto bad = Model::load(file, params);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(ModelErrors, CudaOnACpuBuildIsDeviceUnavailable) {
