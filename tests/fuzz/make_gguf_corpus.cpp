@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "gguf_samples.h"
 #include "gguf_writer.h"
 
 namespace {
 
 using kvframe::runtime::ggml_type_size;
 using kvframe::runtime::GgmlType;
-using kvframe::test::GgufValueType;
+using kvframe::test::every_type_sample;
 using kvframe::test::GgufWriter;
 using Bytes = std::vector<uint8_t>;
 
@@ -53,28 +54,6 @@ GgufWriter tiny_model(uint32_t version = 3, uint64_t alignment = 32) {
   return w;
 }
 
-GgufWriter every_metadata_type() {
-  GgufWriter w(2);
-  w.add_u8("u8", 1);
-  w.add_i8("i8", -1);
-  w.add_u16("u16", 2);
-  w.add_i16("i16", -2);
-  w.add_u32("u32", 3);
-  w.add_i32("i32", -3);
-  w.add_u64("u64", 4);
-  w.add_i64("i64", -4);
-  w.add_f32("f32", 0.5f);
-  w.add_f64("f64", 0.25);
-  w.add_bool("bool", true);
-  w.add_string("string", "text");
-  w.add_int_array("u16s", GgufValueType::kU16, {1, 2});
-  w.add_int_array("u64s", GgufValueType::kU64, {3});
-  w.add_float_array("f64s", GgufValueType::kF64, {1.0});
-  w.add_bool_array("bools", {true, false});
-  w.add_string_array("strings", {"x", ""});
-  return w;
-}
-
 void patch_u64(Bytes& bytes, std::size_t at, uint64_t v) { std::memcpy(bytes.data() + at, &v, 8); }
 
 bool save(const std::string& dir, const std::string& name, const Bytes& bytes) {
@@ -102,7 +81,7 @@ int main(int argc, char** argv) {
   seeds.emplace_back("valid_tiny_model", model);
   seeds.emplace_back("valid_tiny_model_v2_align64", tiny_model(2, 64).bytes());
   seeds.emplace_back("valid_tiny_model_align1", tiny_model(3, 1).bytes());
-  seeds.emplace_back("valid_every_metadata_type", every_metadata_type().bytes());
+  seeds.emplace_back("valid_every_metadata_type", every_type_sample(2).bytes());
   {
     GgufWriter w;
     w.add_tensor("q5_0", {32}, GgmlType::kQ5_0, Bytes(22, 0x10));
