@@ -103,11 +103,44 @@ double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, 
   return best;
 }
 
+// Draws prefill tokens/s and the share of the roofline against prompt length
+// with gnuplot (scripts/setup.sh installs gnuplot-nox): plotting by hand is
+// not this project's business. Returns false when gnuplot is missing or fails.
+bool write_plot(const std::string& path, const std::string& title, const std::vector<int64_t>& tokens,
+                const std::vector<double>& tokens_per_second, const std::vector<double>& of_roofline) {
+  std::FILE* gnuplot = popen("gnuplot 2>/dev/null", "w");
+  if (!gnuplot) return false;
+  std::fprintf(gnuplot, "$data << EOD\n");
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::fprintf(gnuplot, "%lld %.1f %.1f\n", static_cast<long long>(tokens[i]), tokens_per_second[i], of_roofline[i]);
+  }
+  std::fprintf(gnuplot,
+               "EOD\n"
+               "set terminal pngcairo size 900,540 font ',11'\n"
+               "set output '%s'\n"
+               "set title '%s' noenhanced\n"
+               "set logscale x 2\n"
+               "set xlabel 'prompt tokens'\n"
+               "set ylabel 'prefill tokens/s'\n"
+               "set y2label '%% of at::matmul roofline'\n"
+               "set yrange [0:*]\n"
+               "set y2range [0:100]\n"
+               "set ytics nomirror\n"
+               "set y2tics\n"
+               "set grid\n"
+               "set key top right\n"
+               "plot $data using 1:2 with linespoints lw 2 pt 7 title 'prefill tokens/s', "
+               "$data using 1:3 axes x1y2 with linespoints lw 2 pt 5 dt 2 title '%% of roofline'\n",
+               path.c_str(), title.c_str());
+  return pclose(gnuplot) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string model_path = rt::default_model_path(), shape_name, device = "cpu", dtype;
   std::vector<int64_t> lengths = {512, 2048, 8192};
+  std::string plot = "bench_runtime.png";
   int decode_steps = 64, threads = 0, reps = 2;
   CLI::App app{"Prefill and decode tokens/s of a model beside an at::matmul roofline from the same run."};
   app.add_option("--model", model_path, "GGUF model")->capture_default_str();
@@ -120,6 +153,7 @@ int main(int argc, char** argv) {
   app.add_option("--decode", decode_steps, "decode steps after a 512-token prompt")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
+  app.add_option("--plot", plot, "write a PNG plot of prefill speed here (empty: none)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -204,5 +238,23 @@ int main(int argc, char** argv) {
                 r.seconds, static_cast<double>(r.tokens) / r.seconds, gflops, 100.0 * gflops / roof);
   }
   std::printf("%-10s %8s %10s %10s %10.1f %12s\n", "roofline", "", "", "", roof, "at::matmul");
+
+  if (!plot.empty()) {
+    std::vector<int64_t> tokens;
+    std::vector<double> tokens_per_second, of_roofline;
+    for (const Row& r : rows) {
+      if (r.phase != "prefill") continue;
+      tokens.push_back(r.tokens);
+      tokens_per_second.push_back(static_cast<double>(r.tokens) / r.seconds);
+      of_roofline.push_back(100.0 * r.flops / r.seconds / 1e9 / roof);
+    }
+    const std::string title = c.name + " · " + device + " " + at::toString(model->dtype()) + " · roofline " +
+                              std::to_string(static_cast<int>(roof)) + " GFLOP/s";
+    if (write_plot(plot, title, tokens, tokens_per_second, of_roofline)) {
+      std::fprintf(stderr, "[bench] plot: %s\n", plot.c_str());
+    } else {
+      std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");
+    }
+  }
   return 0;
 }

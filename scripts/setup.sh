@@ -20,8 +20,8 @@ PACKAGES=(
   python3 python3-venv unzip
   # command-line tools
   libcli11-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (gnuplot draws the benchmarks' PNG plots)
+  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
 )
 
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
