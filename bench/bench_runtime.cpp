@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;  // --help is success; CLI11's own codes are not ours
   }
-  rt::tune_cpu_process(argc, argv, threads);
+  rt::tune_cpu_process(argv, threads);
 
   rt::ModelParams params;
   params.device = device;

@@ -42,7 +42,7 @@ std::string better_core(const std::string& current) {
 
 }  // namespace
 
-void tune_cpu_process(int /*argc*/, char** argv, int threads) {
+void tune_cpu_process(char** argv, int threads) {
   const std::string core = openblas_core();
   if (!core.empty() && !std::getenv(kReexecGuard) && !std::getenv("OPENBLAS_CORETYPE")) {
     const std::string better = better_core(core);

@@ -60,8 +60,8 @@ struct Model::Impl {
     if (n > 1) {
       const auto on_device = at::TensorOptions(at::kLong).device(device);
       at::Tensor rows = at::arange(0, n, on_device);
-      at::Tensor future = (rows.unsqueeze(0) > rows.unsqueeze(1)).repeat({G, 1});  // [G n, n]
-      scores.narrow(2, L - n, n).masked_fill_(future, -INFINITY);
+      at::Tensor future = rows.unsqueeze(0) > rows.unsqueeze(1);  // [n, n], broadcast over KH and G
+      scores.view({KH, G, n, L}).narrow(3, L - n, n).masked_fill_(future, -INFINITY);
     }
     at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(dtype);  // softmax in fp32 whatever the dtype
     at::Tensor out = at::matmul(probs, values);  // [KH, G n, d]

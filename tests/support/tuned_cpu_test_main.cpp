@@ -5,7 +5,7 @@
 #include "kvframe/runtime/cpu_process.h"
 
 int main(int argc, char** argv) {
-  kvframe::runtime::tune_cpu_process(argc, argv);
+  kvframe::runtime::tune_cpu_process(argv);
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     text << in.rdbuf();
     o.prompt = text.str();
   }
-  rt::tune_cpu_process(argc, argv, o.threads);
+  rt::tune_cpu_process(argv, o.threads);
 
   auto file = rt::GgufFile::open(o.model);
   if (!file) return fail(file.error(), "check --model; the default model comes from scripts/fetch-model.sh");

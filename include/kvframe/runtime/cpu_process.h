@@ -25,7 +25,7 @@
 namespace kvframe::runtime {
 
 // May not return: re-executes the program (same arguments) as described above.
-void tune_cpu_process(int argc, char** argv, int threads = 0);
+void tune_cpu_process(char** argv, int threads = 0);
 
 // "OpenBLAS SkylakeX kernels, 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
 std::string cpu_backend_description();

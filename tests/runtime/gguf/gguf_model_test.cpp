@@ -2,12 +2,11 @@
 // gguf-py sees. Skipped when the model has not been fetched.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <map>
 #include <string>
 
 #include "dequant_fixture.h"
-#include "kvframe/runtime/default_model.h"
+#include "default_model.h"
 #include "kvframe/runtime/gguf.h"
 
 namespace kvframe::runtime {
@@ -16,10 +15,7 @@ namespace {
 class GgufDefaultModel : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string path = default_model_path();
-    if (!std::filesystem::exists(path)) {
-      GTEST_SKIP() << path << " is absent; run scripts/fetch-model.sh to fetch it";
-    }
+    KVFRAME_REQUIRE_DEFAULT_MODEL(path);
     Result<GgufFile> opened = GgufFile::open(path);
     ASSERT_TRUE(opened.ok()) << opened.error().to_string();
     file_ = std::make_unique<GgufFile>(std::move(opened).value());

@@ -7,9 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <filesystem>
 
-#include "kvframe/runtime/default_model.h"
+#include "default_model.h"
 #include "kvframe/runtime/generate.h"
 #include "logits_fixture.h"
 
@@ -25,39 +24,23 @@ namespace {
 constexpr double kMaxLogitError = 5e-4;
 constexpr double kTieMargin = 2 * kMaxLogitError;
 
-class DefaultModel : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    const std::string path = default_model_path();
-    if (!std::filesystem::exists(path)) return;
-    auto loaded = Model::load(path);
-    ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
-    model_ = std::move(loaded).value().release();
-    prompts_ = test::read_logits_fixture(std::string(KVFRAME_SOURCE_DIR) +
-                                         "/tests/runtime/model/fixtures/smollm2_logits.bin");
-  }
-  static void TearDownTestSuite() { delete model_; }
-  void SetUp() override {
-    if (!model_) GTEST_SKIP() << "no default model at " << default_model_path() << ": run scripts/fetch-model.sh";
-  }
-  static Model* model_;
-  static std::vector<test::LogitsPrompt> prompts_;
-};
-Model* DefaultModel::model_ = nullptr;
-std::vector<test::LogitsPrompt> DefaultModel::prompts_;
-
-TEST_F(DefaultModel, LogitsArgmaxAndGreedyContinuationMatchTransformers) {
-  ASSERT_GE(prompts_.size(), 5u);
-  for (const test::LogitsPrompt& p : prompts_) {
+TEST(DefaultModel, LogitsArgmaxAndGreedyContinuationMatchTransformers) {
+  KVFRAME_REQUIRE_DEFAULT_MODEL(path);
+  auto model = Model::load(path);
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  const std::vector<test::LogitsPrompt> prompts = test::read_logits_fixture(
+      std::string(KVFRAME_SOURCE_DIR) + "/tests/runtime/model/fixtures/smollm2_logits.bin");
+  ASSERT_GE(prompts.size(), 5u);
+  for (const test::LogitsPrompt& p : prompts) {
     const auto n = static_cast<int64_t>(p.tokens.size());
-    KvCache cache = *model_->new_cache(n + static_cast<int64_t>(p.greedy.size()));
+    KvCache cache = *(*model)->new_cache(n + static_cast<int64_t>(p.greedy.size()));
     const at::Tensor ids = at::tensor(std::vector<int64_t>(p.tokens.begin(), p.tokens.end()));
     double worst = 0;
     int64_t argmax_checked = 0, near_ties = 0, near_ties_agreeing = 0;
     at::Tensor last;
     for (int64_t start = 0; start < n; start += 512) {  // 512-token chunks, as generate() runs
       const int64_t rows = std::min<int64_t>(512, n - start);
-      auto logits = model_->forward(ids.narrow(0, start, rows), cache, /*all_logits=*/true);
+      auto logits = (*model)->forward(ids.narrow(0, start, rows), cache, /*all_logits=*/true);
       ASSERT_TRUE(logits.ok()) << logits.error().to_string();
       const at::Tensor argmax = logits->argmax(1);
       for (int64_t r = 0; r < rows; ++r) {
@@ -91,7 +74,7 @@ TEST_F(DefaultModel, LogitsArgmaxAndGreedyContinuationMatchTransformers) {
     at::Tensor logits = last;
     for (size_t i = 0; i < p.greedy.size(); ++i) {
       greedy.push_back(static_cast<int32_t>(logits.argmax().item<int64_t>()));
-      logits = *model_->forward(at::tensor({static_cast<int64_t>(greedy.back())}), cache);
+      logits = *(*model)->forward(at::tensor({static_cast<int64_t>(greedy.back())}), cache);
     }
     EXPECT_EQ(greedy, p.greedy) << p.name;
   }
