@@ -37,6 +37,20 @@ std::vector<TokenId> default_stop_tokens(const Tokenizer& tokenizer, const std::
   return stops;
 }
 
+Result<at::Tensor> prefill(const Model& model, const std::vector<TokenId>& tokens, KvCache& cache, int64_t chunk) {
+  if (tokens.empty()) return Error{ErrorCode::kInvalidArgument, "prefill() needs at least one token"};
+  if (chunk < 1) return Error{ErrorCode::kInvalidArgument, "the prefill chunk must be at least 1 token"};
+  const auto n = static_cast<int64_t>(tokens.size());
+  at::Tensor all = at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
+  at::Tensor logits;
+  for (int64_t i = 0; i < n; i += chunk) {
+    auto part = model.forward(all.narrow(0, i, std::min(chunk, n - i)), cache);
+    if (!part) return part.error();
+    logits = std::move(part).value();
+  }
+  return logits;
+}
+
 Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const std::vector<TokenId>& prompt, const GenerateParams& params,
                             const std::function<void(std::string_view)>& on_text) {
@@ -55,26 +69,29 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
   if (!allocated) return allocated.error();
   KvCache& cache = *allocated;
   Sampler sampler(params.sampling);
+  const auto start = std::chrono::steady_clock::now();
+  auto logits = prefill(model, prompt, cache, params.prefill_chunk);
+  if (!logits) return logits.error();
+  const TokenId first = sampler.sample(*logits);
+  const double prefill_seconds = seconds_since(start);
+  auto out = decode_from(model, tokenizer, cache, first, sampler, params, on_text);
+  if (!out) return out.error();
+  out->stats.prompt_tokens = n_prompt;
+  out->stats.prefill_seconds = prefill_seconds;
+  return out;
+}
+
+Result<Generation> decode_from(const Model& model, const Tokenizer& tokenizer, KvCache& cache, TokenId first,
+                               Sampler& sampler, const GenerateParams& params,
+                               const std::function<void(std::string_view)>& on_text) {
+  const auto start = std::chrono::steady_clock::now();
   TextStream stream(tokenizer);
   Generation out;
-  out.stats.prompt_tokens = n_prompt;
-
-  auto start = std::chrono::steady_clock::now();
-  at::Tensor all = at::tensor(std::vector<int64_t>(prompt.begin(), prompt.end()), at::kLong);
-  at::Tensor logits;
-  for (int64_t i = 0; i < n_prompt; i += params.prefill_chunk) {
-    auto chunk = model.forward(all.narrow(0, i, std::min(params.prefill_chunk, n_prompt - i)), cache);
-    if (!chunk) return chunk.error();
-    logits = std::move(chunk).value();
-  }
-  TokenId next = sampler.sample(logits);
-  out.stats.prefill_seconds = seconds_since(start);
-
-  start = std::chrono::steady_clock::now();
   auto emit = [&](std::string text) {
     out.text += text;
     if (on_text && !text.empty()) on_text(text);
   };
+  TokenId next = first;
   while (true) {
     if (std::find(params.stop_tokens.begin(), params.stop_tokens.end(), next) != params.stop_tokens.end()) {
       out.stop = StopReason::kStopToken;

@@ -63,10 +63,29 @@ struct ModelParams {
 // Keys and values of every layer for one sequence, preallocated to capacity.
 // Layout per layer: [n_head_kv, capacity, head_dim]; keys are stored rotated
 // (RoPE applied at their positions, see rope.h).
+//
+// A plain cache holds tokens 0 .. length-1 at entries 0 .. length-1. A cache
+// assembled out of blocks (kv_diff) may leave slack entries between them and
+// place blocks in any entry order: `padding` masks the entries no token may
+// attend to, and `next_position` is the position the next appended token
+// takes (the entry it is written to is always `length`).
 struct KvCache {
   std::vector<at::Tensor> k, v;
-  int64_t length = 0;    // tokens stored
+  int64_t length = 0;    // entries in use: 0 .. length-1
   int64_t capacity = 0;
+  int64_t next_position = 0;
+  // Undefined (no padding) or bool [capacity] on the cache's device: true
+  // marks an entry attention skips.
+  at::Tensor padding;
+};
+
+// One block's keys and values as block attention stores them: encoded on its
+// own, keys kept BEFORE RoPE so that placing the block at any position is one
+// rotation (TurboRAG's "reordered positions"; see rope.h and kv_diff/).
+// k, v: [n_layer, n_head_kv, n_tokens, head_dim], compute dtype, model device.
+struct BlockKv {
+  at::Tensor k, v;
+  int64_t tokens() const { return k.defined() ? k.size(2) : 0; }
 };
 
 class Model {
@@ -93,13 +112,25 @@ class Model {
   // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1.
   Result<KvCache> new_cache(int64_t capacity) const;
 
-  // Runs tokens [n] (int64, positions cache.length .. cache.length+n-1)
-  // through the model, appending their keys and values to the cache, and
-  // returns fp32 logits: [n, n_vocab] when all_logits, else [1, n_vocab] for
-  // the last token only (the head is then computed for that token alone).
-  // kContextFull when the cache has no room; kInvalidArgument for token ids
-  // outside the vocabulary.
+  // Runs tokens [n] (int64) through the model: they take positions
+  // cache.next_position .. +n-1, are written to entries cache.length .. +n-1,
+  // and see every entry before them that `padding` does not mask (their own
+  // entries' padding flags are cleared). Returns fp32 logits: [n, n_vocab]
+  // when all_logits, else [1, n_vocab] for the last token only (the head is
+  // then computed for that token alone). kContextFull when the cache has no
+  // room; kInvalidArgument for token ids outside the vocabulary or a padding
+  // tensor that is not bool [capacity] on the cache's device.
   Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false) const;
+
+  // Block attention's encoder: runs independent token blocks through the
+  // model in one batched pass. Block b's tokens take positions
+  // context.next_position + 0 .. n_b - 1 and attend to every visible entry of
+  // `context` (the shared system prompt; nullptr: nothing) and causally to
+  // their own block — never to another block. Returns each block's keys
+  // (un-rotated) and values, in input order. kInvalidArgument for an empty
+  // block or ids outside the vocabulary.
+  Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
+                                             const KvCache* context = nullptr) const;
 
  private:
   struct Impl;
