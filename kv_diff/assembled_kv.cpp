@@ -1,0 +1,203 @@
+#include "kvframe/kv_diff/assembled_kv.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "placement.h"
+#include "slot_plan.h"
+
+namespace kvframe::kv_diff {
+
+using runtime::Error;
+using runtime::ErrorCode;
+
+const char* layout_name(Layout layout) { return layout == Layout::kSlack ? "slack" : "compact"; }
+
+std::optional<Layout> parse_layout(std::string_view name) {
+  if (name == "slack") return Layout::kSlack;
+  if (name == "compact") return Layout::kCompact;
+  return std::nullopt;
+}
+
+runtime::Result<AssembledKv> AssembledKv::create(const runtime::Model& model, int64_t capacity, Layout layout) {
+  if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "an assembled KV buffer needs a capacity of at least 1"};
+  const runtime::ModelConfig& c = model.config();
+  try {
+    // Zeros, not empty: masked entries still enter attention's probs·V
+    // product (with weight 0), and uninitialized memory may hold NaNs.
+    const auto options = at::TensorOptions(model.dtype()).device(model.device());
+    at::Tensor k = at::zeros({c.n_layer, c.n_head_kv, capacity, c.head_dim}, options);
+    at::Tensor v = at::zeros({c.n_layer, c.n_head_kv, capacity, c.head_dim}, options);
+    return AssembledKv(std::move(k), std::move(v), model.rope(), layout);
+  } catch (const c10::Error& e) {
+    return Error{ErrorCode::kBackend, "libtorch failed while allocating a " + std::to_string(capacity) +
+                                          "-entry assembled KV buffer: " + e.what_without_backtrace() +
+                                          " — free memory, or use a smaller capacity"};
+  }
+}
+
+AssembledKv::AssembledKv(at::Tensor k, at::Tensor v, runtime::Rope rope, Layout layout)
+    : k_(std::move(k)), v_(std::move(v)), rope_(std::move(rope)), layout_(layout) {
+  for (int64_t l = 0; l < k_.size(0); ++l) {
+    cache_.k.push_back(k_[l]);
+    cache_.v.push_back(v_[l]);
+  }
+  cache_.capacity = k_.size(2);
+  cache_.padding = at::zeros({cache_.capacity}, at::TensorOptions(at::kBool).device(k_.device()));
+}
+
+void AssembledKv::reset() {
+  cache_.length = 0;
+  cache_.next_position = 0;
+  seal_prefix();
+}
+
+void AssembledKv::seal_prefix() {
+  prefix_length_ = cache_.length;
+  prefix_position_ = cache_.next_position;
+  high_water_ = prefix_length_;
+  blocks_.clear();
+  free_.clear();
+  set_padding();
+}
+
+int64_t AssembledKv::tokens() const {
+  int64_t n = 0;
+  for (const Slotted& b : blocks_) n += b.kv->kv.tokens();
+  return n;
+}
+
+void AssembledKv::truncate_to_assembly() {
+  cache_.length = high_water_;
+  cache_.next_position = prefix_position_ + tokens();
+}
+
+std::vector<SlotInfo> AssembledKv::slots() const {
+  std::vector<SlotInfo> out;
+  for (const Slotted& b : blocks_) out.push_back({b.id, b.slot.offset, b.slot.size, b.position, b.kv->kv.tokens()});
+  return out;
+}
+
+void AssembledKv::set_padding() {
+  // Built in plain host memory (one byte per entry: hundreds of blocks would
+  // be hundreds of tensor ops) and copied over in one go.
+  std::vector<uint8_t> mask(static_cast<size_t>(cache_.capacity), 0);
+  std::fill(mask.begin() + prefix_length_, mask.begin() + high_water_, 1);
+  for (const Slotted& b : blocks_) {
+    std::fill_n(mask.begin() + b.slot.offset, b.kv->kv.tokens(), 0);
+  }
+  cache_.padding.copy_(at::from_blob(mask.data(), {cache_.capacity}, at::kBool));
+}
+
+runtime::Status AssembledKv::check_blocks(const std::vector<PlacedBlock>& blocks) const {
+  std::unordered_set<uint64_t> ids;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const std::string which = "block " + std::to_string(i) + " (id " + std::to_string(blocks[i].id) + ")";
+    if (!ids.insert(blocks[i].id).second) {
+      return Error{ErrorCode::kInvalidArgument, which + " repeats an id: a frame's block ids must be distinct"};
+    }
+    const BlockRef& b = blocks[i].kv;
+    const bool shaped = b && b->kv.k.defined() && b->kv.v.defined() && b->kv.k.dim() == 4 &&
+                        b->kv.k.sizes() == b->kv.v.sizes() && b->kv.k.size(0) == k_.size(0) &&
+                        b->kv.k.size(1) == k_.size(1) && b->kv.k.size(3) == k_.size(3) && b->kv.tokens() > 0;
+    if (!shaped) {
+      return Error{ErrorCode::kInvalidArgument,
+                   which + " is missing, empty, or not shaped [n_layer, n_head_kv, n, head_dim] = [" +
+                       std::to_string(k_.size(0)) + ", " + std::to_string(k_.size(1)) + ", n, " +
+                       std::to_string(k_.size(3)) + "] as this buffer's model"};
+    }
+  }
+  return std::nullopt;
+}
+
+runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlock>& blocks) {
+  const auto start = std::chrono::steady_clock::now();
+  if (auto error = check_blocks(blocks)) return *error;
+  std::vector<int64_t> lengths;
+  int64_t total = 0;
+  for (const PlacedBlock& b : blocks) {
+    lengths.push_back(b.kv->kv.tokens());
+    total += lengths.back();
+  }
+  if (prefix_length_ + total > cache_.capacity) {
+    return Error{ErrorCode::kContextFull,
+                 "the assembled KV buffer holds " + std::to_string(cache_.capacity) + " entries; the prefix takes " +
+                     std::to_string(prefix_length_) + " and this frame's " + std::to_string(blocks.size()) +
+                     " blocks " + std::to_string(total) +
+                     " — create it with a larger capacity (prefix + blocks + query + reply, and ~25% slack for "
+                     "the slack layout) or send fewer blocks"};
+  }
+
+  std::unordered_map<uint64_t, const Slotted*> before;
+  for (const Slotted& b : blocks_) before.emplace(b.id, &b);
+  SlotPlan plan;
+  if (layout_ == Layout::kCompact) {
+    plan = pack_slots(lengths, prefix_length_, cache_.capacity, false);
+  } else {
+    std::vector<std::optional<EntryRange>> previous;
+    std::unordered_set<uint64_t> staying;
+    for (const PlacedBlock& b : blocks) {
+      auto it = before.find(b.id);
+      previous.push_back(it == before.end() ? std::nullopt : std::optional<EntryRange>(it->second->slot));
+      staying.insert(b.id);
+    }
+    std::vector<EntryRange> free = free_;
+    for (const Slotted& b : blocks_) {
+      if (!staying.count(b.id)) free.push_back(b.slot);
+    }
+    plan = plan_slack(lengths, previous, std::move(free), prefix_length_, high_water_, cache_.capacity);
+  }
+
+  // What each block needs, from where it was last frame. Every write reads
+  // the stored base, never the buffer, so the order of writes is free.
+  AssembleStats stats;
+  stats.blocks = static_cast<int64_t>(blocks.size());
+  stats.compacted = plan.compacted;
+  const int64_t token_bytes = k_.size(0) * k_.size(1) * k_.size(3) * static_cast<int64_t>(k_.element_size());
+  std::vector<Placement> placements;
+  std::vector<Slotted> placed;
+  int64_t position = prefix_position_;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const PlacedBlock& b = blocks[i];
+    const EntryRange slot = plan.slots[i];
+    const int64_t n = lengths[i];
+    auto it = before.find(b.id);
+    const bool same_entries = it != before.end() && it->second->slot.offset == slot.offset && it->second->kv->key == b.kv->key;
+    if (same_entries && it->second->position == position) {
+      ++stats.blocks_kept;
+    } else if (same_entries) {
+      placements.push_back({&b.kv->kv, slot.offset, position, false});
+      ++stats.blocks_rotated;
+      stats.tokens_rotated += n;
+      stats.bytes_written += n * token_bytes;
+    } else {
+      placements.push_back({&b.kv->kv, slot.offset, position, true});
+      ++stats.blocks_written;
+      stats.tokens_written += n;
+      stats.bytes_written += 2 * n * token_bytes;
+    }
+    placed.push_back({b.id, b.kv, slot, position});
+    position += n;
+  }
+
+  try {
+    apply_placements(placements, {k_, v_, &rope_});
+  } catch (const std::exception& e) {  // c10::Error, or a CUDA launch failure
+    cache_.length = prefix_length_;
+    cache_.next_position = prefix_position_;
+    seal_prefix();  // the buffer's blocks are now unknown: forget them all
+    return Error{ErrorCode::kBackend, std::string("placing blocks in the assembled KV buffer failed: ") + e.what()};
+  }
+  blocks_ = std::move(placed);
+  free_ = std::move(plan.free);
+  high_water_ = plan.end;
+  truncate_to_assembly();
+  set_padding();
+  stats.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+}  // namespace kvframe::kv_diff
