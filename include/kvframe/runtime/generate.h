@@ -50,10 +50,25 @@ struct Generation {
 // of the chat template ("<|im_end|>", "<|eot_id|>").
 std::vector<TokenId> default_stop_tokens(const Tokenizer& tokenizer, const std::string& end_of_turn);
 
+// Runs `tokens` through the model into `cache`, `chunk` tokens per forward
+// pass (bounds activation memory on long prompts); returns the last token's
+// fp32 logits [1, n_vocab].
+Result<at::Tensor> prefill(const Model& model, const std::vector<TokenId>& tokens, KvCache& cache,
+                           int64_t chunk = 512);
+
 // on_text receives the text as it becomes complete (never half a UTF-8
 // character); it may be empty.
 Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const std::vector<TokenId>& prompt, const GenerateParams& params,
                             const std::function<void(std::string_view)>& on_text = {});
+
+// The decoding half of generate(), for callers that prefill the cache their
+// own way (the block-attention session): `first` was sampled with `sampler`
+// from the prompt's last logits; each kept token is run through the model
+// and the next one sampled, until a stop token, params.max_tokens or a full
+// cache. Fills tokens, text, stop, decode_steps and decode_seconds.
+Result<Generation> decode_from(const Model& model, const Tokenizer& tokenizer, KvCache& cache, TokenId first,
+                               Sampler& sampler, const GenerateParams& params,
+                               const std::function<void(std::string_view)>& on_text = {});
 
 }  // namespace kvframe::runtime

@@ -1,0 +1,176 @@
+// The block-attention engine: one Engine (model, tokenizer, shared block KV
+// store) serves many Sessions, one per game. Per frame a session is given the
+// whole gamecore JSON (or a patch); per query it brings its KV up to date with
+// the latest frame and answers a task.
+//
+// What the model reads, in every mode — the same token ids, each part
+// tokenized on its own (the prompt is never re-tokenized as one string):
+//
+//   prefix   the chat template's system turn and the opening of the user turn
+//   blocks   one per json_blocker block, in document order: "<id>: <json>\n"
+//   final    the task's instruction, the end of the user turn and the
+//            assistant header; generation continues from there
+//
+// Attention modes (SessionParams::mode):
+//   full    the whole prompt causal, prefilled from scratch every query (the baseline)
+//   prefix  reuse the longest unchanged token prefix of the previous query's
+//           prompt, as llama.cpp's prompt cache does (what games use today)
+//   block   the seeds' block attention: each block encoded on its own after the
+//           prefix (kv_diff caches its KV by content), placed at contiguous
+//           positions by one RoPE rotation; the final block and decoding
+//           attend to everything. Only new or changed blocks are encoded.
+//
+// An Engine and its sessions are driven by one thread (the server's engine
+// thread); the BlockStore inside is thread-safe on its own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvframe/json_blocker/diff.h"
+#include "kvframe/json_blocker/patch.h"
+#include "kvframe/json_blocker/rules.h"
+#include "kvframe/kv_diff/assembled_kv.h"
+#include "kvframe/kv_diff/block_store.h"
+#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime/generate.h"
+#include "kvframe/runtime/model.h"
+#include "kvframe/runtime/tokenizer.h"
+
+namespace kvframe::runtime {
+
+enum class AttentionMode { kFull, kPrefix, kBlock };
+const char* attention_mode_name(AttentionMode mode);  // "full", "prefix", "block"
+Result<AttentionMode> parse_attention_mode(std::string_view name);
+
+struct EngineParams {
+  // Budget of the block KV store shared by all sessions (bytes). Blocks of
+  // every live session's current frame stay in memory regardless; the budget
+  // bounds what is kept for reuse beyond that (see kv_diff/README.md).
+  int64_t cache_bytes = int64_t{2} << 30;
+};
+
+class Engine {
+ public:
+  // Loads the GGUF model, its tokenizer and chat template (a model without a
+  // recognised template gets kUnknownTemplate; see create() for raw prompts).
+  static Result<std::unique_ptr<Engine>> load(const std::string& model_path, const ModelParams& model_params = {},
+                                              const EngineParams& params = {});
+  // From parts. Without a chat template the prefix is the system prompt as
+  // given and the final block the instruction as given (raw completion).
+  static Result<std::unique_ptr<Engine>> create(std::unique_ptr<Model> model, Tokenizer tokenizer,
+                                                std::optional<ChatTemplate> chat_template,
+                                                const EngineParams& params = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Model& model() const;
+  const Tokenizer& tokenizer() const;
+  const std::optional<ChatTemplate>& chat_template() const;
+  kv_diff::BlockStore& store();
+  // Identifies model weights + shape for block keys: sessions of different
+  // engines never share a store entry by accident.
+  uint64_t fingerprint() const;
+
+ private:
+  struct Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct SessionParams {
+  AttentionMode mode = AttentionMode::kBlock;
+  std::string system_prompt;  // empty: the chat template's default, if any
+  json_blocker::Rules rules;
+  // Tokens the session's KV holds: prefix + blocks + final block + answer.
+  int64_t context = 16384;
+  // block mode: where changed blocks go in the assembled buffer (kv_diff).
+  kv_diff::Layout layout = kv_diff::Layout::kSlack;
+  // block mode: what each block is encoded after. false (the default): each
+  // block alone, from position 0, as in the seeds — its KV then depends on
+  // its tokens only and is shared by sessions with any system prompt. true:
+  // after the prefix (the system prompt, its KV computed once per session).
+  // Measured in docs/block_attention.md: blocks alone stayed closer to full
+  // attention's first-token distribution (KL) on the default model.
+  bool blocks_after_prefix = false;
+};
+
+struct Task {
+  std::string instruction;  // the final block's text: what to do now
+  GenerateParams generate;  // max_tokens, sampling, stop tokens (empty: the model's defaults)
+  // Streamed text as it is decoded (never half a UTF-8 character).
+  std::function<void(std::string_view)> on_text;
+};
+
+// Milliseconds per stage of one query (the frame's stages since the last query).
+struct StageTimes {
+  double partition = 0;      // json_blocker: parse, partition, diff of the frames since the last query
+  double tokenize = 0;       // tokenizing new block texts and the final block
+  double encode = 0;         // encoding blocks (block mode) / the prompt (full, prefix)
+  double reposition = 0;     // kv_diff placement: rotations and copies into the assembled buffer
+  double query_prefill = 0;  // the final block's forward pass (block mode)
+  double first_token = 0;    // time to first token: partition + everything up to the first sampled token
+  double decode = 0;         // the remaining tokens
+  double total = 0;          // partition + query() end to end
+};
+
+struct QueryReport {
+  AttentionMode mode = AttentionMode::kBlock;
+  int64_t blocks_total = 0;         // blocks of the current frame
+  int64_t blocks_reused = 0;        // already in this session's KV, unchanged
+  int64_t blocks_encoded = 0;       // run through the model for this query
+  int64_t cache_hits = 0;           // not in the session but found in the shared store
+  int64_t blocks_repositioned = 0;  // reused at a new position: keys re-rotated (or rewritten by the layout)
+  int64_t tokens_encoded = 0;       // tokens run through the model up to the first token, final block included
+  int64_t context_tokens = 0;       // prefix + blocks
+  int64_t query_tokens = 0;         // the final block
+  int64_t generated_tokens = 0;
+  kv_diff::AssembleStats assembly;  // block mode
+  StageTimes ms;
+};
+
+struct Answer {
+  std::string text;
+  std::vector<TokenId> tokens;
+  StopReason stop = StopReason::kMaxTokens;
+  at::Tensor first_logits;  // fp32 [n_vocab]: the distribution of the first token
+  QueryReport report;
+};
+
+class Session {
+ public:
+  // Errors: kInvalidArgument for bad rules or a context below 16 tokens;
+  // kBackend when the KV buffer cannot be allocated.
+  static Result<std::unique_ptr<Session>> open(Engine& engine, const SessionParams& params = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const SessionParams& params() const;
+
+  // A new frame, whole or as a patch against the previous one. Cheap: parses,
+  // partitions and diffs; the KV is brought up to date by the next query().
+  // A rejected frame leaves the session on the previous one.
+  json_blocker::Result<json_blocker::FrameDiff> update(std::string_view frame_json);
+  json_blocker::Result<json_blocker::FrameDiff> update_patch(std::string_view patch,
+                                                             json_blocker::PatchFormat format);
+  uint64_t frames() const;
+
+  // Answers `task` against the latest frame. kInvalidArgument before the
+  // first frame; kContextFull when prefix + blocks + final block + max_tokens
+  // exceed params().context (the message says by how much).
+  Result<Answer> query(const Task& task);
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,177 @@
+// block mode: the seeds' block attention over kv_diff.
+//
+//   1. The prefix (system turn, user header) is run causally once per session
+//      into the start of the assembled buffer.
+//   2. Each block's KV is looked up by content: already in this session's
+//      buffer (reused), in the shared store (a cache hit), or encoded — all of
+//      this query's misses in one batched Model::encode_blocks call, each
+//      block after the prefix and blind to the others.
+//   3. kv_diff places the blocks at contiguous positions in block order: new
+//      ones written, moved ones re-rotated from their stored base.
+//   4. The final block runs over the whole buffer and attends to everything.
+#include <xxhash.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "kv_context.h"
+#include "stopwatch.h"
+
+namespace kvframe::runtime {
+namespace {
+
+// Blocks per encode_blocks call are bounded by their total tokens, so a first
+// frame of 32K tokens does not hold all its activations at once.
+constexpr int64_t kEncodeTokensPerCall = 8192;
+
+using KeyMap = std::unordered_map<kv_diff::BlockKey, kv_diff::BlockRef, kv_diff::BlockKeyHash>;
+
+class BlockContext final : public KvContext {
+ public:
+  BlockContext(Engine& engine, const SessionParams& params, kv_diff::AssembledKv kv)
+      : engine_(engine), params_(params), kv_(std::move(kv)) {}
+
+  Result<at::Tensor> prefill(const Prompt& prompt, QueryReport& report) override {
+    Stopwatch watch(engine_.model().device());
+    if (*prompt.prefix != prefix_) {
+      if (auto failed = load_prefix(*prompt.prefix)) return *failed;
+      report.tokens_encoded += static_cast<int64_t>(prefix_.size());
+    }
+
+    // Which blocks must be encoded.
+    KeyMap current;
+    std::vector<kv_diff::BlockKey> keys;
+    std::vector<kv_diff::PlacedBlock> placed;
+    std::vector<size_t> missing;  // indices into placed
+    placed.reserve(prompt.blocks->size());
+    int64_t from_session = 0;  // blocks whose KV the buffer already held
+    for (const auto& block : *prompt.blocks) {
+      const kv_diff::BlockKey key = kv_diff::block_key(*block.tokens, context_id_);
+      kv_diff::BlockRef ref;
+      if (auto in_session = assembled_.find(key); in_session != assembled_.end()) {
+        ref = in_session->second;
+        ++report.blocks_reused;
+        ++from_session;
+      } else if (auto seen = current.find(key); seen != current.end()) {
+        ref = seen->second;  // the same text twice in one frame
+        ++report.blocks_reused;
+      } else if ((ref = engine_.store().find(key))) {
+        ++report.cache_hits;
+      } else {
+        missing.push_back(placed.size());
+      }
+      if (ref) current.emplace(key, ref);
+      keys.push_back(key);
+      placed.push_back({block.id, ref});
+    }
+    if (auto failed = encode(prompt, keys, missing, current, report)) return *failed;
+    for (size_t i : missing) placed[i].kv = current.at(keys[i]);
+    report.ms.encode = watch.lap();
+
+    auto assembled = kv_.assemble(placed);
+    if (!assembled) return assembled.error();
+    assembled_ = std::move(current);
+    report.assembly = *assembled;
+    // Reused blocks that moved: re-rotated in place, or rewritten when the
+    // layout moved them (compact layout, compaction); the other writes are
+    // the blocks new to this session.
+    const int64_t fresh = static_cast<int64_t>(placed.size()) - from_session;
+    report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
+    report.ms.reposition = watch.lap();
+
+    auto logits = runtime::prefill(engine_.model(), *prompt.final_block, kv_.cache());
+    if (!logits) return logits.error();
+    report.tokens_encoded += static_cast<int64_t>(prompt.final_block->size());
+    report.ms.query_prefill = watch.lap();
+    return logits;
+  }
+
+  KvCache& cache() override { return kv_.cache(); }
+
+  void finish(const std::vector<TokenId>&) override { kv_.truncate_to_assembly(); }
+
+ private:
+  // Runs the prefix into a fresh buffer; every block is keyed by it.
+  std::optional<Error> load_prefix(const std::vector<TokenId>& prefix) {
+    kv_.reset();
+    assembled_.clear();
+    prefix_.clear();
+    if (!prefix.empty()) {
+      auto logits = runtime::prefill(engine_.model(), prefix, kv_.cache());
+      if (!logits) return logits.error();
+    }
+    kv_.seal_prefix();
+    prefix_ = prefix;
+    // A block's KV depends on what it was encoded after: the prefix, or
+    // nothing. Keys carry that, the mode and the model.
+    uint64_t seeds[3] = {engine_.fingerprint(), 0x626c6f636bull /* "block" */, 0};
+    if (params_.blocks_after_prefix) seeds[2] = XXH3_64bits(prefix.data(), prefix.size() * sizeof(TokenId));
+    context_id_ = XXH3_64bits(seeds, sizeof(seeds));
+    return std::nullopt;
+  }
+
+  // Encodes the missing blocks into the store and `current`, in batches of
+  // at most kEncodeTokensPerCall tokens; a text that repeats is encoded once.
+  std::optional<Error> encode(const Prompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
+                              const std::vector<size_t>& missing, KeyMap& current, QueryReport& report) {
+    // The prefix as the encoder's context: its entries only.
+    KvCache context = kv_.cache();
+    context.length = context.next_position = kv_.prefix_length();
+    context.padding = at::Tensor();
+    const KvCache* after = params_.blocks_after_prefix && context.length > 0 ? &context : nullptr;
+
+    std::vector<std::vector<int32_t>> batch;
+    std::vector<kv_diff::BlockKey> batch_keys;
+    int64_t batch_tokens = 0;
+    auto flush = [&]() -> std::optional<Error> {
+      if (batch.empty()) return std::nullopt;
+      auto encoded = engine_.model().encode_blocks(batch, after);
+      if (!encoded) return encoded.error();
+      for (size_t b = 0; b < batch.size(); ++b) {
+        current[batch_keys[b]] = engine_.store().insert(batch_keys[b], std::move((*encoded)[b]));
+      }
+      report.blocks_encoded += static_cast<int64_t>(batch.size());
+      report.tokens_encoded += batch_tokens;
+      batch.clear();
+      batch_keys.clear();
+      batch_tokens = 0;
+      return std::nullopt;
+    };
+    for (size_t i : missing) {
+      if (!current.emplace(keys[i], nullptr).second) {  // claimed by an earlier block of this frame
+        ++report.blocks_reused;
+        continue;
+      }
+      const auto& tokens = *(*prompt.blocks)[i].tokens;
+      if (batch_tokens + static_cast<int64_t>(tokens.size()) > kEncodeTokensPerCall) {
+        if (auto failed = flush()) return failed;
+      }
+      batch.push_back(tokens);
+      batch_keys.push_back(keys[i]);
+      batch_tokens += static_cast<int64_t>(tokens.size());
+    }
+    return flush();
+  }
+
+  Engine& engine_;
+  SessionParams params_;
+  kv_diff::AssembledKv kv_;
+  std::vector<TokenId> prefix_;
+  uint64_t context_id_ = 0;
+  // The blocks in kv_ after the last assemble(), by key.
+  KeyMap assembled_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const SessionParams& params) {
+  // The slack layout leaves gaps and compacts at 1.5x fragmentation; give it
+  // the room so the final block and the answer always fit after the blocks.
+  const int64_t capacity =
+      params.layout == kv_diff::Layout::kSlack ? params.context + params.context / 2 : params.context;
+  auto kv = kv_diff::AssembledKv::create(engine.model(), capacity, params.layout);
+  if (!kv) return kv.error();
+  return std::unique_ptr<KvContext>(new BlockContext(engine, params, std::move(kv).value()));
+}
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,87 @@
+#include <xxhash.h>
+
+#include "kvframe/runtime/session.h"
+
+namespace kvframe::runtime {
+
+const char* attention_mode_name(AttentionMode mode) {
+  switch (mode) {
+    case AttentionMode::kFull: return "full";
+    case AttentionMode::kPrefix: return "prefix";
+    case AttentionMode::kBlock: return "block";
+  }
+  return "unknown";
+}
+
+Result<AttentionMode> parse_attention_mode(std::string_view name) {
+  for (AttentionMode mode : {AttentionMode::kFull, AttentionMode::kPrefix, AttentionMode::kBlock}) {
+    if (name == attention_mode_name(mode)) return mode;
+  }
+  return Error{ErrorCode::kInvalidArgument,
+               "unknown attention mode '" + std::string(name) + "': use full, prefix or block"};
+}
+
+struct Engine::Impl {
+  std::unique_ptr<Model> model;
+  Tokenizer tokenizer;
+  std::optional<ChatTemplate> chat_template;
+  kv_diff::BlockStore store;
+  uint64_t fingerprint = 0;
+};
+
+namespace {
+
+// What a block's KV depends on besides its tokens and context: the model's
+// shape, weights' name and compute dtype.
+uint64_t model_fingerprint(const Model& model) {
+  const ModelConfig& c = model.config();
+  const std::string text = c.arch + "|" + c.name + "|" + std::to_string(c.n_layer) + "|" + std::to_string(c.n_embd) +
+                           "|" + std::to_string(c.n_head) + "|" + std::to_string(c.n_head_kv) + "|" +
+                           std::to_string(c.head_dim) + "|" + std::to_string(c.n_ff) + "|" +
+                           std::to_string(c.n_vocab) + "|" + std::to_string(c.rope.freq_base) + "|" +
+                           std::string(c10::toString(model.dtype()));
+  return XXH3_64bits(text.data(), text.size());
+}
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::load(const std::string& model_path, const ModelParams& model_params,
+                                             const EngineParams& params) {
+  auto file = GgufFile::open(model_path);
+  if (!file) return file.error();
+  auto tokenizer = Tokenizer::from_gguf(*file);
+  if (!tokenizer) return tokenizer.error();
+  auto chat_template = ChatTemplate::from_gguf(*file);
+  if (!chat_template) return chat_template.error();
+  auto model = Model::load(*file, model_params);
+  if (!model) return model.error();
+  return create(std::move(model).value(), std::move(tokenizer).value(), std::move(chat_template).value(), params);
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, Tokenizer tokenizer,
+                                               std::optional<ChatTemplate> chat_template,
+                                               const EngineParams& params) {
+  if (!model) return Error{ErrorCode::kInvalidArgument, "Engine::create() needs a model"};
+  if (tokenizer.n_vocab() > model->config().n_vocab) {
+    return Error{ErrorCode::kInvalidArgument, "the tokenizer has " + std::to_string(tokenizer.n_vocab()) +
+                                                  " tokens but the model only " +
+                                                  std::to_string(model->config().n_vocab)};
+  }
+  if (params.cache_bytes < 0) return Error{ErrorCode::kInvalidArgument, "cache_bytes must not be negative"};
+  const uint64_t fingerprint = model_fingerprint(*model);
+  // Built in place: the store holds a mutex and cannot move.
+  std::unique_ptr<Impl> impl(new Impl{std::move(model), std::move(tokenizer), std::move(chat_template),
+                                      kv_diff::BlockStore(params.cache_bytes), fingerprint});
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+const Model& Engine::model() const { return *impl_->model; }
+const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer; }
+const std::optional<ChatTemplate>& Engine::chat_template() const { return impl_->chat_template; }
+kv_diff::BlockStore& Engine::store() { return impl_->store; }
+uint64_t Engine::fingerprint() const { return impl_->fingerprint; }
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,260 @@
+// The block-attention engine on tiny random-weight models (fp32, CPU): cache
+// reuse never changes results, the modes agree where the math says they must,
+// and the report counts what happened.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "frame_edits.h"
+#include "kvframe/kv_diff/assembled_kv.h"
+#include "kvframe/runtime/session.h"
+#include "tiny_model.h"
+
+namespace kvframe::runtime {
+namespace {
+
+// Relative error bound (max |a - b| / max |b|) between a cached path and its
+// recomputation in fp32: both run the same arithmetic on differently batched
+// tensors, so only summation order differs.
+constexpr double kRelativeTolerance = 1e-4;
+
+double relative_error(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
+}
+
+std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes = int64_t{1} << 30) {
+  test::TinyModelSpec spec;
+  spec.n_layer = 2;
+  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  EXPECT_TRUE(file.ok());
+  auto model = Model::load(*file);
+  auto tokenizer = Tokenizer::from_gguf(*file);
+  EXPECT_TRUE(model.ok() && tokenizer.ok());
+  EngineParams params;
+  params.cache_bytes = cache_bytes;
+  auto engine = Engine::create(std::move(model).value(), std::move(tokenizer).value(), std::nullopt, params);
+  EXPECT_TRUE(engine.ok()) << (engine.ok() ? "" : engine.error().to_string());
+  return std::move(engine).value();
+}
+
+SessionParams session_params(AttentionMode mode) {
+  SessionParams params;
+  params.mode = mode;
+  params.system_prompt = "You are the game's NPC director.";
+  params.rules.min_split_bytes = 0;  // many small blocks from a small state
+  params.context = 8192;
+  return params;
+}
+
+std::unique_ptr<Session> open(Engine& engine, const SessionParams& params) {
+  auto session = Session::open(engine, params);
+  EXPECT_TRUE(session.ok()) << (session.ok() ? "" : session.error().to_string());
+  return std::move(session).value();
+}
+
+Task task(int32_t max_tokens = 1) {
+  Task t;
+  t.instruction = "\nWhat should unit u3 do next?\n";
+  t.generate.max_tokens = max_tokens;
+  t.generate.stop_tokens = {-1};  // never stop early: compare whole greedy runs
+  return t;
+}
+
+Answer ask(Session& session, const std::string& frame, const Task& t = task()) {
+  auto diff = session.update(frame);
+  EXPECT_TRUE(diff.ok()) << (diff.ok() ? "" : diff.error().to_string());
+  auto answer = session.query(t);
+  EXPECT_TRUE(answer.ok()) << (answer.ok() ? "" : answer.error().to_string());
+  return std::move(answer).value();
+}
+
+// The same frame answered by a session that has seen nothing before, on an
+// engine whose store is empty: every block encoded from scratch.
+Answer recomputed(Engine& engine, const SessionParams& params, const std::string& frame, const Task& t = task()) {
+  engine.store().clear();
+  auto session = open(engine, params);
+  return ask(*session, frame, t);
+}
+
+struct ReuseCase {
+  kv_diff::Layout layout;
+  bool blocks_after_prefix;
+};
+
+class BlockReuse : public ::testing::TestWithParam<ReuseCase> {};
+
+TEST_P(BlockReuse, SixtyRandomEditsGiveTheLogitsOfRecomputation) {
+  auto engine = tiny_engine(), fresh = tiny_engine();
+  SessionParams params = session_params(AttentionMode::kBlock);
+  params.layout = GetParam().layout;
+  params.blocks_after_prefix = GetParam().blocks_after_prefix;
+  auto session = open(*engine, params);
+  test::FrameEdits frames(7);
+  int64_t reused = 0, repositioned = 0;
+  for (int i = 0; i < 60; ++i) {
+    const char* kind = frames.edit();
+    const Answer cached = ask(*session, frames.json());
+    const Answer scratch = recomputed(*fresh, params, frames.json());
+    ASSERT_LE(relative_error(cached.first_logits, scratch.first_logits), kRelativeTolerance)
+        << "frame " << i << " after a '" << kind << "' edit";
+    EXPECT_EQ(scratch.report.blocks_encoded, scratch.report.blocks_total);
+    reused += cached.report.blocks_reused;
+    repositioned += cached.report.blocks_repositioned;
+  }
+  EXPECT_GT(reused, 0);
+  EXPECT_GT(repositioned, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, BlockReuse,
+                         ::testing::Values(ReuseCase{kv_diff::Layout::kSlack, true},
+                                           ReuseCase{kv_diff::Layout::kCompact, true},
+                                           ReuseCase{kv_diff::Layout::kSlack, false}));
+
+TEST(Modes, OneBlockAndTheQueryInBlockModeEqualFull) {
+  auto engine = tiny_engine();
+  const std::string frame = R"({"hp":10,"pos":[1,2]})";  // below min_split_bytes: one block
+  SessionParams block_params = session_params(AttentionMode::kBlock);
+  block_params.rules.min_split_bytes = 256;
+  SessionParams full_params = block_params;
+  full_params.mode = AttentionMode::kFull;
+  auto block = open(*engine, block_params);
+  auto full = open(*engine, full_params);
+  const Answer a = ask(*block, frame), b = ask(*full, frame);
+  ASSERT_EQ(a.report.blocks_total, 1);
+  EXPECT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance);
+}
+
+TEST(Modes, PrefixEqualsFullOnEveryFrame) {
+  auto engine = tiny_engine();
+  auto prefix = open(*engine, session_params(AttentionMode::kPrefix));
+  auto full = open(*engine, session_params(AttentionMode::kFull));
+  test::FrameEdits frames(11);
+  int64_t kept = 0;
+  for (int i = 0; i < 50; ++i) {
+    frames.edit();
+    const Answer a = ask(*prefix, frames.json(), task(3)), b = ask(*full, frames.json(), task(3));
+    ASSERT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance) << "frame " << i;
+    EXPECT_EQ(a.tokens, b.tokens) << "frame " << i;
+    EXPECT_EQ(b.report.tokens_encoded, b.report.context_tokens + b.report.query_tokens);
+    kept += b.report.tokens_encoded - a.report.tokens_encoded;
+  }
+  EXPECT_GT(kept, 0) << "prefix mode never reused a token";
+}
+
+TEST(BlockStoreBudget, EvictingConstantlyChangesNothingButTiming) {
+  auto roomy = tiny_engine(), starved = tiny_engine(/*cache_bytes=*/0);
+  const SessionParams params = session_params(AttentionMode::kBlock);
+  auto a = open(*roomy, params), b = open(*starved, params);
+  test::FrameEdits frames(5);
+  for (int i = 0; i < 50; ++i) {
+    frames.edit();
+    const Answer x = ask(*a, frames.json()), y = ask(*b, frames.json());
+    ASSERT_LE(relative_error(y.first_logits, x.first_logits), kRelativeTolerance) << "frame " << i;
+  }
+  EXPECT_GT(starved->store().stats().evictions, 0);
+  EXPECT_EQ(starved->store().stats().entries, 0);
+}
+
+TEST(BlockReuseText, GreedyTextIsIdenticalWithAndWithoutReuseOver200Frames) {
+  auto engine = tiny_engine(), fresh = tiny_engine();
+  const SessionParams params = session_params(AttentionMode::kBlock);
+  auto session = open(*engine, params);
+  test::FrameEdits frames(3);
+  for (int i = 0; i < 200; ++i) {
+    frames.edit();
+    const Answer cached = ask(*session, frames.json(), task(6));
+    const Answer scratch = recomputed(*fresh, params, frames.json(), task(6));
+    ASSERT_EQ(cached.tokens, scratch.tokens) << "frame " << i;
+  }
+}
+
+// A block encoded once and moved by kv_diff holds the keys the model computes
+// for the same tokens at the new position.
+TEST(Rerotation, CachedKeysMovedToANewPositionEqualKeysComputedThere) {
+  auto engine = tiny_engine();
+  const Model& model = engine->model();
+  const std::vector<int32_t> block = {72, 105, 116, 32, 112, 111, 105, 110, 116, 115, 58, 32, 52, 50, 10};
+  auto encoded = model.encode_blocks({block});
+  ASSERT_TRUE(encoded.ok());
+  kv_diff::BlockStore store(int64_t{1} << 30);
+  const kv_diff::BlockRef ref = store.insert(kv_diff::block_key(block, 0), std::move(encoded->front()));
+  auto kv = kv_diff::AssembledKv::create(model, 512, kv_diff::Layout::kSlack);
+  ASSERT_TRUE(kv.ok());
+  kv->reset();
+  kv->seal_prefix();
+
+  int64_t rotated = 0;
+  for (const int64_t position : {5, 9, 130, 2}) {  // the block sits after a filler block of this length
+    auto filler_kv = model.encode_blocks({std::vector<int32_t>(static_cast<size_t>(position), 120)});
+    ASSERT_TRUE(filler_kv.ok());
+    const auto filler = store.insert(kv_diff::block_key({static_cast<int32_t>(position)}, 1),
+                                     std::move(filler_kv->front()));
+    auto stats = kv->assemble({{1, filler}, {2, ref}});
+    ASSERT_TRUE(stats.ok()) << stats.error().to_string();
+    rotated += stats->blocks_rotated;
+    const kv_diff::SlotInfo slot = kv->slots()[1];
+    ASSERT_EQ(slot.position, position);
+
+    KvCache there = *model.new_cache(64);  // the block alone, its first token at `position`
+    there.next_position = position;
+    ASSERT_TRUE(model.forward(at::tensor(std::vector<int64_t>(block.begin(), block.end())), there).ok());
+    for (int64_t l = 0; l < model.config().n_layer; ++l) {
+      const at::Tensor moved = kv->cache().k[l].narrow(1, slot.offset, slot.length);
+      const at::Tensor computed = there.k[l].narrow(1, 0, there.length);
+      EXPECT_LE(relative_error(moved, computed), kRelativeTolerance) << "layer " << l << " at " << position;
+    }
+  }
+  EXPECT_GT(rotated, 0) << "the block was rewritten, never re-rotated in place";
+}
+
+TEST(Report, CountsReusedEncodedAndSharedBlocks) {
+  auto engine = tiny_engine();
+  const SessionParams params = session_params(AttentionMode::kBlock);
+  auto first = open(*engine, params);
+  test::FrameEdits frames(1);
+  const Answer cold = ask(*first, frames.json());
+  EXPECT_EQ(cold.report.blocks_encoded, cold.report.blocks_total);
+  EXPECT_GT(cold.report.blocks_total, 10);
+  EXPECT_EQ(cold.report.tokens_encoded, cold.report.context_tokens + cold.report.query_tokens);
+
+  const Answer again = ask(*first, frames.json());  // the same frame: only the final block runs
+  EXPECT_EQ(again.report.blocks_reused, again.report.blocks_total);
+  EXPECT_EQ(again.report.tokens_encoded, again.report.query_tokens);
+
+  frames.edit();  // one tick at least: the match block changes
+  const Answer next = ask(*first, frames.json());
+  EXPECT_GE(next.report.blocks_encoded, 1);
+  EXPECT_LT(next.report.blocks_encoded, next.report.blocks_total / 2);
+
+  auto second = open(*engine, params);  // another match, same rules and state: the store has it all
+  const Answer shared = ask(*second, frames.json());
+  EXPECT_EQ(shared.report.cache_hits, shared.report.blocks_total);
+  EXPECT_EQ(shared.report.blocks_encoded, 0);
+}
+
+TEST(Errors, AreTypedAndLeaveTheSessionServing) {
+  auto engine = tiny_engine();
+  SessionParams params = session_params(AttentionMode::kBlock);
+  auto session = open(*engine, params);
+  auto early = session->query(task());
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.error().code, ErrorCode::kInvalidArgument);
+
+  test::FrameEdits frames(2);
+  const Answer good = ask(*session, frames.json());
+  EXPECT_FALSE(session->update("{\"units\": [").ok());  // the previous frame stays current
+  auto after = session->query(task());
+  ASSERT_TRUE(after.ok());
+  EXPECT_LE(relative_error(after->first_logits, good.first_logits), kRelativeTolerance);
+
+  params.context = 64;
+  auto small = open(*engine, params);
+  ASSERT_TRUE(small->update(frames.json()).ok());
+  auto full = small->query(task());
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.error().code, ErrorCode::kContextFull);
+}
+
+}  // namespace
+}  // namespace kvframe::runtime
