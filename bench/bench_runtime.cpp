@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "gnuplot_plot.h"
+#include "model_shapes.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/model.h"
@@ -28,26 +30,6 @@ namespace {
 
 namespace rt = kvframe::runtime;
 using Clock = std::chrono::steady_clock;
-
-// Published shapes (config.json of each model) for random-weight runs.
-rt::ModelConfig shape(const std::string& name) {
-  rt::ModelConfig c;
-  c.arch = "llama";
-  c.name = name + " (random weights)";
-  c.n_ctx_train = 8192;
-  c.rms_eps = 1e-5;
-  if (name == "llama3-8b") {
-    c.n_layer = 32, c.n_embd = 4096, c.n_head = 32, c.n_head_kv = 8, c.n_ff = 14336, c.n_vocab = 128256;
-    c.rope.freq_base = 500000.0;
-  } else if (name == "llama3.2-1b") {
-    c.n_layer = 16, c.n_embd = 2048, c.n_head = 32, c.n_head_kv = 8, c.n_ff = 8192, c.n_vocab = 128256;
-    c.rope.freq_base = 500000.0;
-    c.tied_embeddings = true;
-  }
-  c.head_dim = c.n_embd / std::max<int64_t>(c.n_head, 1);
-  c.rope.head_dim = c.head_dim;
-  return c;
-}
 
 // Waits for the device's queued work (timings on CUDA are asynchronous otherwise).
 void sync(const at::Tensor& t) { (void)t.sum().item<double>(); }
@@ -103,38 +85,6 @@ double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, 
   return best;
 }
 
-// Draws prefill tokens/s and the share of the roofline against prompt length
-// with gnuplot (scripts/setup.sh installs gnuplot-nox): plotting by hand is
-// not this project's business. Returns false when gnuplot is missing or fails.
-bool write_plot(const std::string& path, const std::string& title, const std::vector<int64_t>& tokens,
-                const std::vector<double>& tokens_per_second, const std::vector<double>& of_roofline) {
-  std::FILE* gnuplot = popen("gnuplot 2>/dev/null", "w");
-  if (!gnuplot) return false;
-  std::fprintf(gnuplot, "$data << EOD\n");
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    std::fprintf(gnuplot, "%lld %.1f %.1f\n", static_cast<long long>(tokens[i]), tokens_per_second[i], of_roofline[i]);
-  }
-  std::fprintf(gnuplot,
-               "EOD\n"
-               "set terminal pngcairo size 900,540 font ',11'\n"
-               "set output '%s'\n"
-               "set title '%s' noenhanced\n"
-               "set logscale x 2\n"
-               "set xlabel 'prompt tokens'\n"
-               "set ylabel 'prefill tokens/s'\n"
-               "set y2label '%% of at::matmul roofline'\n"
-               "set yrange [0:*]\n"
-               "set y2range [0:100]\n"
-               "set ytics nomirror\n"
-               "set y2tics\n"
-               "set grid\n"
-               "set key top right\n"
-               "plot $data using 1:2 with linespoints lw 2 pt 7 title 'prefill tokens/s', "
-               "$data using 1:3 axes x1y2 with linespoints lw 2 pt 5 dt 2 title '%% of roofline'\n",
-               path.c_str(), title.c_str());
-  return pclose(gnuplot) == 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,7 +95,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Prefill and decode tokens/s of a model beside an at::matmul roofline from the same run."};
   app.add_option("--model", model_path, "GGUF model")->capture_default_str();
   app.add_option("--shape", shape_name, "instead of --model: random weights of this shape")
-      ->check(CLI::IsMember({"llama3-8b", "llama3.2-1b"}));
+      ->check(CLI::IsMember(kvframe::bench::model_shape_names()));
   app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
@@ -168,7 +118,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> prompt;
   const int64_t longest = std::max<int64_t>(*std::max_element(lengths.begin(), lengths.end()), 512);
   if (!shape_name.empty()) {
-    auto made = rt::Model::with_random_weights(shape(shape_name), params);
+    auto made = rt::Model::with_random_weights(kvframe::bench::model_shape(shape_name), params);
     if (!made) {
       std::fprintf(stderr, "bench_runtime: %s\n", made.error().to_string().c_str());
       return 2;
@@ -240,17 +190,23 @@ int main(int argc, char** argv) {
   std::printf("%-10s %8s %10s %10s %10.1f %12s\n", "roofline", "", "", "", roof, "at::matmul");
 
   if (!plot.empty()) {
-    std::vector<int64_t> tokens;
-    std::vector<double> tokens_per_second, of_roofline;
+    // Prefill tokens/s and the share of the roofline against prompt length.
+    kvframe::bench::PlotSeries speed{"prefill tokens/s", {}, {}, false, "linespoints lw 2 pt 7"};
+    kvframe::bench::PlotSeries share{"% of roofline", {}, {}, true, "linespoints lw 2 pt 5 dt 2"};
     for (const Row& r : rows) {
       if (r.phase != "prefill") continue;
-      tokens.push_back(r.tokens);
-      tokens_per_second.push_back(static_cast<double>(r.tokens) / r.seconds);
-      of_roofline.push_back(100.0 * r.flops / r.seconds / 1e9 / roof);
+      speed.x.push_back(static_cast<double>(r.tokens));
+      speed.y.push_back(static_cast<double>(r.tokens) / r.seconds);
+      share.x.push_back(static_cast<double>(r.tokens));
+      share.y.push_back(100.0 * r.flops / r.seconds / 1e9 / roof);
     }
-    const std::string title = c.name + " · " + device + " " + at::toString(model->dtype()) + " · roofline " +
-                              std::to_string(static_cast<int>(roof)) + " GFLOP/s";
-    if (write_plot(plot, title, tokens, tokens_per_second, of_roofline)) {
+    kvframe::bench::PlotOptions options;
+    options.title = c.name + " · " + device + " " + at::toString(model->dtype()) + " · roofline " +
+                    std::to_string(static_cast<int>(roof)) + " GFLOP/s";
+    options.x = {"prompt tokens", 2, "*:*"};
+    options.y = {"prefill tokens/s", 0, "0:*"};
+    options.y2 = {"% of at::matmul roofline", 0, "0:100"};
+    if (kvframe::bench::write_plot(plot, options, {speed, share})) {
       std::fprintf(stderr, "[bench] plot: %s\n", plot.c_str());
     } else {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");
