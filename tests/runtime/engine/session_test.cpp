@@ -111,11 +111,16 @@ INSTANTIATE_TEST_SUITE_P(Layouts, BlockReuse,
                                            ReuseCase{kv_diff::Layout::kCompact, true},
                                            ReuseCase{kv_diff::Layout::kSlack, false}));
 
-TEST(Modes, OneBlockAndTheQueryInBlockModeEqualFull) {
+// One block and the query: block attention is full attention when the block
+// sees everything before it — encoded after the system prompt, or with no
+// system prompt at all.
+void expect_one_block_equals_full(const std::string& system_prompt, bool blocks_after_prefix) {
   auto engine = tiny_engine();
   const std::string frame = R"({"hp":10,"pos":[1,2]})";  // below min_split_bytes: one block
   SessionParams block_params = session_params(AttentionMode::kBlock);
   block_params.rules.min_split_bytes = 256;
+  block_params.system_prompt = system_prompt;
+  block_params.blocks_after_prefix = blocks_after_prefix;
   SessionParams full_params = block_params;
   full_params.mode = AttentionMode::kFull;
   auto block = open(*engine, block_params);
@@ -123,6 +128,14 @@ TEST(Modes, OneBlockAndTheQueryInBlockModeEqualFull) {
   const Answer a = ask(*block, frame), b = ask(*full, frame);
   ASSERT_EQ(a.report.blocks_total, 1);
   EXPECT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance);
+}
+
+TEST(Modes, OneBlockAfterTheSystemPromptAndTheQueryEqualFull) {
+  expect_one_block_equals_full("You are the game's NPC director.", /*blocks_after_prefix=*/true);
+}
+
+TEST(Modes, OneBlockWithoutSystemPromptAndTheQueryEqualFull) {
+  expect_one_block_equals_full("", /*blocks_after_prefix=*/false);
 }
 
 TEST(Modes, PrefixEqualsFullOnEveryFrame) {
