@@ -1,6 +1,5 @@
 // A session: frames in (json_blocker), queries out (the mode's KvContext,
 // then decoding). query() is where one frame's work happens, top to bottom.
-#include <chrono>
 
 #include "kv_context.h"
 #include "kvframe/json_blocker/frame_stream.h"
