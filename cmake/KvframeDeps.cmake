@@ -36,3 +36,14 @@ if(KVFRAME_TORCH)
   add_library(kvframe::torch ALIAS kvframe_torch)
   message(STATUS "kvframe: libtorch ${Torch_VERSION} from ${Torch_DIR}")
 endif()
+
+# bridge: ZeroMQ through cppzmq (header-only C++ over libzmq), flatbuffers
+# (header-only at run time) and flatc, which compiles protocol/kvframe.fbs.
+find_package(cppzmq REQUIRED)
+add_library(kvframe::zmq ALIAS cppzmq)
+find_package(FlatBuffers REQUIRED)
+add_library(kvframe_flatbuffers INTERFACE)
+target_include_directories(kvframe_flatbuffers SYSTEM INTERFACE
+  $<TARGET_PROPERTY:flatbuffers::flatbuffers,INTERFACE_INCLUDE_DIRECTORIES>)
+add_library(kvframe::flatbuffers ALIAS kvframe_flatbuffers)
+find_program(FLATC flatc REQUIRED)

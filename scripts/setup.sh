@@ -20,6 +20,10 @@ PACKAGES=(
   python3 python3-venv unzip
   # command-line tools
   libcli11-dev
+  # bridge: ZeroMQ (with libsodium for CURVE) + cppzmq, flatbuffers library and flatc
+  libzmq3-dev cppzmq-dev libflatbuffers-dev flatbuffers-compiler
+  # Unity adapter: its pure C# layer is compiled and run against a live server with Debian's mono
+  mono-mcs mono-runtime
   # tests and benchmarks (gnuplot draws the benchmarks' PNG plots)
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
 )

@@ -1,0 +1,266 @@
+/* kvframe_client.h — the native client every game-engine adapter is built on
+ * (Unity by P/Invoke, Unreal as a third-party library, the Hold'em bot, your
+ * own engine). Plain C: opaque handles, parameter structs with defaults,
+ * status codes and a last-error string; nothing is thrown across it.
+ *
+ *   kvf_client_params params = kvf_client_default_params();
+ *   params.endpoint = "tcp://127.0.0.1:5555";
+ *   kvf_client* client;
+ *   if (kvf_client_connect(&params, &client) != KVF_OK) { puts(kvf_client_last_error(NULL)); ... }
+ *
+ *   kvf_session_params sp = kvf_session_default_params();
+ *   sp.game_id = "holdem";
+ *   kvf_session session;
+ *   kvf_session_open(client, &sp, &session);            // blocks until the server answers
+ *
+ *   kvf_send_frame(client, session, 1, KVF_FRAME_WHOLE, json, json_len, NULL, NULL, NULL);
+ *   kvf_query_params q = kvf_query_default_params();
+ *   q.instruction = "What does p3 do?";
+ *   uint64_t request;
+ *   kvf_query(client, session, &q, NULL, NULL, &request); // NULL callback: poll for it
+ *   ...
+ *   kvf_event* e;
+ *   while (kvf_poll(client, 0, &e) == KVF_OK) {          // e.g. once per game tick
+ *     if (kvf_event_type(e) == KVF_EVENT_RESULT) use(kvf_event_text(e, NULL));
+ *     kvf_event_free(e);
+ *   }
+ *   kvf_client_close(client);
+ *
+ * Threads. Each client runs one background thread that owns its ZeroMQ
+ * socket; every function here may be called from any thread. Replies reach
+ * the caller one of two ways, chosen per request:
+ *   - a callback, called on the client's background thread (never on yours:
+ *     marshal to your game thread before touching engine objects; the event
+ *     is valid only during the call, and the callback must not block), or
+ *   - with a NULL callback, an event in the client's queue that kvf_poll()
+ *     hands out on the thread that polls (the game thread, typically).
+ * Events are never dropped: a request whose callback is NULL always leaves
+ * its Result or Error in the queue. Frame acks are the exception by design:
+ * with a NULL callback an ack is discarded, but an Error about a frame still
+ * goes to the queue.
+ *
+ * Recovery. The client reconnects by itself (ZeroMQ) and notices a server
+ * restart (connection events and the server's instance id). It then fails the
+ * requests that were in flight with KVF_ERR_DISCONNECTED, re-opens every open
+ * session with the parameters it was opened with, and re-sends its last whole
+ * frame and the patches after it, before any newer request of that session.
+ * The kvf_session handle stays the same.
+ *
+ * Errors. Functions return kvf_status: KVF_OK or a code below. The message of
+ * the calling thread's last failure is kvf_client_last_error(). Errors that
+ * arrive later (from the server) come as KVF_EVENT_ERROR events carrying the
+ * protocol's error code (kvf_event_error_code) and message.
+ */
+#ifndef KVFRAME_CLIENT_H
+#define KVFRAME_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define KVF_API __declspec(dllexport)
+#else
+#define KVF_API __attribute__((visibility("default")))
+#endif
+
+/* Status of a call. Values match the protocol's ErrorCode (protocol/kvframe.fbs)
+ * where the meaning is the same; the client's own start at 200. */
+typedef enum kvf_status {
+  KVF_OK = 0,
+  KVF_ERR_MALFORMED = 1,
+  KVF_ERR_TOO_LARGE = 2,
+  KVF_ERR_WRONG_VERSION = 3,
+  KVF_ERR_UNKNOWN_SESSION = 4,
+  KVF_ERR_BAD_REQUEST = 5,
+  KVF_ERR_BAD_JSON = 6,
+  KVF_ERR_OUT_OF_ORDER = 7,
+  KVF_ERR_DEADLINE = 8,
+  KVF_ERR_BUSY = 9,
+  KVF_ERR_CONTEXT_FULL = 10,
+  KVF_ERR_ENGINE = 11,
+  KVF_ERR_UNSUPPORTED = 12,
+  KVF_ERR_SHUTTING_DOWN = 13,
+  KVF_ERR_INTERNAL = 14,
+  KVF_ERR_UNSATISFIABLE = 15,
+  KVF_ERR_TIMEOUT = 100,       /* no reply within the client's timeout */
+  KVF_ERR_DISCONNECTED = 101,  /* the connection dropped while the request was in flight */
+  KVF_ERR_INVALID_ARGUMENT = 200, /* a NULL handle, a bad parameter (the last error says which) */
+  KVF_ERR_CLOSED = 201,        /* the client is closed */
+  KVF_ERR_EMPTY = 202,         /* kvf_poll: no event within the timeout (not a failure) */
+  KVF_ERR_CONNECT = 203        /* the endpoint or keys were rejected by ZeroMQ */
+} kvf_status;
+
+/* Stable name of a status, e.g. "KVF_ERR_UNKNOWN_SESSION". */
+KVF_API const char* kvf_status_name(kvf_status status);
+
+typedef struct kvf_client kvf_client;
+typedef struct kvf_event kvf_event;
+typedef uint64_t kvf_session; /* 0 is never a session */
+
+/* ---- connecting ---------------------------------------------------------- */
+
+typedef struct kvf_client_params {
+  const char* endpoint;          /* default "tcp://127.0.0.1:5555" */
+  const char* client_name;       /* sent in Hello, shown in the server's log; default "kvframe-client" */
+  int32_t connect_timeout_ms;    /* kvf_client_connect waits this long for the server's HelloReply;
+                                    default 5000; 0: do not wait (connect lazily) */
+  int32_t request_timeout_ms;    /* a request with no reply by then fails with KVF_ERR_TIMEOUT;
+                                    default 30000; 0: never */
+  /* CURVE encryption (all three, Z85 text of 40 characters, or all NULL). */
+  const char* server_public_key;
+  const char* client_public_key;
+  const char* client_secret_key;
+} kvf_client_params;
+
+KVF_API kvf_client_params kvf_client_default_params(void);
+
+/* Connects and (unless connect_timeout_ms is 0) waits for the server's
+ * HelloReply. On failure *out is NULL and the last error says why. */
+KVF_API kvf_status kvf_client_connect(const kvf_client_params* params, kvf_client** out);
+
+/* Closes the sessions on the server (best effort, bounded by 500 ms), stops
+ * the background thread and frees everything. Pending requests complete with
+ * KVF_ERR_CLOSED. NULL is a no-op. Never lingers: returns within a second
+ * even when the server is gone. */
+KVF_API void kvf_client_close(kvf_client* client);
+
+/* The message of the calling thread's last failed call ("" if none). The
+ * client argument is unused and may be NULL (kvf_client_connect failures). */
+KVF_API const char* kvf_client_last_error(const kvf_client* client);
+
+/* What the server said in its HelloReply (empty strings before it did). */
+typedef struct kvf_server_info {
+  char server_version[32];
+  char model[128];
+  uint64_t max_message_bytes;
+  uint32_t max_context;
+  uint64_t instance_id;
+} kvf_server_info;
+KVF_API kvf_status kvf_client_server_info(kvf_client* client, kvf_server_info* out);
+
+/* ---- sessions ------------------------------------------------------------ */
+
+typedef enum kvf_mode { KVF_MODE_FULL = 0, KVF_MODE_PREFIX = 1, KVF_MODE_BLOCK = 2 } kvf_mode;
+
+typedef struct kvf_session_params {
+  const char* game_id;        /* default "" */
+  const char* rules_json;     /* json_blocker rules; NULL or "": the defaults */
+  kvf_mode mode;              /* default KVF_MODE_BLOCK */
+  const char* system_prompt;  /* NULL or "": the model's default */
+  uint32_t context_tokens;    /* 0: the server's default */
+} kvf_session_params;
+
+KVF_API kvf_session_params kvf_session_default_params(void);
+
+/* Blocks until the server opened the session (or request_timeout_ms). */
+KVF_API kvf_status kvf_session_open(kvf_client* client, const kvf_session_params* params, kvf_session* out);
+/* Blocks until the server closed it (bounded by request_timeout_ms). The
+ * handle is invalid afterwards. */
+KVF_API kvf_status kvf_session_close(kvf_client* client, kvf_session session);
+
+/* ---- frames and queries -------------------------------------------------- */
+
+typedef enum kvf_frame_format {
+  KVF_FRAME_WHOLE = 0,
+  KVF_FRAME_MERGE_PATCH = 1, /* RFC 7386 */
+  KVF_FRAME_JSON_PATCH = 2   /* RFC 6902 */
+} kvf_frame_format;
+
+typedef enum kvf_event_type {
+  KVF_EVENT_FRAME_ACK = 0,
+  KVF_EVENT_CHUNK = 1,   /* streamed text of a query */
+  KVF_EVENT_RESULT = 2,  /* a query's answer */
+  KVF_EVENT_ERROR = 3    /* a request failed: kvf_event_error_code / kvf_event_text */
+} kvf_event_type;
+
+/* Called on the client's background thread; `event` is valid during the call only. */
+typedef void (*kvf_callback)(const kvf_event* event, void* user);
+
+/* Sends a frame (copied; returns at once). frame_number must increase per
+ * session. The ack (or error) goes to `callback` if given; see the header
+ * comment for what happens with a NULL callback. request_id may be NULL. */
+KVF_API kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint64_t frame_number,
+                                  kvf_frame_format format, const char* json, size_t json_len,
+                                  kvf_callback callback, void* user, uint64_t* request_id);
+
+typedef enum kvf_task_kind { KVF_TASK_TEXT = 0, KVF_TASK_NPC_ACTION = 1, KVF_TASK_COMMENTARY = 2 } kvf_task_kind;
+
+typedef struct kvf_query_params {
+  kvf_task_kind kind;          /* default KVF_TASK_TEXT */
+  const char* npc_id;          /* default "" */
+  const char* instruction;     /* required */
+  const char* output_schema;   /* KVF_TASK_NPC_ACTION: JSON Schema of the action; NULL: none */
+  uint32_t max_tokens;         /* default 64 */
+  float temperature;           /* default 0 (greedy) */
+  int32_t top_k;               /* default 0 (off) */
+  float top_p;                 /* default 1 */
+  uint64_t seed;               /* default 0 */
+  const char* const* stop;     /* stop strings, stop_count of them; may be NULL */
+  size_t stop_count;
+  int32_t stream;              /* nonzero: KVF_EVENT_CHUNK events before the result */
+  uint64_t frame_number;       /* the frame this is about; 0: the latest sent */
+  uint32_t deadline_ms;        /* 0: none (see protocol/kvframe.fbs Query) */
+  uint64_t deadline_frame;     /* 0: none */
+} kvf_query_params;
+
+KVF_API kvf_query_params kvf_query_default_params(void);
+
+/* Sends a query (returns at once). Chunks (when streaming) and then exactly
+ * one Result or Error go to `callback`, or to the poll queue when it is NULL.
+ * request_id may be NULL. */
+KVF_API kvf_status kvf_query(kvf_client* client, kvf_session session, const kvf_query_params* params,
+                             kvf_callback callback, void* user, uint64_t* request_id);
+
+/* ---- events -------------------------------------------------------------- */
+
+/* Takes the next queued event, waiting up to timeout_ms (0: do not wait,
+ * -1: forever). KVF_ERR_EMPTY when there is none. Free it with kvf_event_free. */
+KVF_API kvf_status kvf_poll(kvf_client* client, int32_t timeout_ms, kvf_event** out);
+KVF_API void kvf_event_free(kvf_event* event);
+
+KVF_API kvf_event_type kvf_event_type_of(const kvf_event* event);
+KVF_API uint64_t kvf_event_request_id(const kvf_event* event);
+KVF_API kvf_session kvf_event_session(const kvf_event* event);
+KVF_API uint64_t kvf_event_frame_number(const kvf_event* event);
+/* Chunk: the piece of text; Result: the whole text; Error: the message.
+ * NUL-terminated UTF-8, owned by the event; *len (if not NULL) gets its length. */
+KVF_API const char* kvf_event_text(const kvf_event* event, size_t* len);
+/* Result of an npc_action query: the action JSON ("" otherwise). */
+KVF_API const char* kvf_event_action_json(const kvf_event* event, size_t* len);
+/* Error: the protocol's code (a kvf_status value); KVF_OK otherwise. */
+KVF_API kvf_status kvf_event_error_code(const kvf_event* event);
+/* Chunk: its sequence number and whether it ends a sentence. */
+KVF_API uint32_t kvf_event_chunk_seq(const kvf_event* event);
+KVF_API int32_t kvf_event_sentence_end(const kvf_event* event);
+/* Frame ack: whether the frame was superseded by a newer one before it was applied. */
+KVF_API int32_t kvf_event_superseded(const kvf_event* event);
+
+/* Result: where the time went (the protocol's Report). Plain fixed layout for
+ * P/Invoke: doubles then int64s. */
+typedef struct kvf_report {
+  double partition_ms, tokenize_ms, encode_ms, reposition_ms, query_prefill_ms;
+  double first_token_ms, decode_ms, engine_ms, queue_ms, server_ms;
+  double round_trip_ms; /* measured by the client: send to Result */
+  int64_t blocks_total, blocks_reused, blocks_encoded, cache_hits, blocks_repositioned;
+  int64_t tokens_encoded, context_tokens, query_tokens, generated_tokens;
+  int32_t mode;        /* kvf_mode */
+  int32_t stop_reason; /* 0 stop token, 1 max tokens, 2 context full, 3 stop string */
+} kvf_report;
+KVF_API kvf_status kvf_event_report(const kvf_event* event, kvf_report* out);
+
+/* ---- server statistics --------------------------------------------------- */
+
+/* Asks the server for its Stats and returns them as one JSON object
+ * (malloc'd, free with kvf_string_free). Blocks up to request_timeout_ms. */
+KVF_API kvf_status kvf_server_stats_json(kvf_client* client, char** out_json);
+KVF_API void kvf_string_free(char* text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KVFRAME_CLIENT_H */
