@@ -31,7 +31,9 @@
  * the caller one of two ways, chosen per request:
  *   - a callback, called on the client's background thread (never on yours:
  *     marshal to your game thread before touching engine objects; the event
- *     is valid only during the call, and the callback must not block), or
+ *     is valid only during the call, and the callback must not block: the
+ *     blocking calls, session open/close and stats, are refused there with
+ *     KVF_ERR_INVALID_ARGUMENT, and kvf_client_close is ignored), or
  *   - with a NULL callback, an event in the client's queue that kvf_poll()
  *     hands out on the thread that polls (the game thread, typically).
  * Events are never dropped: a request whose callback is NULL always leaves
@@ -40,11 +42,27 @@
  * goes to the queue.
  *
  * Recovery. The client reconnects by itself (ZeroMQ) and notices a server
- * restart (connection events and the server's instance id). It then fails the
- * requests that were in flight with KVF_ERR_DISCONNECTED, re-opens every open
- * session with the parameters it was opened with, and re-sends its last whole
- * frame and the patches after it, before any newer request of that session.
- * The kvf_session handle stays the same.
+ * restart (connection events and the server's instance id, asked with a Hello
+ * after every reconnect; an UnknownSession error for a session it has open is
+ * the backstop). It then fails the requests that were in flight with
+ * KVF_ERR_DISCONNECTED, re-opens every open session with the parameters it
+ * was opened with, and re-sends its last whole frame and the patches after
+ * it, before any newer request of that session. The kvf_session handle stays
+ * the same. Details:
+ *   - A frame in flight when the connection dropped is re-sent with the others
+ *     and keeps its request id: its ack (or error) still comes, once. Only
+ *     when the same server answers after the drop (a network blip, not a
+ *     restart) does it fail with KVF_ERR_DISCONNECTED: whether it arrived
+ *     cannot be known.
+ *   - Requests made while the connection is down wait (up to
+ *     request_timeout_ms) and are sent once the session is back.
+ *   - What a session keeps for this is bounded (4096 frames or 64 MiB since
+ *     the last whole frame); beyond it nothing is re-sent and, after a
+ *     restart, the game's next patches get KVF_ERR_OUT_OF_ORDER until it sends
+ *     a whole frame. Send a whole frame every so often.
+ *   - If re-opening fails, the waiting requests fail with the server's error
+ *     and later ones with KVF_ERR_UNKNOWN_SESSION: close the handle and open
+ *     a new session.
  *
  * Errors. Functions return kvf_status: KVF_OK or a code below. The message of
  * the calling thread's last failure is kvf_client_last_error(). Errors that
@@ -61,8 +79,10 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+#if defined(_WIN32) && defined(KVFRAME_CLIENT_BUILD)
 #define KVF_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define KVF_API __declspec(dllimport)
 #else
 #define KVF_API __attribute__((visibility("default")))
 #endif
@@ -119,13 +139,17 @@ typedef struct kvf_client_params {
 KVF_API kvf_client_params kvf_client_default_params(void);
 
 /* Connects and (unless connect_timeout_ms is 0) waits for the server's
- * HelloReply. On failure *out is NULL and the last error says why. */
+ * HelloReply. On failure *out is NULL and the last error says why
+ * (KVF_ERR_TIMEOUT: no answer; KVF_ERR_CONNECT: a bad endpoint, or the server
+ * refused the handshake or the Hello). With connect_timeout_ms 0 requests
+ * wait for the HelloReply before they are sent. */
 KVF_API kvf_status kvf_client_connect(const kvf_client_params* params, kvf_client** out);
 
 /* Closes the sessions on the server (best effort, bounded by 500 ms), stops
  * the background thread and frees everything. Pending requests complete with
- * KVF_ERR_CLOSED. NULL is a no-op. Never lingers: returns within a second
- * even when the server is gone. */
+ * KVF_ERR_CLOSED (callbacks are called; queued events are freed). NULL is a
+ * no-op. Never lingers: returns within a second even when the server is gone.
+ * No other call may use the client during or after it. */
 KVF_API void kvf_client_close(kvf_client* client);
 
 /* The message of the calling thread's last failed call ("" if none). The
@@ -158,8 +182,10 @@ KVF_API kvf_session_params kvf_session_default_params(void);
 
 /* Blocks until the server opened the session (or request_timeout_ms). */
 KVF_API kvf_status kvf_session_open(kvf_client* client, const kvf_session_params* params, kvf_session* out);
-/* Blocks until the server closed it (bounded by request_timeout_ms). The
- * handle is invalid afterwards. */
+/* Blocks until the server closed it (bounded by request_timeout_ms; at once
+ * while the connection is down). The session's requests still pending
+ * complete with KVF_ERR_CLOSED. The handle is invalid afterwards, whatever
+ * the status. */
 KVF_API kvf_status kvf_session_close(kvf_client* client, kvf_session session);
 
 /* ---- frames and queries -------------------------------------------------- */
@@ -182,7 +208,9 @@ typedef void (*kvf_callback)(const kvf_event* event, void* user);
 
 /* Sends a frame (copied; returns at once). frame_number must increase per
  * session. The ack (or error) goes to `callback` if given; see the header
- * comment for what happens with a NULL callback. request_id may be NULL. */
+ * comment for what happens with a NULL callback. request_id may be NULL.
+ * KVF_ERR_TOO_LARGE, with nothing sent, when json_len plus 1 KiB for the
+ * message around it exceeds the server's max_message_bytes. */
 KVF_API kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint64_t frame_number,
                                   kvf_frame_format format, const char* json, size_t json_len,
                                   kvf_callback callback, void* user, uint64_t* request_id);

@@ -1,0 +1,218 @@
+// The C ABI: argument checks, the thread's last error, and the one place
+// where every exception (std::bad_alloc, zmq::error_t, ...) is caught, so
+// nothing is ever thrown across it.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "client.h"
+
+struct kvf_client {
+  std::unique_ptr<kvframe::client::Client> impl;
+};
+
+namespace {
+
+using kvframe::client::Status;
+
+thread_local std::string t_last_error;
+
+kvf_status report(const Status& status) {
+  if (!status.ok()) t_last_error = status.message;
+  return status.code;
+}
+
+kvf_status invalid(const char* message) { return report({KVF_ERR_INVALID_ARGUMENT, message}); }
+
+// Runs `body` (returning kvf_status) with every exception turned into a status.
+template <class Body>
+kvf_status guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return report({KVF_ERR_INTERNAL, "out of memory"});
+  } catch (const std::exception& e) {
+    return report({KVF_ERR_INTERNAL, std::string("unexpected failure: ") + e.what()});
+  } catch (...) {
+    return report({KVF_ERR_INTERNAL, "unexpected failure"});
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* kvf_status_name(kvf_status status) {
+  switch (status) {
+#define KVF_NAME(code) \
+  case code:           \
+    return #code;
+    KVF_NAME(KVF_OK)
+    KVF_NAME(KVF_ERR_MALFORMED)
+    KVF_NAME(KVF_ERR_TOO_LARGE)
+    KVF_NAME(KVF_ERR_WRONG_VERSION)
+    KVF_NAME(KVF_ERR_UNKNOWN_SESSION)
+    KVF_NAME(KVF_ERR_BAD_REQUEST)
+    KVF_NAME(KVF_ERR_BAD_JSON)
+    KVF_NAME(KVF_ERR_OUT_OF_ORDER)
+    KVF_NAME(KVF_ERR_DEADLINE)
+    KVF_NAME(KVF_ERR_BUSY)
+    KVF_NAME(KVF_ERR_CONTEXT_FULL)
+    KVF_NAME(KVF_ERR_ENGINE)
+    KVF_NAME(KVF_ERR_UNSUPPORTED)
+    KVF_NAME(KVF_ERR_SHUTTING_DOWN)
+    KVF_NAME(KVF_ERR_INTERNAL)
+    KVF_NAME(KVF_ERR_UNSATISFIABLE)
+    KVF_NAME(KVF_ERR_TIMEOUT)
+    KVF_NAME(KVF_ERR_DISCONNECTED)
+    KVF_NAME(KVF_ERR_INVALID_ARGUMENT)
+    KVF_NAME(KVF_ERR_CLOSED)
+    KVF_NAME(KVF_ERR_EMPTY)
+    KVF_NAME(KVF_ERR_CONNECT)
+#undef KVF_NAME
+  }
+  return "KVF_ERR_UNKNOWN";
+}
+
+kvf_client_params kvf_client_default_params(void) {
+  kvf_client_params p{};
+  p.endpoint = "tcp://127.0.0.1:5555";
+  p.client_name = "kvframe-client";
+  p.connect_timeout_ms = 5000;
+  p.request_timeout_ms = 30000;
+  return p;
+}
+
+kvf_status kvf_client_connect(const kvf_client_params* params, kvf_client** out) {
+  if (!out) return invalid("out is NULL");
+  *out = nullptr;
+  if (!params) return invalid("params is NULL");
+  return guarded([&] {
+    auto client = std::make_unique<kvf_client>();
+    if (kvf_status code = report(kvframe::client::Client::connect(*params, &client->impl)); code != KVF_OK) {
+      return code;
+    }
+    *out = client.release();
+    return KVF_OK;
+  });
+}
+
+void kvf_client_close(kvf_client* client) {
+  if (!client) return;
+  if (client->impl->on_background_thread()) {  // it would join itself: refuse, and say so
+    report({KVF_ERR_INVALID_ARGUMENT, "kvf_client_close called from a callback: ignored"});
+    return;
+  }
+  try {
+    delete client;
+  } catch (...) {  // nothing may escape into the game
+  }
+}
+
+const char* kvf_client_last_error(const kvf_client*) { return t_last_error.c_str(); }
+
+kvf_status kvf_client_server_info(kvf_client* client, kvf_server_info* out) {
+  if (!client || !out) return invalid("client or out is NULL");
+  return guarded([&] { return report(client->impl->server_info(out)); });
+}
+
+kvf_session_params kvf_session_default_params(void) {
+  kvf_session_params p{};
+  p.game_id = "";
+  p.mode = KVF_MODE_BLOCK;
+  return p;
+}
+
+kvf_status kvf_session_open(kvf_client* client, const kvf_session_params* params, kvf_session* out) {
+  if (!client || !params || !out) return invalid("client, params or out is NULL");
+  return guarded([&] { return report(client->impl->open_session(*params, out)); });
+}
+
+kvf_status kvf_session_close(kvf_client* client, kvf_session session) {
+  if (!client) return invalid("client is NULL");
+  return guarded([&] { return report(client->impl->close_session(session)); });
+}
+
+kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint64_t frame_number, kvf_frame_format format,
+                          const char* json, size_t json_len, kvf_callback callback, void* user,
+                          uint64_t* request_id) {
+  if (!client) return invalid("client is NULL");
+  if (!json && json_len > 0) return invalid("json is NULL");
+  return guarded([&] {
+    return report(client->impl->send_frame(session, frame_number, format, std::string_view(json ? json : "", json_len),
+                                           callback, user, request_id));
+  });
+}
+
+kvf_query_params kvf_query_default_params(void) {
+  kvf_query_params p{};
+  p.kind = KVF_TASK_TEXT;
+  p.npc_id = "";
+  p.max_tokens = 64;
+  p.top_p = 1.0f;
+  return p;
+}
+
+kvf_status kvf_query(kvf_client* client, kvf_session session, const kvf_query_params* params, kvf_callback callback,
+                     void* user, uint64_t* request_id) {
+  if (!client || !params) return invalid("client or params is NULL");
+  return guarded([&] { return report(client->impl->query(session, *params, callback, user, request_id)); });
+}
+
+kvf_status kvf_poll(kvf_client* client, int32_t timeout_ms, kvf_event** out) {
+  if (!client || !out) return invalid("client or out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    std::unique_ptr<kvf_event> event = client->impl->poll(timeout_ms);
+    if (!event) return KVF_ERR_EMPTY;  // not a failure: the last error stays
+    *out = event.release();
+    return KVF_OK;
+  });
+}
+
+void kvf_event_free(kvf_event* event) { delete event; }
+
+kvf_event_type kvf_event_type_of(const kvf_event* e) { return e ? e->type : KVF_EVENT_ERROR; }
+uint64_t kvf_event_request_id(const kvf_event* e) { return e ? e->request_id : 0; }
+kvf_session kvf_event_session(const kvf_event* e) { return e ? e->session : 0; }
+uint64_t kvf_event_frame_number(const kvf_event* e) { return e ? e->frame_number : 0; }
+
+const char* kvf_event_text(const kvf_event* e, size_t* len) {
+  if (len) *len = e ? e->text.size() : 0;
+  return e ? e->text.c_str() : "";
+}
+
+const char* kvf_event_action_json(const kvf_event* e, size_t* len) {
+  if (len) *len = e ? e->action_json.size() : 0;
+  return e ? e->action_json.c_str() : "";
+}
+
+kvf_status kvf_event_error_code(const kvf_event* e) { return e ? e->error_code : KVF_ERR_INVALID_ARGUMENT; }
+uint32_t kvf_event_chunk_seq(const kvf_event* e) { return e ? e->chunk_seq : 0; }
+int32_t kvf_event_sentence_end(const kvf_event* e) { return e && e->sentence_end ? 1 : 0; }
+int32_t kvf_event_superseded(const kvf_event* e) { return e && e->superseded ? 1 : 0; }
+
+kvf_status kvf_event_report(const kvf_event* e, kvf_report* out) {
+  if (!e || !out) return invalid("event or out is NULL");
+  if (!e->has_report) return invalid("only a Result event carries a report");
+  *out = e->report;
+  return KVF_OK;
+}
+
+kvf_status kvf_server_stats_json(kvf_client* client, char** out_json) {
+  if (!client || !out_json) return invalid("client or out_json is NULL");
+  *out_json = nullptr;
+  return guarded([&] {
+    std::string json;
+    if (kvf_status code = report(client->impl->stats_json(&json)); code != KVF_OK) return code;
+    char* copy = static_cast<char*>(std::malloc(json.size() + 1));
+    if (!copy) return report({KVF_ERR_INTERNAL, "out of memory"});
+    std::memcpy(copy, json.c_str(), json.size() + 1);
+    *out_json = copy;
+    return KVF_OK;
+  });
+}
+
+void kvf_string_free(char* text) { std::free(text); }
+
+}  // extern "C"

@@ -1,0 +1,128 @@
+#include "event.h"
+
+namespace kvframe::client {
+
+namespace fb = protocol::fb;
+
+namespace {
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+kvf_report report_from(const fb::Report* r, fb::StopReason stop, double round_trip_ms) {
+  kvf_report out{};
+  out.round_trip_ms = round_trip_ms;
+  out.stop_reason = static_cast<int32_t>(stop);
+  if (!r) return out;
+  out.partition_ms = r->partition_ms();
+  out.tokenize_ms = r->tokenize_ms();
+  out.encode_ms = r->encode_ms();
+  out.reposition_ms = r->reposition_ms();
+  out.query_prefill_ms = r->query_prefill_ms();
+  out.first_token_ms = r->first_token_ms();
+  out.decode_ms = r->decode_ms();
+  out.engine_ms = r->engine_ms();
+  out.queue_ms = r->queue_ms();
+  out.server_ms = r->server_ms();
+  out.blocks_total = r->blocks_total();
+  out.blocks_reused = r->blocks_reused();
+  out.blocks_encoded = r->blocks_encoded();
+  out.cache_hits = r->cache_hits();
+  out.blocks_repositioned = r->blocks_repositioned();
+  out.tokens_encoded = r->tokens_encoded();
+  out.context_tokens = r->context_tokens();
+  out.query_tokens = r->query_tokens();
+  out.generated_tokens = r->generated_tokens();
+  out.mode = static_cast<int32_t>(r->mode());
+  return out;
+}
+
+}  // namespace
+
+kvf_event error_event(uint64_t request_id, kvf_session session, uint64_t frame_number, kvf_status code,
+                      std::string message) {
+  kvf_event e;
+  e.type = KVF_EVENT_ERROR;
+  e.request_id = request_id;
+  e.session = session;
+  e.frame_number = frame_number;
+  e.error_code = code;
+  e.text = std::move(message);
+  return e;
+}
+
+kvf_event event_from_reply(const fb::Message& reply, kvf_session session, uint64_t frame_number,
+                           double round_trip_ms) {
+  kvf_event e;
+  e.request_id = reply.request_id();
+  e.session = session;
+  e.frame_number = frame_number;
+  switch (reply.body_type()) {
+    case fb::Body::FrameAck: {
+      const fb::FrameAck* ack = reply.body_as_FrameAck();
+      e.type = KVF_EVENT_FRAME_ACK;
+      e.frame_number = ack->frame_number();
+      e.superseded = ack->superseded();
+      break;
+    }
+    case fb::Body::Chunk: {
+      const fb::Chunk* chunk = reply.body_as_Chunk();
+      e.type = KVF_EVENT_CHUNK;
+      e.chunk_seq = chunk->seq();
+      e.sentence_end = chunk->sentence_end();
+      e.text = str(chunk->text());
+      break;
+    }
+    case fb::Body::Result: {
+      const fb::Result* result = reply.body_as_Result();
+      e.type = KVF_EVENT_RESULT;
+      e.frame_number = result->frame_number();
+      e.text = str(result->text());
+      e.action_json = str(result->action_json());
+      e.has_report = true;
+      e.report = report_from(result->report(), result->stop(), round_trip_ms);
+      break;
+    }
+    case fb::Body::Error: {
+      const fb::Error* error = reply.body_as_Error();
+      return error_event(reply.request_id(), session, frame_number, static_cast<kvf_status>(error->code()),
+                         str(error->message()));
+    }
+    default:
+      return error_event(reply.request_id(), session, frame_number, KVF_ERR_INTERNAL,
+                         std::string("unexpected reply ") + fb::EnumNameBody(reply.body_type()) +
+                             " to this request (a server bug: please report it)");
+  }
+  return e;
+}
+
+void EventQueue::push(kvf_event event) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  ready_.notify_one();
+}
+
+std::unique_ptr<kvf_event> EventQueue::pop(int32_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto have_one = [&] { return !events_.empty() || shut_; };
+  if (timeout_ms < 0) {
+    ready_.wait(lock, have_one);
+  } else if (timeout_ms > 0) {
+    ready_.wait_for(lock, std::chrono::milliseconds(timeout_ms), have_one);
+  }
+  if (events_.empty()) return nullptr;
+  auto event = std::make_unique<kvf_event>(std::move(events_.front()));
+  events_.pop_front();
+  return event;
+}
+
+void EventQueue::shut() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shut_ = true;
+  }
+  ready_.notify_all();
+}
+
+}  // namespace kvframe::client

@@ -1,0 +1,338 @@
+// kvframe_client.hpp — a thin, header-only C++17 layer over the C client
+// (kvframe_client.h): RAII handles, std::function callbacks, a future for a
+// query's answer, and errors as values (nothing here throws, except
+// std::bad_alloc from the standard library itself).
+//
+//   auto client = kvframe::client::Client::connect({"tcp://127.0.0.1:5555"});
+//   if (!client) { log(client.status().message()); return; }
+//   auto session = client->open_session({});           // SessionParams: game_id, rules, mode...
+//   session->send_frame(1, KVF_FRAME_WHOLE, json);
+//   std::future<Answer> answer = session->ask({"What does p3 do?"});
+//
+// Callbacks run on the client's background thread, as in the C API. A
+// Session must not outlive its Client.
+#pragma once
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kvframe/client/kvframe_client.h"
+
+namespace kvframe::client {
+
+// KVF_OK, or a failure with its message.
+class Status {
+ public:
+  Status() = default;
+  Status(kvf_status code, std::string message) : code_(code), message_(std::move(message)) {}
+  // The status of a C call just made on this thread (its last error when it failed).
+  static Status of_call(kvf_status code) { return code == KVF_OK ? Status() : Status(code, kvf_client_last_error(nullptr)); }
+
+  bool ok() const { return code_ == KVF_OK; }
+  explicit operator bool() const { return ok(); }
+  kvf_status code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  kvf_status code_ = KVF_OK;
+  std::string message_;
+};
+
+// A value, or the Status saying why there is none.
+template <class T>
+class Expected {
+ public:
+  Expected(T value) : value_(std::move(value)) {}        // NOLINT: implicit by design
+  Expected(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Status& status() const { return status_; }
+  T& value() { return *value_; }
+  const T& value() const { return *value_; }
+  T& operator*() { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+// A view of one event; in a callback it is valid during the call only.
+class Event {
+ public:
+  explicit Event(const kvf_event* event) : e_(event) {}
+
+  kvf_event_type type() const { return kvf_event_type_of(e_); }
+  bool is_final() const { return type() != KVF_EVENT_CHUNK; }  // a request's last event
+  uint64_t request_id() const { return kvf_event_request_id(e_); }
+  kvf_session session() const { return kvf_event_session(e_); }
+  uint64_t frame_number() const { return kvf_event_frame_number(e_); }
+  std::string_view text() const { return view(kvf_event_text); }
+  std::string_view action_json() const { return view(kvf_event_action_json); }
+  kvf_status error_code() const { return kvf_event_error_code(e_); }
+  uint32_t chunk_seq() const { return kvf_event_chunk_seq(e_); }
+  bool sentence_end() const { return kvf_event_sentence_end(e_) != 0; }
+  bool superseded() const { return kvf_event_superseded(e_) != 0; }
+  std::optional<kvf_report> report() const {
+    kvf_report out{};
+    if (kvf_event_report(e_, &out) != KVF_OK) return std::nullopt;
+    return out;
+  }
+  const kvf_event* handle() const { return e_; }
+
+ private:
+  std::string_view view(const char* (*field)(const kvf_event*, size_t*)) const {
+    size_t length = 0;
+    const char* text = field(e_, &length);
+    return std::string_view(text, length);
+  }
+  const kvf_event* e_;
+};
+
+// An event taken with Client::poll; owns it.
+class PolledEvent : public Event {
+ public:
+  explicit PolledEvent(kvf_event* event) : Event(event), owned_(event, &kvf_event_free) {}
+
+ private:
+  std::unique_ptr<kvf_event, void (*)(kvf_event*)> owned_;
+};
+
+using Callback = std::function<void(const Event&)>;
+
+// A query's outcome, collected for Session::ask.
+struct Answer {
+  Status status;                    // the Error event's code and message, if it failed
+  std::string text;
+  std::string action_json;
+  std::optional<kvf_report> report;
+  std::vector<std::string> chunks;  // streamed pieces, in order
+};
+
+struct SessionParams {
+  SessionParams(std::string game = {}) : game_id(std::move(game)) {}  // NOLINT: {"holdem"} reads well
+  std::string game_id;
+  std::string rules_json;  // empty: json_blocker's defaults
+  kvf_mode mode = KVF_MODE_BLOCK;
+  std::string system_prompt;
+  uint32_t context_tokens = 0;
+};
+
+struct QueryParams {
+  QueryParams(std::string text = {}) : instruction(std::move(text)) {}  // NOLINT: ask({"What now?"})
+  std::string instruction;
+  kvf_task_kind kind = KVF_TASK_TEXT;
+  std::string npc_id;
+  std::string output_schema;
+  uint32_t max_tokens = 64;
+  float temperature = 0.0f;
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  uint64_t seed = 0;
+  std::vector<std::string> stop;
+  bool stream = false;
+  uint64_t frame_number = 0;
+  uint32_t deadline_ms = 0;
+  uint64_t deadline_frame = 0;
+};
+
+namespace detail {
+
+// The C callback behind a Callback: owns it until the request's last event.
+inline void call_and_release(const kvf_event* event, void* user) {
+  auto* callback = static_cast<Callback*>(user);
+  const bool last = kvf_event_type_of(event) != KVF_EVENT_CHUNK;
+  try {
+    (*callback)(Event(event));
+  } catch (...) {  // nothing may be thrown into the C library's thread
+  }
+  if (last) delete callback;
+}
+
+// Calls `send(c_callback, user)`, handing over `callback` when there is one.
+template <class Send>
+kvf_status with_callback(Callback callback, Send&& send) {
+  if (!callback) return send(nullptr, nullptr);
+  auto* owned = new Callback(std::move(callback));
+  const kvf_status code = send(&call_and_release, owned);
+  if (code != KVF_OK) delete owned;  // no event will come
+  return code;
+}
+
+}  // namespace detail
+
+class Session {
+ public:
+  Session(kvf_client* client, kvf_session id) : client_(client), id_(id) {}
+  Session(Session&& other) noexcept : client_(other.client_), id_(std::exchange(other.id_, 0)) {}
+  Session& operator=(Session&& other) noexcept {
+    if (this != &other) {
+      close();
+      client_ = other.client_;
+      id_ = std::exchange(other.id_, 0);
+    }
+    return *this;
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() { close(); }
+
+  kvf_session id() const { return id_; }
+
+  // Closes it on the server (blocks, see kvf_session_close). Idempotent.
+  Status close() {
+    if (id_ == 0) return {};
+    return Status::of_call(kvf_session_close(client_, std::exchange(id_, 0)));
+  }
+
+  // `on_ack` gets the ack or the error; without it, see kvf_send_frame.
+  Status send_frame(uint64_t frame_number, kvf_frame_format format, std::string_view json, Callback on_ack = {}) {
+    return Status::of_call(detail::with_callback(std::move(on_ack), [&](kvf_callback cb, void* user) {
+      return kvf_send_frame(client_, id_, frame_number, format, json.data(), json.size(), cb, user, nullptr);
+    }));
+  }
+
+  // Sends a query; its events go to `on_event` (or the poll queue). Returns the request id.
+  Expected<uint64_t> query(const QueryParams& params, Callback on_event = {}) {
+    std::vector<const char*> stop;
+    for (const std::string& s : params.stop) stop.push_back(s.c_str());
+    kvf_query_params q = kvf_query_default_params();
+    q.kind = params.kind;
+    q.npc_id = params.npc_id.c_str();
+    q.instruction = params.instruction.c_str();
+    q.output_schema = params.output_schema.empty() ? nullptr : params.output_schema.c_str();
+    q.max_tokens = params.max_tokens;
+    q.temperature = params.temperature;
+    q.top_k = params.top_k;
+    q.top_p = params.top_p;
+    q.seed = params.seed;
+    q.stop = stop.empty() ? nullptr : stop.data();
+    q.stop_count = stop.size();
+    q.stream = params.stream ? 1 : 0;
+    q.frame_number = params.frame_number;
+    q.deadline_ms = params.deadline_ms;
+    q.deadline_frame = params.deadline_frame;
+    uint64_t request_id = 0;
+    Status status = Status::of_call(detail::with_callback(std::move(on_event), [&](kvf_callback cb, void* user) {
+      return kvf_query(client_, id_, &q, cb, user, &request_id);
+    }));
+    if (!status) return status;
+    return request_id;
+  }
+
+  // The query's whole answer, chunks included, once it is there.
+  std::future<Answer> ask(const QueryParams& params) {
+    auto promise = std::make_shared<std::promise<Answer>>();
+    auto answer = std::make_shared<Answer>();
+    std::future<Answer> future = promise->get_future();
+    Expected<uint64_t> sent = query(params, [promise, answer](const Event& e) {
+      switch (e.type()) {
+        case KVF_EVENT_CHUNK:
+          answer->chunks.emplace_back(e.text());
+          return;
+        case KVF_EVENT_RESULT:
+          answer->text = std::string(e.text());
+          answer->action_json = std::string(e.action_json());
+          answer->report = e.report();
+          break;
+        default:
+          answer->status = Status(e.error_code(), std::string(e.text()));
+      }
+      promise->set_value(std::move(*answer));
+    });
+    if (!sent) promise->set_value(Answer{sent.status(), {}, {}, std::nullopt, {}});
+    return future;
+  }
+
+ private:
+  kvf_client* client_;
+  kvf_session id_;
+};
+
+class Client {
+ public:
+  struct Params {
+    Params(std::string where = "tcp://127.0.0.1:5555") : endpoint(std::move(where)) {}  // NOLINT: connect({endpoint})
+    std::string endpoint;
+    std::string client_name = "kvframe-client";
+    int32_t connect_timeout_ms = 5000;
+    int32_t request_timeout_ms = 30000;
+    std::string server_public_key, client_public_key, client_secret_key;  // all or none
+  };
+
+  static Expected<Client> connect(const Params& params) {
+    kvf_client_params p = kvf_client_default_params();
+    p.endpoint = params.endpoint.c_str();
+    p.client_name = params.client_name.c_str();
+    p.connect_timeout_ms = params.connect_timeout_ms;
+    p.request_timeout_ms = params.request_timeout_ms;
+    auto key = [](const std::string& k) { return k.empty() ? nullptr : k.c_str(); };
+    p.server_public_key = key(params.server_public_key);
+    p.client_public_key = key(params.client_public_key);
+    p.client_secret_key = key(params.client_secret_key);
+    kvf_client* handle = nullptr;
+    if (Status status = Status::of_call(kvf_client_connect(&p, &handle)); !status) return status;
+    return Client(handle);
+  }
+
+  Client(Client&& other) noexcept : c_(std::exchange(other.c_, nullptr)) {}
+  Client& operator=(Client&& other) noexcept {
+    if (this != &other) {
+      kvf_client_close(c_);
+      c_ = std::exchange(other.c_, nullptr);
+    }
+    return *this;
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client() { kvf_client_close(c_); }
+
+  kvf_client* handle() const { return c_; }
+
+  Expected<Session> open_session(const SessionParams& params) {
+    kvf_session_params p = kvf_session_default_params();
+    p.game_id = params.game_id.c_str();
+    p.rules_json = params.rules_json.c_str();
+    p.mode = params.mode;
+    p.system_prompt = params.system_prompt.c_str();
+    p.context_tokens = params.context_tokens;
+    kvf_session id = 0;
+    if (Status status = Status::of_call(kvf_session_open(c_, &p, &id)); !status) return status;
+    return Session(c_, id);
+  }
+
+  // The next queued event (requests sent without a callback); nullopt when none came in timeout_ms.
+  std::optional<PolledEvent> poll(int32_t timeout_ms = 0) {
+    kvf_event* event = nullptr;
+    if (kvf_poll(c_, timeout_ms, &event) != KVF_OK) return std::nullopt;
+    return PolledEvent(event);
+  }
+
+  Expected<kvf_server_info> server_info() const {
+    kvf_server_info info{};
+    if (Status status = Status::of_call(kvf_client_server_info(c_, &info)); !status) return status;
+    return info;
+  }
+
+  Expected<std::string> stats_json() {
+    char* json = nullptr;
+    if (Status status = Status::of_call(kvf_server_stats_json(c_, &json)); !status) return status;
+    std::string out(json);
+    kvf_string_free(json);
+    return out;
+  }
+
+ private:
+  explicit Client(kvf_client* handle) : c_(handle) {}
+  kvf_client* c_;
+};
+
+}  // namespace kvframe::client
