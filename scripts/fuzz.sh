@@ -2,14 +2,16 @@
 # Fuzzes one target (tests/fuzz) for a while and reports what was found.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET]   default 600 s, json_blocker
-#                                        TARGET: json_blocker or gguf
+#                                        TARGET: json_blocker, gguf or server
 #   FUZZ_MAX_LEN=N scripts/fuzz.sh       longest input tried, default 4096 bytes
+#                                        (server: 12288, room for an oversize message)
 #
 # Builds build-fuzz/ with clang++, libFuzzer, ASan and UBSan (separate from
 # build/), without libtorch. Per target, a work corpus is kept between runs
 # and starts from the target's seeds:
 #   json_blocker  tests/fuzz/corpus/       build-fuzz/fuzz-corpus/       build-fuzz/fuzz-artifacts/
 #   gguf          tests/fuzz/gguf_corpus/  build-fuzz/fuzz-corpus-gguf/  build-fuzz/fuzz-artifacts-gguf/
+#   server        tests/fuzz/server_corpus/ build-fuzz/fuzz-corpus-server/ build-fuzz/fuzz-artifacts-server/
 # Crash inputs land in the artifacts folder. Exits non-zero if the fuzzer
 # found a crash, a violated invariant, a leak or a hang.
 set -euo pipefail
@@ -17,7 +19,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-600}
 target=${2:-json_blocker}
-max_len=${FUZZ_MAX_LEN:-4096}
+default_max_len=4096
 build=$root/build-fuzz
 case "$target" in
   json_blocker)
@@ -30,11 +32,20 @@ case "$target" in
     work_corpus=$build/fuzz-corpus-gguf
     artifacts=$build/fuzz-artifacts-gguf
     log=$build/fuzz-gguf.log ;;
+  server)
+    seeds=$root/tests/fuzz/server_corpus
+    work_corpus=$build/fuzz-corpus-server
+    artifacts=$build/fuzz-artifacts-server
+    log=$build/fuzz-server.log
+    default_max_len=12288 ;;
   *)
-    echo "usage: $0 [SECONDS] [json_blocker|gguf]" >&2
+    echo "usage: $0 [SECONDS] [json_blocker|gguf|server]" >&2
     exit 2 ;;
 esac
+max_len=${FUZZ_MAX_LEN:-$default_max_len}
 binary=$build/tests/fuzz/fuzz_$target
+dict_args=()  # a target without a dictionary runs without one
+[ -f "$root/tests/fuzz/fuzz_$target.dict" ] && dict_args=(-dict="$root/tests/fuzz/fuzz_$target.dict")
 
 # RelWithDebInfo at -O1 without NDEBUG: readable stacks, assert()s kept.
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja \
@@ -50,7 +61,7 @@ echo "[fuzz] $target: ${seconds}s, inputs up to ${max_len} bytes; log: $log"
 status=0
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$binary" "$work_corpus" "$seeds" \
-  -dict="$root/tests/fuzz/fuzz_$target.dict" \
+  "${dict_args[@]}" \
   -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
   -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log" 2>&1 || status=$?
 

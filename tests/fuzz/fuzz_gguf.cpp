@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "fuzz_entry.h"
 #include "kvframe/runtime/gguf.h"
 
@@ -14,28 +15,17 @@ namespace {
 
 using namespace kvframe::runtime;
 
-#define GGUF_CHECK(condition, what)                                 \
-  do {                                                              \
-    if (!(condition)) invariant_violated(what, __FILE__, __LINE__); \
-  } while (false)
-
-[[noreturn]] void invariant_violated(const char* what, const char* file, int line) {
-  std::fprintf(stderr, "fuzz invariant violated (%s:%d): %s\n", file, line, what);
-  std::fflush(stderr);
-  __builtin_trap();
-}
-
 constexpr int64_t kMaxDequantElements = 4096;
 
 template <class T>
 void check_getter(const Result<T>& result) {
-  GGUF_CHECK(result.ok() || result.error().code == ErrorCode::kWrongKeyType,
+  FUZZ_CHECK(result.ok() || result.error().code == ErrorCode::kWrongKeyType,
              "a getter on a present key failed with something other than kWrongKeyType");
 }
 
 void use_metadata(const GgufFile& file) {
   for (const auto& [key, value] : file.metadata()) {
-    GGUF_CHECK(file.find(key) == &value, "find() does not return the key's own value");
+    FUZZ_CHECK(file.find(key) == &value, "find() does not return the key's own value");
     check_getter(file.get_string(key));
     check_getter(file.get_int(key));
     check_getter(file.get_float(key));
@@ -44,19 +34,19 @@ void use_metadata(const GgufFile& file) {
     check_getter(file.get_int_array(key));
     check_getter(file.get_float_array(key));
   }
-  GGUF_CHECK(file.alignment() != 0 && (file.alignment() & (file.alignment() - 1)) == 0,
+  FUZZ_CHECK(file.alignment() != 0 && (file.alignment() & (file.alignment() - 1)) == 0,
              "alignment is not a power of two");
 }
 
 void use_tensor(const GgufFile& file, const GgufTensorInfo& t) {
-  GGUF_CHECK(file.find_tensor(t.name) == &t, "find_tensor() does not return the tensor");
-  GGUF_CHECK(!t.dims.empty() && t.dims.size() <= 4, "dims count outside 1..4");
-  GGUF_CHECK(t.offset % file.alignment() == 0, "misaligned tensor accepted");
+  FUZZ_CHECK(file.find_tensor(t.name) == &t, "find_tensor() does not return the tensor");
+  FUZZ_CHECK(!t.dims.empty() && t.dims.size() <= 4, "dims count outside 1..4");
+  FUZZ_CHECK(t.offset % file.alignment() == 0, "misaligned tensor accepted");
   const GgmlTypeSize size = ggml_type_size(t.type);
-  GGUF_CHECK(size.block_size > 0, "a tensor of a type that cannot be sized was accepted");
+  FUZZ_CHECK(size.block_size > 0, "a tensor of a type that cannot be sized was accepted");
   const int64_t n = t.n_elements();
-  GGUF_CHECK(n > 0 && t.dims[0] % size.block_size == 0, "rows are not whole blocks");
-  GGUF_CHECK(t.nbytes == static_cast<uint64_t>(n / size.block_size * size.block_bytes),
+  FUZZ_CHECK(n > 0 && t.dims[0] % size.block_size == 0, "rows are not whole blocks");
+  FUZZ_CHECK(t.nbytes == static_cast<uint64_t>(n / size.block_size * size.block_bytes),
              "nbytes disagrees with dims and type");
   // The sanitizers flag these if the data is not inside the parsed bytes.
   volatile uint8_t edge = static_cast<uint8_t>(t.data[0] ^ t.data[t.nbytes - 1]);
@@ -64,12 +54,12 @@ void use_tensor(const GgufFile& file, const GgufTensorInfo& t) {
 
   std::vector<float> out;
   if (!dequantize_supported(t.type)) {
-    GGUF_CHECK(dequantize_tensor(t, out.data()).has_value(), "unsupported type dequantized");
+    FUZZ_CHECK(dequantize_tensor(t, out.data()).has_value(), "unsupported type dequantized");
     return;
   }
   if (n <= kMaxDequantElements) {
     out.resize(static_cast<std::size_t>(n));
-    GGUF_CHECK(!dequantize_tensor(t, out.data()).has_value(), "supported type refused");
+    FUZZ_CHECK(!dequantize_tensor(t, out.data()).has_value(), "supported type refused");
     return;
   }
   const int64_t prefix =
@@ -83,8 +73,8 @@ void use_tensor(const GgufFile& file, const GgufTensorInfo& t) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Result<GgufFile> file = GgufFile::parse(data, size);
   if (!file.ok()) {
-    GGUF_CHECK(!file.error().message.empty(), "an error without a message");
-    GGUF_CHECK(file.error().message.rfind("<memory>: ", 0) == 0,
+    FUZZ_CHECK(!file.error().message.empty(), "an error without a message");
+    FUZZ_CHECK(file.error().message.rfind("<memory>: ", 0) == 0,
                "an error message that does not name the file");
     return 0;
   }

@@ -18,12 +18,6 @@ using json_blocker::FrameDiff;
 using json_blocker::Partition;
 using json_blocker::Rules;
 
-void invariant_violated(const std::string& what, const char* file, int line) {
-  std::fprintf(stderr, "fuzz invariant violated (%s:%d): %s\n", file, line, what.c_str());
-  std::fflush(stderr);
-  __builtin_trap();
-}
-
 namespace {
 
 bool starts_with(std::string_view s, std::string_view prefix) {

@@ -1,6 +1,5 @@
-// What must hold for every input, whatever the bytes. A violation prints what
-// broke and traps, so libFuzzer saves the input and the replay test fails.
-// `what` (a std::string expression) is only evaluated on failure.
+// What must hold for every json_blocker input, whatever the bytes (checked
+// with FUZZ_CHECK, fuzz_check.h).
 #pragma once
 
 #include <string>
@@ -10,14 +9,9 @@
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
 
-#define FUZZ_CHECK(condition, what)                                                  \
-  do {                                                                               \
-    if (!(condition)) ::kvframe::fuzz::invariant_violated(what, __FILE__, __LINE__); \
-  } while (false)
+#include "fuzz_check.h"
 
 namespace kvframe::fuzz {
-
-[[noreturn]] void invariant_violated(const std::string& what, const char* file, int line);
 
 // Partitions `input` under `rules`, checks the outcome against the reference
 // parser (accepted exactly when it must be) and, on success, checks the blocks.

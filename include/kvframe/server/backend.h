@@ -1,0 +1,96 @@
+// The engine behind the server, as the server sees it. The scheduler, the
+// door checks and the ZeroMQ loop (kvframe::server_core) are written against
+// this interface and need no libtorch, so they can be unit tested and fuzzed
+// with engines that answer instantly; EngineBackend (engine_backend.h) is the
+// real one over runtime::Engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kvframe/common/result.h"
+#include "kvframe/json_blocker/rules.h"
+#include "kvframe/protocol/protocol.h"
+
+namespace kvframe::server {
+
+namespace fb = protocol::fb;
+
+// Errors carry the protocol's code so they reach the client unchanged.
+struct BackendError {
+  fb::ErrorCode code = fb::ErrorCode::Engine;
+  std::string message;  // what went wrong and what to do next
+};
+template <class T>
+using BackendResult = common::Result<T, BackendError>;
+using BackendStatus = std::optional<BackendError>;
+
+struct BackendInfo {
+  std::string model;      // the model's name, for HelloReply and logs
+  uint32_t max_context = 0;  // the most tokens a session may hold
+};
+
+struct SessionConfig {
+  fb::AttentionMode mode = fb::AttentionMode::Block;
+  std::string system_prompt;  // empty: the chat template's default
+  json_blocker::Rules rules;
+  uint32_t context_tokens = 0;  // resolved by the server: never 0 here
+};
+
+// What a Frame changed (json_blocker's FrameDiff, counted).
+struct FrameSummary {
+  uint32_t blocks_total = 0;
+  uint32_t blocks_changed = 0;  // changed + added + moved
+  uint32_t blocks_removed = 0;
+};
+
+struct QuerySpec {
+  std::string instruction;
+  uint32_t max_tokens = 64;
+  float temperature = 0;
+  int32_t top_k = 0;
+  float top_p = 1;
+  uint64_t seed = 0;
+};
+
+// Milliseconds per engine stage (runtime::StageTimes).
+struct EngineStages {
+  double partition = 0, tokenize = 0, encode = 0, reposition = 0, query_prefill = 0;
+  double first_token = 0, decode = 0, engine = 0;
+};
+
+struct QueryAnswer {
+  std::string text;
+  fb::StopReason stop = fb::StopReason::MaxTokens;
+  uint32_t blocks_total = 0, blocks_reused = 0, blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0;
+  uint32_t tokens_encoded = 0, context_tokens = 0, query_tokens = 0, generated_tokens = 0;
+  EngineStages ms;
+};
+
+struct CacheStats {
+  uint64_t hits = 0, misses = 0, bytes = 0;
+};
+
+// Sessions are named by the server's ids. Every member but info() and
+// cache_stats() is called from the server's one engine thread only.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual BackendInfo info() const = 0;
+  virtual BackendStatus open_session(uint64_t session_id, const SessionConfig& config) = 0;
+  virtual void close_session(uint64_t session_id) = 0;
+  // A rejected frame leaves the session on its previous one.
+  virtual BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format,
+                                                  std::string_view json) = 0;
+  // on_text receives the answer's text as it is produced (whole UTF-8 characters).
+  virtual BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
+                                               const std::function<void(std::string_view)>& on_text) = 0;
+  // Thread-safe: the I/O thread reads it for Stats.
+  virtual CacheStats cache_stats() const = 0;
+};
+
+}  // namespace kvframe::server

@@ -1,0 +1,47 @@
+// The real Backend: runtime::Engine and one runtime::Session per client
+// session. Maps the protocol onto the engine (Query → Task, QueryReport →
+// Report) and the engine's errors onto the protocol's: json_blocker's →
+// BadJson, a full context → ContextFull, bad parameters → BadRequest, the
+// rest → Engine. Nothing escapes as an exception.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "kvframe/runtime/session.h"
+#include "kvframe/server/backend.h"
+
+namespace kvframe::server {
+
+struct EngineLoad {
+  std::unique_ptr<runtime::Engine> engine;
+  bool chat_template = false;  // false: the model has none; prompts go raw
+};
+
+// Like runtime::Engine::load, but a model without a chat template (the test
+// models) is served with raw prompts instead of refused.
+runtime::Result<EngineLoad> load_engine(const std::string& model_path, const runtime::ModelParams& model_params,
+                                        const runtime::EngineParams& params);
+
+class EngineBackend : public Backend {
+ public:
+  explicit EngineBackend(std::unique_ptr<runtime::Engine> engine);
+  ~EngineBackend() override;
+
+  BackendInfo info() const override;
+  BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
+  void close_session(uint64_t session_id) override;
+  BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
+  BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
+                                       const std::function<void(std::string_view)>& on_text) override;
+  CacheStats cache_stats() const override;
+
+ private:
+  runtime::Session* find(uint64_t session_id);
+
+  std::unique_ptr<runtime::Engine> engine_;
+  std::unordered_map<uint64_t, std::unique_ptr<runtime::Session>> sessions_;
+};
+
+}  // namespace kvframe::server

@@ -1,0 +1,131 @@
+// The session table and the engine's work queue.
+//
+// Each session has a FIFO of requests; the engine thread takes them
+// round-robin across sessions with work, one request per turn, so one busy
+// game never starves the others, and a session's requests run (and are
+// answered) in arrival order. Everything that can be decided from what was
+// enqueued is decided at admission, so a refused request is answered at once:
+// unknown or closing session, frame order, a query about a frame never sent,
+// a deadline already unmeetable, full queues (Busy).
+//
+// Latest state wins: a whole Frame supersedes the Frames queued after the
+// session's last queued Query. They keep their place (their acks stay in
+// order) but their payload is freed and they are never applied.
+//
+// Thread-safe: the I/O thread admits, the engine thread takes and finishes.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kvframe/server/request.h"
+
+namespace kvframe::server {
+
+using Clock = std::chrono::steady_clock;
+
+inline constexpr char kShuttingDownMessage[] = "the server is stopping; the request was not run";
+
+struct QueuedRequest {
+  std::string route;  // the ZeroMQ routing id of the connection that sent it
+  Request request;
+  Clock::time_point received;
+  double expected_ms = 0;   // the engine time expected for it when admitted
+  bool superseded = false;  // a Frame that a newer whole Frame replaced
+};
+
+struct SchedulerLimits {
+  std::size_t max_queue = 1024;         // requests waiting, all sessions together
+  std::size_t max_session_queue = 256;  // requests waiting in one session
+  uint64_t id_seed = 0;                 // session ids; 0: from std::random_device
+};
+
+// What the engine thread needs to know about a request's session.
+struct SessionView {
+  fb::AttentionMode mode = fb::AttentionMode::Block;
+  std::optional<uint64_t> latest_frame;   // the newest frame number enqueued
+  std::optional<uint64_t> applied_frame;  // the frame the engine holds now
+};
+
+struct Work {
+  uint64_t session_id = 0;  // OpenSession included: the id it was given
+  QueuedRequest item;
+  SessionView session;
+};
+
+// How a taken request ended, for the session's state and the time estimates.
+enum class Outcome { kDone, kFrameApplied, kSessionGone };
+
+class Scheduler {
+ public:
+  explicit Scheduler(const SchedulerLimits& limits);
+
+  // Enqueues the request or says why not. OpenSession gets its session a
+  // fresh random id (returned); other requests return their session's id.
+  common::Result<uint64_t, RequestError> admit(QueuedRequest item, Clock::time_point now);
+
+  // The next request by round-robin, waiting up to `wait` for one; nothing
+  // when none came or after shut_down(). The session is busy until finish().
+  std::optional<Work> take(std::chrono::milliseconds wait);
+  // After a taken request: engine_ms feeds the time estimates. kSessionGone
+  // (closed, or failed to open) drops the session and returns what was
+  // still queued for it.
+  std::vector<QueuedRequest> finish(const Work& work, Outcome outcome, double engine_ms);
+
+  // Refuses new requests from now on (ShuttingDown), wakes take() and
+  // returns every queued request, for the caller to answer.
+  std::vector<QueuedRequest> shut_down();
+
+  // Engine time expected for a query in this mode (a moving average of the
+  // recent ones; 0 before the first).
+  double expected_query_ms(fb::AttentionMode mode) const;
+  std::size_t sessions() const;
+  std::size_t queue_depth() const;
+  std::size_t queue_high_water() const;
+
+ private:
+  struct Session {
+    fb::AttentionMode mode = fb::AttentionMode::Block;
+    std::deque<QueuedRequest> queue;
+    std::optional<uint64_t> latest_frame;
+    std::optional<uint64_t> applied_frame;
+    bool has_whole_frame = false;  // enqueued: a patch needs one before it
+    bool closing = false;
+    bool running = false;
+  };
+
+  std::optional<RequestError> check_frame(const Session& session, const FrameRequest& frame) const;
+  std::optional<RequestError> check_query(const Session& session, const QueryRequest& query,
+                                          const QueuedRequest& item, Clock::time_point now) const;
+  std::optional<RequestError> check_room(const Session* session, uint64_t request_id, uint64_t session_id) const;
+  void supersede_frames(Session& session);
+  double expected_ms(const Session& session, const RequestBody& body) const;
+  double query_estimate(fb::AttentionMode mode) const;  // caller holds mutex_
+  void enqueue(uint64_t session_id, Session& session, QueuedRequest item);
+  uint64_t fresh_session_id();
+
+  SchedulerLimits limits_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::unordered_map<uint64_t, Session> sessions_;
+  std::deque<uint64_t> ready_;  // sessions with queued work and none running, in turn order
+  std::size_t queued_ = 0;
+  std::size_t high_water_ = 0;
+  double queued_work_ms_ = 0;   // expected engine time of everything queued
+  double running_work_ms_ = 0;  // ... and of the request being run
+  double query_ms_[3] = {0, 0, 0};  // moving average of engine time per attention mode
+  double frame_ms_ = 0;
+  bool shutting_down_ = false;
+  std::mt19937_64 ids_;
+};
+
+}  // namespace kvframe::server

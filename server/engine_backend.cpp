@@ -1,0 +1,167 @@
+#include "kvframe/server/engine_backend.h"
+
+#include <exception>
+
+namespace kvframe::server {
+
+namespace {
+
+namespace rt = runtime;
+
+BackendError from_runtime(const rt::Error& error) {
+  switch (error.code) {
+    case rt::ErrorCode::kContextFull: return {fb::ErrorCode::ContextFull, error.message};
+    case rt::ErrorCode::kInvalidArgument: return {fb::ErrorCode::BadRequest, error.message};
+    default: return {fb::ErrorCode::Engine, error.to_string()};
+  }
+}
+
+BackendError from_json_blocker(const json_blocker::Error& error) {
+  const fb::ErrorCode code =
+      error.code == json_blocker::ErrorCode::kNoPreviousFrame ? fb::ErrorCode::OutOfOrder : fb::ErrorCode::BadJson;
+  return {code, error.to_string()};
+}
+
+// Thrown by libtorch (c10::Error is a std::exception): out of memory, a device fault.
+BackendError from_exception(const std::exception& e) { return {fb::ErrorCode::Engine, e.what()}; }
+
+rt::AttentionMode runtime_mode(fb::AttentionMode mode) {
+  switch (mode) {
+    case fb::AttentionMode::Full: return rt::AttentionMode::kFull;
+    case fb::AttentionMode::Prefix: return rt::AttentionMode::kPrefix;
+    case fb::AttentionMode::Block: break;
+  }
+  return rt::AttentionMode::kBlock;
+}
+
+fb::StopReason protocol_stop(rt::StopReason stop) {
+  switch (stop) {
+    case rt::StopReason::kStopToken: return fb::StopReason::StopToken;
+    case rt::StopReason::kContextFull: return fb::StopReason::ContextFull;
+    case rt::StopReason::kMaxTokens: break;
+  }
+  return fb::StopReason::MaxTokens;
+}
+
+uint32_t count(int64_t n) { return static_cast<uint32_t>(n); }
+
+QueryAnswer answer_of(rt::Answer& a) {
+  const rt::QueryReport& r = a.report;
+  QueryAnswer out;
+  out.text = std::move(a.text);
+  out.stop = protocol_stop(a.stop);
+  out.blocks_total = count(r.blocks_total);
+  out.blocks_reused = count(r.blocks_reused);
+  out.blocks_encoded = count(r.blocks_encoded);
+  out.cache_hits = count(r.cache_hits);
+  out.blocks_repositioned = count(r.blocks_repositioned);
+  out.tokens_encoded = count(r.tokens_encoded);
+  out.context_tokens = count(r.context_tokens);
+  out.query_tokens = count(r.query_tokens);
+  out.generated_tokens = count(r.generated_tokens);
+  out.ms = {r.ms.partition,     r.ms.tokenize,    r.ms.encode, r.ms.reposition,
+            r.ms.query_prefill, r.ms.first_token, r.ms.decode, r.ms.total};
+  return out;
+}
+
+BackendError unknown_session(uint64_t id) {
+  return {fb::ErrorCode::Internal, "the engine has no session " + std::to_string(id)};
+}
+
+}  // namespace
+
+rt::Result<EngineLoad> load_engine(const std::string& model_path, const rt::ModelParams& model_params,
+                                   const rt::EngineParams& params) {
+  auto file = rt::GgufFile::open(model_path);
+  if (!file) return file.error();
+  auto tokenizer = rt::Tokenizer::from_gguf(*file);
+  if (!tokenizer) return tokenizer.error();
+  std::optional<rt::ChatTemplate> chat;
+  auto recognised = rt::ChatTemplate::from_gguf(*file);
+  if (recognised) {
+    chat = std::move(recognised).value();
+  } else if (recognised.error().code != rt::ErrorCode::kMissingKey) {
+    return recognised.error();  // a template we do not know: never guess one
+  }
+  auto model = rt::Model::load(*file, model_params);
+  if (!model) return model.error();
+  const bool has_chat = chat.has_value();
+  auto engine = rt::Engine::create(std::move(model).value(), std::move(tokenizer).value(), std::move(chat), params);
+  if (!engine) return engine.error();
+  return EngineLoad{std::move(engine).value(), has_chat};
+}
+
+EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine) : engine_(std::move(engine)) {}
+EngineBackend::~EngineBackend() = default;
+
+BackendInfo EngineBackend::info() const {
+  const rt::ModelConfig& config = engine_->model().config();
+  return {config.name.empty() ? config.arch : config.name, static_cast<uint32_t>(config.n_ctx_train)};
+}
+
+rt::Session* EngineBackend::find(uint64_t session_id) {
+  auto found = sessions_.find(session_id);
+  return found == sessions_.end() ? nullptr : found->second.get();
+}
+
+BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConfig& config) {
+  rt::SessionParams params;
+  params.mode = runtime_mode(config.mode);
+  params.system_prompt = config.system_prompt;
+  params.rules = config.rules;
+  params.context = config.context_tokens;
+  try {
+    auto session = rt::Session::open(*engine_, params);
+    if (!session) return from_runtime(session.error());
+    sessions_[session_id] = std::move(session).value();
+  } catch (const std::exception& e) {
+    return from_exception(e);
+  }
+  return std::nullopt;
+}
+
+void EngineBackend::close_session(uint64_t session_id) { sessions_.erase(session_id); }
+
+BackendResult<FrameSummary> EngineBackend::apply_frame(uint64_t session_id, fb::FrameFormat format,
+                                                       std::string_view json) {
+  rt::Session* session = find(session_id);
+  if (!session) return unknown_session(session_id);
+  try {
+    auto diff = format == fb::FrameFormat::Whole
+                    ? session->update(json)
+                    : session->update_patch(json, format == fb::FrameFormat::MergePatch
+                                                      ? json_blocker::PatchFormat::kMergePatch
+                                                      : json_blocker::PatchFormat::kJsonPatch);
+    if (!diff) return from_json_blocker(diff.error());
+    return FrameSummary{count(static_cast<int64_t>(diff->unchanged + diff->changed + diff->added + diff->moved)),
+                        count(static_cast<int64_t>(diff->changed + diff->added + diff->moved)),
+                        count(static_cast<int64_t>(diff->removed))};
+  } catch (const std::exception& e) {
+    return from_exception(e);
+  }
+}
+
+BackendResult<QueryAnswer> EngineBackend::run_query(uint64_t session_id, const QuerySpec& query,
+                                                    const std::function<void(std::string_view)>& on_text) {
+  rt::Session* session = find(session_id);
+  if (!session) return unknown_session(session_id);
+  rt::Task task;
+  task.instruction = query.instruction;
+  task.generate.max_tokens = static_cast<int32_t>(query.max_tokens);
+  task.generate.sampling = {query.temperature, query.top_k, query.top_p, query.seed};
+  task.on_text = on_text;
+  try {
+    auto answer = session->query(task);
+    if (!answer) return from_runtime(answer.error());
+    return answer_of(*answer);
+  } catch (const std::exception& e) {
+    return from_exception(e);
+  }
+}
+
+CacheStats EngineBackend::cache_stats() const {
+  const kv_diff::StoreStats s = engine_->store().stats();
+  return {static_cast<uint64_t>(s.hits), static_cast<uint64_t>(s.misses), static_cast<uint64_t>(s.bytes)};
+}
+
+}  // namespace kvframe::server

@@ -1,0 +1,223 @@
+// kvframe-serve: the block-attention engine behind a ZeroMQ socket, for games
+// (protocol/kvframe.fbs; clients: adapters/native).
+#include <CLI/CLI.hpp>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "kvframe/runtime/cpu_process.h"
+#include "kvframe/runtime/default_model.h"
+#include "kvframe/server/curve_keys.h"
+#include "kvframe/server/engine_backend.h"
+#include "kvframe/server/server.h"
+
+namespace {
+
+namespace rt = kvframe::runtime;
+namespace srv = kvframe::server;
+
+enum ExitCode : int { kSuccess = 0, kUsageError = 1, kConfigError = 2, kBindError = 3 };
+
+constexpr const char* kFooter =
+    "Clients (adapters/native, the Unity and Unreal plugins) connect a ZeroMQ DEALER\n"
+    "to --bind and speak protocol/kvframe.fbs (docs/protocol.md).\n"
+    "\n"
+    "Security: a --bind that is not loopback needs CURVE: --curve-secret (from\n"
+    "--gen-keys) encrypts, --curve-allow admits only the listed client keys.\n"
+    "--insecure-public serves a public address unencrypted anyway.\n"
+    "\n"
+    "Message size: requests above --max-message-mb get Error{TooLarge}; above twice\n"
+    "that ZeroMQ drops the sender's connection unread (the server keeps serving).\n"
+    "\n"
+    "Logs: logfmt lines on stderr (ts=... level=... msg=\"...\" key=value ...).\n"
+    "SIGINT / SIGTERM: stop taking requests, answer queued ones ShuttingDown, let a\n"
+    "running query finish (up to --shutdown-grace-ms, else leave it), exit 0.\n"
+    "\n"
+    "Exit status:\n"
+    "  0  clean shutdown (or --gen-keys done)\n"
+    "  1  usage error\n"
+    "  2  the model, keys or configuration cannot be used (the reason is logged)\n"
+    "  3  cannot bind --bind\n"
+    "\n"
+    "The default model is fetched by scripts/fetch-model.sh.";
+
+struct Options {
+  std::string model = rt::default_model_path();
+  std::string bind = "tcp://127.0.0.1:5555";
+  std::string mode = "any";
+  int64_t cache_mb = 2048;
+  uint32_t context = 4096;
+  uint32_t max_context = 0;
+  uint32_t max_tokens = 4096;
+  double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
+  std::size_t max_queue = 1024;
+  std::size_t max_session_queue = 256;
+  std::string log_level = "info";
+  std::string device = "cpu";
+  std::string dtype;
+  int threads = 0;
+  std::string curve_secret;
+  std::string curve_allow;
+  std::string gen_keys;
+  bool insecure_public = false;
+  int shutdown_grace_ms = 1500;
+};
+
+std::atomic<srv::Server*> g_server{nullptr};
+
+void on_stop_signal(int) {
+  if (srv::Server* server = g_server.load()) server->stop();
+}
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+std::vector<srv::fb::AttentionMode> served_modes(const std::string& mode) {
+  using M = srv::fb::AttentionMode;
+  if (mode == "full") return {M::Full};
+  if (mode == "prefix") return {M::Prefix};
+  if (mode == "block") return {M::Block};
+  return {M::Full, M::Prefix, M::Block};
+}
+
+int generate_keys(const std::string& prefix) {
+  auto pair = srv::write_key_pair(prefix);
+  if (!pair) {
+    std::cerr << "kvframe-serve: " << pair.error().message << "\n";
+    return kConfigError;
+  }
+  std::cout << "wrote " << prefix << ".key (secret: --curve-secret, keep private) and " << prefix
+            << ".pub (public: give it to clients, or list it in the server's --curve-allow)\npublic key: "
+            << pair->public_key << "\n";
+  return kSuccess;
+}
+
+// CURVE settings from the key files; the error says which file and why.
+srv::KeyResult<srv::CurveParams> curve_params(const Options& o) {
+  srv::CurveParams curve;
+  if (o.curve_secret.empty()) return curve;
+  if (!srv::curve_available()) return srv::KeyError{"this libzmq has no CURVE support (built without libsodium)"};
+  auto secret = srv::read_secret_key(o.curve_secret);
+  if (!secret) return secret.error();
+  curve.secret_key = *secret;
+  if (!o.curve_allow.empty()) {
+    auto allowed = srv::read_allowed_keys(o.curve_allow);
+    if (!allowed) return allowed.error();
+    curve.allowed_clients = *allowed;
+  }
+  return curve;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Serves the kvframe block-attention engine to games over ZeroMQ."};
+  app.footer(kFooter);
+  app.add_option("--model", o.model, "GGUF model file")->capture_default_str();
+  app.add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (port 0: any free port, logged)")->capture_default_str();
+  app.add_option("--mode", o.mode, "attention modes served: full, prefix, block, or any (each session picks)")
+      ->check(CLI::IsMember({"full", "prefix", "block", "any"}))
+      ->capture_default_str();
+  app.add_option("--cache-mb", o.cache_mb, "block KV store budget shared by all sessions (MiB)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--context", o.context, "context tokens of a session that asks for 0 (capped at --max-context)")
+      ->check(CLI::Range(16u, 1u << 24))->capture_default_str();
+  app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
+      ->check(CLI::Range(16u, 1u << 24));
+  app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")
+      ->check(CLI::Range(1u, 1u << 20))->capture_default_str();
+  app.add_option("--max-message-mb", o.max_message_mb, "largest request (MiB); larger ones get Error{TooLarge}")
+      ->check(CLI::Range(0.001, 1024.0))->capture_default_str();
+  app.add_option("--max-queue", o.max_queue, "requests waiting for the engine, all sessions (then Error{Busy})")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--max-session-queue", o.max_session_queue, "requests waiting in one session (then Error{Busy})")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--log-level", o.log_level, "error, warn, info or debug (debug: stats every 10 s)")
+      ->check(CLI::IsMember({"error", "warn", "info", "debug"}))->capture_default_str();
+  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--curve-secret", o.curve_secret, "server's CURVE secret key file (Z85; from --gen-keys): encrypts");
+  app.add_option("--curve-allow", o.curve_allow, "allowed client public keys, Z85, one per line ('#' lines are comments)")
+      ->needs(app.get_option("--curve-secret"));
+  app.add_option("--shutdown-grace-ms", o.shutdown_grace_ms,
+                 "on SIGINT/SIGTERM, how long a running query may finish before the process leaves without it")
+      ->check(CLI::Range(0, 600000))->capture_default_str();
+  app.add_flag("--insecure-public", o.insecure_public, "serve a non-loopback --bind without CURVE");
+  app.add_option("--gen-keys", o.gen_keys, "write a CURVE key pair to PREFIX.key (secret) and PREFIX.pub, then exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+  }
+  if (!o.gen_keys.empty()) return generate_keys(o.gen_keys);
+
+  srv::Log log(*srv::parse_log_level(o.log_level));
+  auto curve = curve_params(o);
+  if (!curve) {
+    log.error("cannot use the CURVE keys", {{"reason", curve.error().message}});
+    return kConfigError;
+  }
+  rt::tune_cpu_process(argv, o.threads);
+  if (auto public_key = srv::public_key_of(curve->secret_key)) {
+    // What clients configure as the server's key: a wrong --curve-secret shows here.
+    log.info("curve on", {{"server_public_key", *public_key},
+                          {"allowed_clients", std::to_string(curve->allowed_clients.size())}});
+  }
+
+  rt::ModelParams model_params;
+  model_params.device = o.device;
+  model_params.dtype = o.dtype;
+  rt::EngineParams engine_params;
+  engine_params.cache_bytes = o.cache_mb << 20;
+  log.info("loading model", {{"model", o.model}, {"device", o.device}, {"cpu", rt::cpu_backend_description()}});
+  auto loaded = srv::load_engine(o.model, model_params, engine_params);
+  if (!loaded) {
+    log.error("cannot load the model", {{"model", o.model},
+                                        {"reason", loaded.error().to_string()},
+                                        {"next", "check --model and --device; the default model comes from scripts/fetch-model.sh"}});
+    return kConfigError;
+  }
+  if (!loaded->chat_template) log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
+  srv::EngineBackend backend(std::move(loaded->engine));
+
+  srv::ServerParams params;
+  params.bind = o.bind;
+  params.curve = *curve;
+  params.insecure_public = o.insecure_public;
+  params.shutdown_grace = std::chrono::milliseconds(o.shutdown_grace_ms);
+  params.handler.modes = served_modes(o.mode);
+  params.handler.default_context = o.context;
+  params.handler.max_context = o.max_context;
+  params.handler.limits.max_tokens = o.max_tokens;
+  params.handler.limits.max_message_bytes = static_cast<std::size_t>(o.max_message_mb * (1 << 20));
+  params.handler.scheduler.max_queue = o.max_queue;
+  params.handler.scheduler.max_session_queue = o.max_session_queue;
+  params.handler.server_version = KVFRAME_VERSION;
+  auto server = srv::Server::create(backend, params, log);
+  if (!server) {
+    log.error("cannot start", {{"reason", server.error().message}});
+    return server.error().code == srv::ServerErrorCode::kBind ? kBindError : kConfigError;
+  }
+  g_server = server->get();
+  install_stop_handlers();
+  const bool finished = (*server)->run();
+  g_server = nullptr;
+  // A query still running after the grace period cannot be interrupted:
+  // leave without waiting for it (destructors would).
+  if (!finished) std::_Exit(kSuccess);
+  return kSuccess;
+}

@@ -1,0 +1,47 @@
+// Reply messages, each a finished Message buffer ready for the socket.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "kvframe/server/backend.h"
+#include "kvframe/server/stats.h"
+
+namespace kvframe::server::replies {
+
+using Buffer = flatbuffers::DetachedBuffer;
+
+struct HelloFields {
+  std::string_view server_version, model;
+  const std::vector<fb::AttentionMode>* modes;
+  fb::AttentionMode default_mode;
+  uint64_t max_message_bytes;
+  uint32_t max_context;
+  uint64_t instance_id;
+};
+Buffer hello(uint64_t request_id, const HelloFields& fields);
+
+Buffer session_opened(uint64_t request_id, uint64_t session_id, uint32_t context_tokens, fb::AttentionMode mode);
+Buffer session_closed(uint64_t request_id, uint64_t session_id);
+Buffer frame_ack(uint64_t request_id, uint64_t session_id, uint64_t frame_number, bool superseded,
+                 const FrameSummary& summary);
+Buffer chunk(uint64_t request_id, uint64_t session_id, uint32_t seq, std::string_view text);
+
+struct ResultFields {
+  uint64_t session_id, frame_number;
+  fb::AttentionMode mode;
+  const QueryAnswer* answer;
+  std::string_view action_json;
+  double queue_ms, server_ms;
+};
+Buffer result(uint64_t request_id, const ResultFields& fields);
+
+struct QueueFields {
+  uint32_t sessions, depth, high_water;
+};
+Buffer stats(uint64_t request_id, const StatsSnapshot& snapshot, const QueueFields& queue, const CacheStats& cache);
+
+}  // namespace kvframe::server::replies

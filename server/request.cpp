@@ -1,0 +1,139 @@
+#include "kvframe/server/request.h"
+
+#include <cmath>
+
+namespace kvframe::server {
+
+namespace {
+
+using Parsed = common::Result<Request, RequestError>;
+
+std::string text_of(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+template <class Enum>
+bool in_range(Enum value, Enum last) {
+  return static_cast<int>(value) >= 0 && static_cast<int>(value) <= static_cast<int>(last);
+}
+
+RequestError bad_request(uint64_t request_id, uint64_t session_id, std::string message) {
+  return {fb::ErrorCode::BadRequest, std::move(message), request_id, session_id};
+}
+
+Parsed open_session(uint64_t id, const fb::OpenSession& m) {
+  if (!in_range(m.mode(), fb::AttentionMode::MAX)) {
+    return bad_request(id, 0, "OpenSession.mode " + std::to_string(static_cast<int>(m.mode())) +
+                                  " is not an attention mode (Full, Prefix or Block)");
+  }
+  OpenSessionRequest open;
+  open.game_id = text_of(m.game_id());
+  open.config.mode = m.mode();
+  open.config.system_prompt = text_of(m.system_prompt());
+  open.config.context_tokens = m.context_tokens();
+  const std::string rules = text_of(m.rules_json());
+  if (!rules.empty()) {
+    auto parsed = json_blocker::parse_rules(rules);
+    if (!parsed) return bad_request(id, 0, "OpenSession.rules_json: " + parsed.error().to_string());
+    open.config.rules = std::move(parsed).value();
+  }
+  return Request{id, std::move(open)};
+}
+
+Parsed frame(uint64_t id, const fb::Frame& m) {
+  if (!in_range(m.format(), fb::FrameFormat::MAX)) {
+    return bad_request(id, m.session_id(), "Frame.format " + std::to_string(static_cast<int>(m.format())) +
+                                               " is not Whole, MergePatch or JsonPatch");
+  }
+  if (!m.json()) return bad_request(id, m.session_id(), "Frame.json is missing: send the gamecore JSON or a patch");
+  return Request{id, FrameRequest{m.session_id(), m.frame_number(), m.format(), m.json()->str()}};
+}
+
+Parsed query(uint64_t id, const fb::Query& m, const RequestLimits& limits) {
+  const uint64_t session = m.session_id();
+  if (!in_range(m.kind(), fb::TaskKind::MAX)) {
+    return bad_request(id, session, "Query.kind " + std::to_string(static_cast<int>(m.kind())) +
+                                        " is not Text, NpcAction or Commentary");
+  }
+  if (!m.instruction() || m.instruction()->size() == 0) {
+    return bad_request(id, session, "Query.instruction is empty: say what the model should do now");
+  }
+  if (m.max_tokens() < 1 || m.max_tokens() > limits.max_tokens) {
+    return bad_request(id, session, "Query.max_tokens is " + std::to_string(m.max_tokens()) + "; it must be 1.." +
+                                        std::to_string(limits.max_tokens));
+  }
+  if ((m.output_schema() && m.output_schema()->size() > 0) || (m.stop() && m.stop()->size() > 0)) {
+    return RequestError{fb::ErrorCode::Unsupported,
+                        "Query.output_schema and Query.stop are not served yet: schema-constrained decoding and "
+                        "stop strings arrive with issue 6; leave them empty",
+                        id, session};
+  }
+  QueryRequest q;
+  q.session_id = session;
+  q.frame_number = m.frame_number();
+  q.kind = m.kind();
+  q.npc_id = text_of(m.npc_id());
+  q.spec.instruction = m.instruction()->str();
+  q.spec.max_tokens = m.max_tokens();
+  if (const fb::Sampling* s = m.sampling()) {
+    if (!std::isfinite(s->temperature()) || s->temperature() < 0) {
+      return bad_request(id, session, "Query.sampling.temperature must be a number >= 0 (0: greedy)");
+    }
+    if (s->top_k() < 0) return bad_request(id, session, "Query.sampling.top_k must be >= 0 (0: off)");
+    if (!std::isfinite(s->top_p()) || s->top_p() <= 0 || s->top_p() > 1) {
+      return bad_request(id, session, "Query.sampling.top_p must be in (0, 1]");
+    }
+    q.spec.temperature = s->temperature();
+    q.spec.top_k = s->top_k();
+    q.spec.top_p = s->top_p();
+    q.spec.seed = s->seed();
+  }
+  q.stream = m.stream();
+  q.deadline_ms = m.deadline_ms();
+  q.deadline_frame = m.deadline_frame();
+  return Request{id, std::move(q)};
+}
+
+}  // namespace
+
+Parsed parse_request(std::string_view bytes, const RequestLimits& limits) {
+  auto decoded = protocol::decode(bytes, limits.max_message_bytes);
+  if (!decoded) {
+    const protocol::DecodeError& e = decoded.error();
+    return RequestError{e.code, e.message, e.request_id, 0};
+  }
+  const fb::Message& message = **decoded;
+  const uint64_t id = message.request_id();
+  switch (message.body_type()) {
+    case fb::Body::Hello:
+      return Request{id, HelloRequest{text_of(message.body_as_Hello()->client_name())}};
+    case fb::Body::OpenSession:
+      return open_session(id, *message.body_as_OpenSession());
+    case fb::Body::Frame:
+      return frame(id, *message.body_as_Frame());
+    case fb::Body::Query:
+      return query(id, *message.body_as_Query(), limits);
+    case fb::Body::CloseSession:
+      return Request{id, CloseSessionRequest{message.body_as_CloseSession()->session_id()}};
+    case fb::Body::StatsRequest:
+      return Request{id, StatsRequest{}};
+    default: {
+      const char* name = fb::EnumNameBody(message.body_type());
+      const std::string body = (name && *name) ? name : "body type " + std::to_string(int(message.body_type()));
+      return bad_request(id, 0, body + " is not a request: send Hello, OpenSession, Frame, Query, CloseSession or "
+                                       "StatsRequest");
+    }
+  }
+}
+
+uint64_t session_of(const RequestBody& body) {
+  if (const auto* f = std::get_if<FrameRequest>(&body)) return f->session_id;
+  if (const auto* q = std::get_if<QueryRequest>(&body)) return q->session_id;
+  if (const auto* c = std::get_if<CloseSessionRequest>(&body)) return c->session_id;
+  return 0;
+}
+
+const char* request_name(const RequestBody& body) {
+  static constexpr const char* kNames[] = {"Hello", "OpenSession", "Frame", "Query", "CloseSession", "StatsRequest"};
+  return kNames[body.index()];
+}
+
+}  // namespace kvframe::server

@@ -1,0 +1,253 @@
+#include "kvframe/server/scheduler.h"
+
+#include <algorithm>
+
+namespace kvframe::server {
+
+namespace {
+
+// Weight of the newest engine time in the moving averages: recent enough to
+// follow a change of load, smooth enough that one slow query does not make
+// every deadline look unmeetable.
+constexpr double kNewestWeight = 0.2;
+
+void fold(double& average, double value) {
+  average = average == 0 ? value : average + kNewestWeight * (value - average);
+}
+
+RequestError error(fb::ErrorCode code, std::string message, const QueuedRequest& item, uint64_t session_id) {
+  return {code, std::move(message), item.request.request_id, session_id};
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const SchedulerLimits& limits) : limits_(limits) {
+  if (limits_.id_seed != 0) {
+    ids_.seed(limits_.id_seed);
+  } else {
+    std::random_device device;
+    ids_.seed((uint64_t{device()} << 32) ^ device());
+  }
+}
+
+uint64_t Scheduler::fresh_session_id() {
+  for (;;) {
+    const uint64_t id = ids_();
+    if (id != 0 && sessions_.count(id) == 0) return id;
+  }
+}
+
+common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const RequestBody& body = item.request.body;
+  if (shutting_down_) {
+    return error(fb::ErrorCode::ShuttingDown, kShuttingDownMessage, item, session_of(body));
+  }
+  if (const auto* open = std::get_if<OpenSessionRequest>(&body)) {
+    if (auto full = check_room(nullptr, item.request.request_id, 0)) return *full;
+    const uint64_t id = fresh_session_id();
+    Session& session = sessions_[id];
+    session.mode = open->config.mode;
+    enqueue(id, session, std::move(item));
+    return id;
+  }
+  const uint64_t id = session_of(body);
+  auto found = sessions_.find(id);
+  if (found == sessions_.end() || found->second.closing) {
+    return error(fb::ErrorCode::UnknownSession,
+                 "no open session " + std::to_string(id) +
+                     " (closed, never opened, or the server restarted): open a new one",
+                 item, id);
+  }
+  Session& session = found->second;
+  if (const auto* frame = std::get_if<FrameRequest>(&body)) {
+    if (auto refused = check_frame(session, *frame)) return error(refused->code, refused->message, item, id);
+    if (auto full = check_room(&session, item.request.request_id, id)) return *full;
+    if (frame->format == fb::FrameFormat::Whole) supersede_frames(session);
+    session.latest_frame = frame->frame_number;
+    session.has_whole_frame = session.has_whole_frame || frame->format == fb::FrameFormat::Whole;
+  } else if (const auto* query = std::get_if<QueryRequest>(&body)) {
+    if (auto refused = check_query(session, *query, item, now)) return *refused;
+    if (auto full = check_room(&session, item.request.request_id, id)) return *full;
+  } else if (std::holds_alternative<CloseSessionRequest>(body)) {
+    // Never refused as Busy: it frees what the queues hold.
+    session.closing = true;
+  }
+  enqueue(id, session, std::move(item));
+  return id;
+}
+
+std::optional<RequestError> Scheduler::check_frame(const Session& session, const FrameRequest& frame) const {
+  if (frame.format != fb::FrameFormat::Whole && !session.has_whole_frame) {
+    return RequestError{fb::ErrorCode::OutOfOrder, "a patch before any whole frame: send the whole gamecore first"};
+  }
+  if (session.latest_frame && frame.frame_number <= *session.latest_frame) {
+    return RequestError{fb::ErrorCode::OutOfOrder, "frame " + std::to_string(frame.frame_number) +
+                                                       " is not above the last frame sent, " +
+                                                       std::to_string(*session.latest_frame) +
+                                                       ": frame numbers must increase"};
+  }
+  return std::nullopt;
+}
+
+std::optional<RequestError> Scheduler::check_query(const Session& session, const QueryRequest& query,
+                                                   const QueuedRequest& item, Clock::time_point now) const {
+  const uint64_t id = query.session_id;
+  if (!session.latest_frame) {
+    return error(fb::ErrorCode::OutOfOrder, "a query before any frame: send the game state first", item, id);
+  }
+  if (query.frame_number != 0 && query.frame_number != *session.latest_frame) {
+    return error(fb::ErrorCode::OutOfOrder,
+                 "the query is about frame " + std::to_string(query.frame_number) + " but the last frame sent is " +
+                     std::to_string(*session.latest_frame) + " (0 asks about the latest)",
+                 item, id);
+  }
+  if (query.deadline_frame != 0 && *session.latest_frame >= query.deadline_frame) {
+    return error(fb::ErrorCode::Deadline,
+                 "deadline_frame " + std::to_string(query.deadline_frame) + " has already been sent", item, id);
+  }
+  if (query.deadline_ms != 0) {
+    const double waited = std::chrono::duration<double, std::milli>(now - item.received).count();
+    const double expected = waited + queued_work_ms_ + running_work_ms_ + query_estimate(session.mode);
+    if (expected > query.deadline_ms) {
+      return error(fb::ErrorCode::Deadline,
+                   "the answer is expected in " + std::to_string(static_cast<long>(expected)) +
+                       " ms (queued work included), past deadline_ms " + std::to_string(query.deadline_ms),
+                   item, id);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<RequestError> Scheduler::check_room(const Session* session, uint64_t request_id,
+                                                  uint64_t session_id) const {
+  if (queued_ >= limits_.max_queue) {
+    return RequestError{fb::ErrorCode::Busy,
+                        "the server has " + std::to_string(queued_) + " requests waiting: retry later",
+                        request_id, session_id};
+  }
+  if (session && session->queue.size() >= limits_.max_session_queue) {
+    return RequestError{fb::ErrorCode::Busy,
+                        "this session has " + std::to_string(session->queue.size()) +
+                            " requests waiting: wait for replies before sending more",
+                        request_id, session_id};
+  }
+  return std::nullopt;
+}
+
+void Scheduler::supersede_frames(Session& session) {
+  for (auto it = session.queue.rbegin(); it != session.queue.rend(); ++it) {
+    auto* frame = std::get_if<FrameRequest>(&it->request.body);
+    if (!frame) break;  // a Query (or the OpenSession) needs the frames before it
+    if (it->superseded) break;  // and so were all before it
+    it->superseded = true;
+    std::string().swap(frame->json);
+    queued_work_ms_ -= it->expected_ms;
+    it->expected_ms = 0;
+  }
+}
+
+double Scheduler::expected_ms(const Session& session, const RequestBody& body) const {
+  if (std::holds_alternative<QueryRequest>(body)) return query_estimate(session.mode);
+  if (std::holds_alternative<FrameRequest>(body)) return frame_ms_;
+  return 0;
+}
+
+void Scheduler::enqueue(uint64_t session_id, Session& session, QueuedRequest item) {
+  item.expected_ms = expected_ms(session, item.request.body);
+  queued_work_ms_ += item.expected_ms;
+  session.queue.push_back(std::move(item));
+  ++queued_;
+  high_water_ = std::max(high_water_, queued_);
+  if (!session.running && session.queue.size() == 1) {
+    ready_.push_back(session_id);
+    work_ready_.notify_one();
+  }
+}
+
+std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  work_ready_.wait_for(lock, wait, [&] { return shutting_down_ || !ready_.empty(); });
+  if (shutting_down_ || ready_.empty()) return std::nullopt;
+  const uint64_t id = ready_.front();
+  ready_.pop_front();
+  Session& session = sessions_.at(id);
+  session.running = true;
+  Work work{id, std::move(session.queue.front()), {session.mode, session.latest_frame, session.applied_frame}};
+  session.queue.pop_front();
+  --queued_;
+  queued_work_ms_ = std::max(0.0, queued_work_ms_ - work.item.expected_ms);
+  running_work_ms_ = work.item.expected_ms;
+  return work;
+}
+
+std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, double engine_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_work_ms_ = 0;
+  const RequestBody& body = work.item.request.body;
+  if (std::holds_alternative<QueryRequest>(body) && engine_ms > 0) {
+    fold(query_ms_[static_cast<int>(work.session.mode)], engine_ms);
+  } else if (outcome == Outcome::kFrameApplied) {
+    fold(frame_ms_, engine_ms);
+  }
+  const uint64_t id = work.session_id;
+  auto found = sessions_.find(id);
+  if (found == sessions_.end()) return {};
+  Session& session = found->second;
+  session.running = false;
+  if (outcome == Outcome::kFrameApplied) session.applied_frame = std::get<FrameRequest>(body).frame_number;
+  if (outcome == Outcome::kSessionGone) {
+    std::vector<QueuedRequest> left(std::make_move_iterator(session.queue.begin()),
+                                    std::make_move_iterator(session.queue.end()));
+    queued_ -= left.size();
+    for (const QueuedRequest& item : left) queued_work_ms_ = std::max(0.0, queued_work_ms_ - item.expected_ms);
+    sessions_.erase(found);
+    return left;
+  }
+  if (!session.queue.empty()) {
+    ready_.push_back(id);
+    work_ready_.notify_one();
+  }
+  return {};
+}
+
+std::vector<QueuedRequest> Scheduler::shut_down() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  shutting_down_ = true;
+  std::vector<QueuedRequest> left;
+  for (auto& [id, session] : sessions_) {
+    for (QueuedRequest& item : session.queue) left.push_back(std::move(item));
+    session.queue.clear();
+  }
+  ready_.clear();
+  queued_ = 0;
+  queued_work_ms_ = 0;
+  work_ready_.notify_all();
+  return left;
+}
+
+double Scheduler::query_estimate(fb::AttentionMode mode) const {
+  return query_ms_[std::clamp(static_cast<int>(mode), 0, 2)];
+}
+
+double Scheduler::expected_query_ms(fb::AttentionMode mode) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return query_estimate(mode);
+}
+
+std::size_t Scheduler::sessions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sessions_.size();
+}
+
+std::size_t Scheduler::queue_depth() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_;
+}
+
+std::size_t Scheduler::queue_high_water() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return high_water_;
+}
+
+}  // namespace kvframe::server

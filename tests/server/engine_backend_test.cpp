@@ -1,0 +1,110 @@
+// EngineBackend on a tiny random-weight model (fp32, CPU): the protocol's
+// view of frames and queries, and the engine's errors as protocol codes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kvframe/server/engine_backend.h"
+#include "tiny_model.h"
+
+namespace kvframe::server {
+namespace {
+
+constexpr char kState[] = R"({"turn":1,"players":[{"id":"p1","chips":950},{"id":"p2","chips":1000}],"pot":50})";
+
+std::string write_tiny_model() {
+  const std::vector<uint8_t> bytes = test::tiny_model_bytes({});
+  const std::string path = (std::filesystem::temp_directory_path() / "kvframe-server-tiny.gguf").string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+class EngineBackendTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto loaded = load_engine(write_tiny_model(), {}, {});
+    ASSERT_TRUE(loaded) << loaded.error().to_string();
+    EXPECT_FALSE(loaded->chat_template) << "the tiny model has none: served with raw prompts";
+    backend_ = new EngineBackend(std::move(loaded->engine));
+  }
+  static void TearDownTestSuite() { delete backend_; }
+
+  static SessionConfig config(fb::AttentionMode mode, uint32_t context = 512) {
+    SessionConfig c;
+    c.mode = mode;
+    c.rules.min_split_bytes = 0;  // several blocks from a small state
+    c.context_tokens = context;
+    return c;
+  }
+  static QuerySpec spec(uint32_t max_tokens = 3) {
+    QuerySpec q;
+    q.instruction = "\nWhat does p2 do?\n";
+    q.max_tokens = max_tokens;
+    return q;
+  }
+
+  static EngineBackend* backend_;
+};
+EngineBackend* EngineBackendTest::backend_ = nullptr;
+
+TEST_F(EngineBackendTest, InfoNamesTheModelAndItsContext) {
+  EXPECT_FALSE(backend_->info().model.empty());
+  EXPECT_EQ(backend_->info().max_context, 512u);
+}
+
+TEST_F(EngineBackendTest, FramesReportTheirDiffAndQueriesTheirReport) {
+  for (fb::AttentionMode mode : {fb::AttentionMode::Full, fb::AttentionMode::Prefix, fb::AttentionMode::Block}) {
+    SCOPED_TRACE(fb::EnumNameAttentionMode(mode));
+    ASSERT_FALSE(backend_->open_session(1, config(mode)));
+    auto first = backend_->apply_frame(1, fb::FrameFormat::Whole, kState);
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_GT(first->blocks_total, 1u);
+    EXPECT_EQ(first->blocks_changed, first->blocks_total) << "every block is new";
+    auto patched = backend_->apply_frame(1, fb::FrameFormat::MergePatch, R"({"pot":75})");
+    ASSERT_TRUE(patched) << patched.error().message;
+    EXPECT_EQ(patched->blocks_total, first->blocks_total);
+    EXPECT_LT(patched->blocks_changed, patched->blocks_total);
+
+    std::string streamed;
+    auto answer = backend_->run_query(1, spec(), [&](std::string_view text) { streamed += text; });
+    ASSERT_TRUE(answer) << answer.error().message;
+    EXPECT_EQ(answer->text, streamed);
+    EXPECT_EQ(answer->blocks_total, first->blocks_total);
+    EXPECT_GE(answer->generated_tokens, 1u);
+    EXPECT_LE(answer->generated_tokens, 3u);
+    EXPECT_GT(answer->context_tokens, 0u);
+    EXPECT_GT(answer->query_tokens, 0u);
+    backend_->close_session(1);
+  }
+  EXPECT_GT(backend_->cache_stats().misses, 0u) << "block mode looked its blocks up";
+}
+
+TEST_F(EngineBackendTest, RejectedFramesAreBadJsonAndLeaveTheSessionUsable) {
+  ASSERT_FALSE(backend_->open_session(2, config(fb::AttentionMode::Block)));
+  ASSERT_TRUE(backend_->apply_frame(2, fb::FrameFormat::Whole, kState));
+  auto bad = backend_->apply_frame(2, fb::FrameFormat::Whole, "{\"turn\":");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, fb::ErrorCode::BadJson);
+  auto bad_patch = backend_->apply_frame(2, fb::FrameFormat::JsonPatch, R"([{"op":"remove","path":"/nope"}])");
+  ASSERT_FALSE(bad_patch);
+  EXPECT_EQ(bad_patch.error().code, fb::ErrorCode::BadJson);
+  EXPECT_TRUE(backend_->run_query(2, spec(), {}));
+  backend_->close_session(2);
+}
+
+TEST_F(EngineBackendTest, EngineErrorsMapToProtocolCodes) {
+  EXPECT_EQ(backend_->open_session(3, config(fb::AttentionMode::Block, 8))->code, fb::ErrorCode::BadRequest)
+      << "a context below the engine's floor";
+  ASSERT_FALSE(backend_->open_session(4, config(fb::AttentionMode::Full, 64)));
+  ASSERT_TRUE(backend_->apply_frame(4, fb::FrameFormat::Whole, kState));
+  auto full = backend_->run_query(4, spec(60), {});
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, fb::ErrorCode::ContextFull);
+  EXPECT_NE(full.error().message.find("larger context"), std::string::npos) << full.error().message;
+  backend_->close_session(4);
+}
+
+}  // namespace
+}  // namespace kvframe::server

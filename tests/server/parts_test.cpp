@@ -1,0 +1,94 @@
+// The server's small parts on their own: logfmt, stage percentiles, keys.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "kvframe/server/curve_keys.h"
+#include "kvframe/server/log.h"
+#include "kvframe/server/server.h"
+#include "kvframe/server/stats.h"
+
+namespace kvframe::server {
+namespace {
+
+TEST(LogTest, WritesOneLogfmtLineQuotingWhatNeedsIt) {
+  std::ostringstream out;
+  Log log(LogLevel::kInfo, &out);
+  log.info("listening", {{"endpoint", "tcp://127.0.0.1:5555"}, {"reason", "a \"quoted\" word"}});
+  log.debug("hidden");
+  const std::string line = out.str();
+  EXPECT_EQ(line.rfind("ts=", 0), 0u);
+  EXPECT_NE(line.find(" level=info msg=\"listening\" endpoint=tcp://127.0.0.1:5555 reason=\"a \\\"quoted\\\" word\"\n"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("hidden"), std::string::npos);
+}
+
+TEST(StageWindowTest, PercentilesOfTheMostRecentValues) {
+  StageWindow window;
+  for (int i = 1; i <= 100; ++i) window.add(i);
+  EXPECT_EQ(window.quantile(0.5), 50);
+  EXPECT_EQ(window.quantile(0.99), 99);
+  for (std::size_t i = 0; i < StageWindow::kCapacity; ++i) window.add(1000);
+  EXPECT_EQ(window.quantile(0.5), 1000) << "old values have left the window";
+  EXPECT_EQ(window.count(), 100 + StageWindow::kCapacity);
+}
+
+TEST(EndpointTest, LoopbackIsTellable) {
+  EXPECT_TRUE(is_loopback_endpoint("tcp://127.0.0.1:5555"));
+  EXPECT_TRUE(is_loopback_endpoint("tcp://localhost:0"));
+  EXPECT_TRUE(is_loopback_endpoint("tcp://[::1]:5555"));
+  EXPECT_TRUE(is_loopback_endpoint("ipc:///tmp/kvframe.sock"));
+  EXPECT_FALSE(is_loopback_endpoint("tcp://0.0.0.0:5555"));
+  EXPECT_FALSE(is_loopback_endpoint("tcp://*:5555"));
+  EXPECT_FALSE(is_loopback_endpoint("tcp://10.0.0.7:5555"));
+}
+
+TEST(CurveKeysTest, WrittenKeysReadBackAndTheSecretIsPrivate) {
+  if (!curve_available()) GTEST_SKIP() << "libzmq without CURVE";
+  const std::string prefix = (std::filesystem::temp_directory_path() / "kvframe-server-keys-test").string();
+  auto pair = write_key_pair(prefix);
+  ASSERT_TRUE(pair) << pair.error().message;
+  auto secret = read_secret_key(prefix + ".key");
+  ASSERT_TRUE(secret) << secret.error().message;
+  EXPECT_EQ(*secret, pair->secret_key);
+  EXPECT_EQ(*public_key_of(*secret), pair->public_key);
+  auto allowed = read_allowed_keys(prefix + ".pub");
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  EXPECT_EQ(allowed->front(), pair->public_key);
+  struct stat info {};
+  ASSERT_EQ(stat((prefix + ".key").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  std::remove((prefix + ".key").c_str());
+  std::remove((prefix + ".pub").c_str());
+}
+
+TEST(CurveKeysTest, HashInsideAKeyIsAZ85DigitNotAComment) {
+  const std::string path = (std::filesystem::temp_directory_path() / "kvframe-server-hash-key").string();
+  const std::string key = "0000#0000#0000#0000#0000#0000#0000#0000#";
+  FILE* file = std::fopen(path.c_str(), "w");
+  std::fputs(("# the allowed clients\n" + key + "\n#no-space-comment\n").c_str(), file);
+  std::fclose(file);
+  auto keys = read_allowed_keys(path);
+  ASSERT_TRUE(keys) << keys.error().message;
+  EXPECT_EQ(*keys, std::vector<std::string>{key});
+  std::remove(path.c_str());
+}
+
+TEST(CurveKeysTest, BadKeyFilesSayWhichLine) {
+  const std::string path = (std::filesystem::temp_directory_path() / "kvframe-server-bad-keys").string();
+  FILE* file = std::fopen(path.c_str(), "w");
+  std::fputs("# clients\nnot-a-key\n", file);
+  std::fclose(file);
+  auto keys = read_allowed_keys(path);
+  ASSERT_FALSE(keys);
+  EXPECT_NE(keys.error().message.find(path + ":2"), std::string::npos) << keys.error().message;
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace kvframe::server

@@ -1,0 +1,249 @@
+// The scheduler through the handler: ordering, latest state wins, fairness,
+// deadlines at arrival and at dispatch, back-pressure, session state errors.
+#include "handler_fixture.h"
+
+namespace kvframe::server::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string text_of(const fb::Message& m) {
+  return m.body_type() == fb::Body::Result ? m.body_as_Result()->text()->str() : std::string();
+}
+
+TEST_F(HandlerTest, SessionRunsFrameQueryCloseWithOneReplyEach) {
+  const uint64_t session = open();
+  EXPECT_NE(session, 0u);
+  send(frame_message(10, session, 1, kTinyState));
+  send(query_message(11, session));
+  send(close_session_message(12, session));
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0]->request_id(), 10u);
+  ASSERT_EQ(all[0]->body_type(), fb::Body::FrameAck);
+  EXPECT_EQ(all[0]->body_as_FrameAck()->frame_number(), 1u);
+  EXPECT_GT(all[0]->body_as_FrameAck()->blocks_total(), 0u);
+  EXPECT_FALSE(all[0]->body_as_FrameAck()->superseded());
+  EXPECT_EQ(all[1]->request_id(), 11u);
+  ASSERT_EQ(all[1]->body_type(), fb::Body::Result);
+  EXPECT_EQ(all[1]->body_as_Result()->frame_number(), 1u);
+  EXPECT_EQ(text_of(*all[1]).rfind("frame 1 ", 0), 0u) << text_of(*all[1]);
+  EXPECT_EQ(all[2]->request_id(), 12u);
+  EXPECT_EQ(all[2]->body_type(), fb::Body::SessionClosed);
+  EXPECT_EQ(backend.open_sessions(), 0u);
+
+  send(frame_message(13, session, 2, kTinyState));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::UnknownSession);
+}
+
+TEST_F(HandlerTest, RepliesFollowRequestOrder) {
+  const uint64_t session = open_with_frame();
+  for (uint64_t frame = 2; frame <= 4; ++frame) {
+    send(frame_message(100 + frame, session, frame, kTinyState));
+    send(query_message(200 + frame, session));
+  }
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 6u);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const uint64_t frame = 2 + i / 2;
+    EXPECT_EQ(all[i]->request_id(), (i % 2 ? 200 : 100) + frame);
+    EXPECT_EQ(all[i]->body_type(), i % 2 ? fb::Body::Result : fb::Body::FrameAck);
+  }
+}
+
+TEST_F(HandlerTest, WholeFrameSupersedesFramesQueuedAfterTheLastQuery) {
+  const uint64_t session = open_with_frame();
+  send(frame_message(2, session, 2, kTinyState));  // answered by the query after it: kept
+  send(query_message(3, session));
+  send(frame_message(4, session, 3, kTinyState));
+  send(frame_message(5, session, 4, R"({"turn":2})", fb::FrameFormat::MergePatch));
+  send(frame_message(6, session, 5, kTinyState));  // whole: 3 and 4 will never be applied
+  send(query_message(7, session));
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 6u);
+  const bool superseded[] = {false, false, true, true, false, false};
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i]->request_id(), i + 2);
+    if (all[i]->body_type() == fb::Body::FrameAck) {
+      EXPECT_EQ(all[i]->body_as_FrameAck()->superseded(), superseded[i]) << "request " << i + 2;
+    }
+  }
+  EXPECT_EQ(text_of(*all[1]).rfind("frame 2 ", 0), 0u);
+  EXPECT_EQ(text_of(*all[5]).rfind("frame 3 ", 0), 0u) << "two frames skipped: the backend saw 3 in all";
+  EXPECT_EQ(all[5]->body_as_Result()->frame_number(), 5u);
+  EXPECT_EQ(handler->stats().snapshot().counters.frames_superseded, 2u);
+}
+
+TEST_F(HandlerTest, PatchSupersedesNothing) {
+  const uint64_t session = open_with_frame();
+  send(frame_message(2, session, 2, R"({"turn":2})", fb::FrameFormat::MergePatch));
+  send(frame_message(3, session, 3, R"([{"op":"replace","path":"/turn","value":3}])", fb::FrameFormat::JsonPatch));
+  run_all();
+  for (const fb::Message* m : take()) {
+    ASSERT_EQ(m->body_type(), fb::Body::FrameAck);
+    EXPECT_FALSE(m->body_as_FrameAck()->superseded());
+  }
+}
+
+TEST_F(HandlerTest, SessionsTakeTurnsSoOneBusyGameDoesNotStarveAnother) {
+  const uint64_t a = open_with_frame();
+  const uint64_t b = open_with_frame();
+  for (int i = 0; i < 3; ++i) send(query_message(10 + i, a), "game-a");
+  send(query_message(20, b), "game-b");
+  run_all();
+  EXPECT_EQ(backend.answered, (std::vector<uint64_t>{a, b, a, a}));
+  for (const Reply& reply : replies.all) {
+    EXPECT_EQ(reply.route, reply.message()->request_id() == 20 ? "game-b" : "game-a");
+  }
+}
+
+TEST_F(HandlerTest, FramesAndQueriesOutOfOrderAreRefusedAtOnce) {
+  const uint64_t session = open();
+  send(query_message(1, session));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::OutOfOrder) << "a query before any frame";
+  send(frame_message(2, session, 1, R"({"turn":2})", fb::FrameFormat::MergePatch));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::OutOfOrder) << "a patch before any whole frame";
+  send(frame_message(3, session, 5, kTinyState));
+  send(frame_message(4, session, 5, kTinyState));
+  send(frame_message(5, session, 4, kTinyState));
+  auto refused = take();
+  ASSERT_EQ(refused.size(), 2u) << "frame 5 queued, the rest refused before it ran";
+  EXPECT_EQ(error_code(*refused[0]), fb::ErrorCode::OutOfOrder);
+  EXPECT_EQ(refused[0]->body_as_Error()->session_id(), session);
+  EXPECT_EQ(refused[1]->request_id(), 5u);
+  QueryOptions about_old;
+  about_old.frame_number = 4;
+  send(query_message(6, session, about_old));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::OutOfOrder) << "a query about a frame never sent";
+  run_all();
+  EXPECT_EQ(only().body_type(), fb::Body::FrameAck);
+}
+
+TEST_F(HandlerTest, UnknownSessionsAreRefused) {
+  send(frame_message(1, 0x1234, 1, kTinyState));
+  send(query_message(2, 0));
+  send(close_session_message(3, 99));
+  for (const fb::Message* m : take()) EXPECT_EQ(error_code(*m), fb::ErrorCode::UnknownSession);
+}
+
+TEST_F(HandlerTest, RejectedFrameLeavesTheSessionOnItsPreviousFrame) {
+  const uint64_t session = open_with_frame();
+  send(frame_message(2, session, 2, "{\"turn\": not json"));
+  QueryOptions about_rejected;
+  about_rejected.frame_number = 2;
+  send(query_message(3, session, about_rejected));
+  send(query_message(4, session));
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(error_code(*all[0]), fb::ErrorCode::BadJson);
+  EXPECT_NE(all[0]->body_as_Error()->message()->str().find("malformed_json"), std::string::npos);
+  EXPECT_EQ(error_code(*all[1]), fb::ErrorCode::OutOfOrder);
+  ASSERT_EQ(all[2]->body_type(), fb::Body::Result);
+  EXPECT_EQ(all[2]->body_as_Result()->frame_number(), 1u);
+}
+
+TEST_F(HandlerTest, FullQueuesAnswerBusy) {
+  HandlerParams params;
+  params.scheduler.max_session_queue = 2;
+  params.scheduler.max_queue = 3;
+  start(params);
+  const uint64_t a = open_with_frame();
+  const uint64_t b = open_with_frame();
+  send(query_message(1, a));
+  send(query_message(2, a));
+  send(query_message(3, a));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::Busy) << "the session's own bound";
+  send(query_message(4, b));
+  send(query_message(5, b));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::Busy) << "the global bound";
+  send(close_session_message(6, b));  // never refused: it frees room
+  EXPECT_TRUE(take().empty());
+  EXPECT_EQ(handler->stats().snapshot().counters.busy_rejected, 2u);
+  EXPECT_EQ(handler->scheduler().queue_high_water(), 4u);
+  run_all();
+  EXPECT_EQ(take().size(), 4u);
+}
+
+class DeadlineTest : public HandlerTest {
+ protected:
+  // Every query takes 100 ms of (fake) engine time; one has run, so the
+  // estimate is 100 ms.
+  uint64_t session_with_estimate() {
+    backend.before_answer = [this](uint64_t) { now += milliseconds(100); };
+    const uint64_t session = open_with_frame();
+    send(query_message(next_id++, session));
+    run_all();
+    EXPECT_EQ(only().body_type(), fb::Body::Result);
+    return session;
+  }
+};
+
+TEST_F(DeadlineTest, UnmeetableAtArrivalIsAnsweredAtOnce) {
+  const uint64_t session = session_with_estimate();
+  send(query_message(1, session));
+  QueryOptions tight;
+  tight.deadline_ms = 150;  // 100 queued ahead + 100 of its own
+  send(query_message(2, session, tight));
+  const fb::Message& refused = only();
+  EXPECT_EQ(refused.request_id(), 2u);
+  EXPECT_EQ(error_code(refused), fb::ErrorCode::Deadline);
+  QueryOptions loose;
+  loose.deadline_ms = 250;
+  send(query_message(3, session, loose));
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1]->body_type(), fb::Body::Result);
+  EXPECT_EQ(handler->stats().snapshot().counters.deadline_missed, 1u);
+}
+
+TEST_F(DeadlineTest, MissedWhileQueuedIsNotRun) {
+  const uint64_t session = session_with_estimate();
+  send(query_message(1, session));
+  QueryOptions deadline;
+  deadline.deadline_ms = 250;
+  send(query_message(2, session, deadline));
+  EXPECT_TRUE(take().empty()) << "meetable when it arrived";
+  now += milliseconds(100);  // the game stalled; the query before it takes 100 more
+  const std::size_t answered = backend.answered.size();
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]->body_type(), fb::Body::Result);
+  EXPECT_EQ(error_code(*all[1]), fb::ErrorCode::Deadline);
+  EXPECT_EQ(backend.answered.size(), answered + 1) << "the late query never reached the engine";
+}
+
+TEST_F(DeadlineTest, DeadlineFrameEndsAQuery) {
+  const uint64_t session = open_with_frame();
+  QueryOptions until_frame_3;
+  until_frame_3.deadline_frame = 3;
+  send(query_message(1, session, until_frame_3));
+  send(frame_message(2, session, 3, kTinyState));  // arrives before the query ran
+  send(query_message(3, session, until_frame_3));  // frame 3 already sent: moot at once
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::Deadline);
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(error_code(*all[0]), fb::ErrorCode::Deadline);
+  EXPECT_EQ(all[0]->request_id(), 1u);
+  EXPECT_EQ(all[1]->body_type(), fb::Body::FrameAck);
+  EXPECT_TRUE(backend.answered.empty());
+}
+
+TEST_F(HandlerTest, ShutdownAnswersWhatIsQueued) {
+  const uint64_t session = open_with_frame();
+  send(query_message(1, session));
+  send(frame_message(2, session, 2, kTinyState));
+  handler->shut_down(replies);
+  send(query_message(3, session));
+  for (const fb::Message* m : take()) EXPECT_EQ(error_code(*m), fb::ErrorCode::ShuttingDown);
+  EXPECT_FALSE(handler->run_next(replies));
+}
+
+}  // namespace
+}  // namespace kvframe::server::test

@@ -1,0 +1,53 @@
+#include "state_echo_backend.h"
+
+namespace kvframe::server::test {
+
+BackendStatus StateEchoBackend::open_session(uint64_t session_id, const SessionConfig& config) {
+  if (auto bad = json_blocker::check_rules(config.rules)) return BackendError{fb::ErrorCode::BadRequest, bad->to_string()};
+  sessions_.emplace(session_id, Session{json_blocker::FrameStream(config.rules), config.context_tokens, 0});
+  return std::nullopt;
+}
+
+BackendResult<FrameSummary> StateEchoBackend::apply_frame(uint64_t session_id, fb::FrameFormat format,
+                                                          std::string_view json) {
+  auto found = sessions_.find(session_id);
+  if (found == sessions_.end()) return BackendError{fb::ErrorCode::Internal, "no such session"};
+  Session& session = found->second;
+  auto diff = format == fb::FrameFormat::Whole
+                  ? session.stream.push_whole(json)
+                  : session.stream.push_patch(json, format == fb::FrameFormat::MergePatch
+                                                        ? json_blocker::PatchFormat::kMergePatch
+                                                        : json_blocker::PatchFormat::kJsonPatch);
+  if (!diff) return BackendError{fb::ErrorCode::BadJson, diff.error().to_string()};
+  ++session.frames;
+  return FrameSummary{static_cast<uint32_t>(session.stream.current().size()),
+                      static_cast<uint32_t>(diff->changed + diff->added + diff->moved),
+                      static_cast<uint32_t>(diff->removed)};
+}
+
+BackendResult<QueryAnswer> StateEchoBackend::run_query(uint64_t session_id, const QuerySpec& query,
+                                                       const std::function<void(std::string_view)>& on_text) {
+  auto found = sessions_.find(session_id);
+  if (found == sessions_.end()) return BackendError{fb::ErrorCode::Internal, "no such session"};
+  const Session& session = found->second;
+  if (query.instruction.size() + query.max_tokens > session.context) {
+    return BackendError{fb::ErrorCode::ContextFull, "instruction + max_tokens exceed the session's context"};
+  }
+  if (before_answer) before_answer(session_id);
+  answered.push_back(session_id);
+  QueryAnswer out;
+  out.text = !answer.empty() ? answer
+                             : "frame " + std::to_string(session.frames) + " blocks " +
+                                   std::to_string(session.stream.current().size()) + ": " + query.instruction;
+  if (on_text) {
+    const std::size_t half = out.text.size() / 2;
+    on_text(std::string_view(out.text).substr(0, half));
+    on_text(std::string_view(out.text).substr(half));
+  }
+  out.stop = fb::StopReason::StopToken;
+  out.blocks_total = static_cast<uint32_t>(session.stream.current().size());
+  out.generated_tokens = 1;
+  return out;
+}
+
+}  // namespace kvframe::server::test

@@ -1,0 +1,46 @@
+// A Backend without a model, for the server's unit tests and its fuzz
+// target: frames go through json_blocker's FrameStream (the parsing, patches
+// and diffs the engine uses), and a query answers at once with a text that
+// says which frame it saw: "frame 3 blocks 7: <instruction>", or `answer`
+// when set. Tests hook before_answer to advance a fake clock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kvframe/json_blocker/frame_stream.h"
+#include "kvframe/server/backend.h"
+
+namespace kvframe::server::test {
+
+class StateEchoBackend : public Backend {
+ public:
+  static constexpr uint32_t kMaxContext = 512;
+
+  std::function<void(uint64_t session_id)> before_answer;
+  std::string answer;                 // non-empty: every query's text
+  std::vector<uint64_t> answered;     // session ids, in the order their queries ran
+
+  BackendInfo info() const override { return {"state-echo", kMaxContext}; }
+  BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
+  void close_session(uint64_t session_id) override { sessions_.erase(session_id); }
+  BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
+  BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
+                                       const std::function<void(std::string_view)>& on_text) override;
+  CacheStats cache_stats() const override { return {}; }
+
+  std::size_t open_sessions() const { return sessions_.size(); }
+
+ private:
+  struct Session {
+    json_blocker::FrameStream stream;
+    uint32_t context = 0;
+    uint64_t frames = 0;
+  };
+  std::map<uint64_t, Session> sessions_;
+};
+
+}  // namespace kvframe::server::test
