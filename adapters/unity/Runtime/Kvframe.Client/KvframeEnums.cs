@@ -1,0 +1,38 @@
+// Mirrors of the C enums in include/kvframe/client/kvframe_client.h. The
+// values are the wire protocol's (protocol/kvframe.fbs) and never change.
+namespace Kvframe.Client
+{
+    public enum KvframeStatus
+    {
+        Ok = 0,
+        Malformed = 1,
+        TooLarge = 2,
+        WrongVersion = 3,
+        UnknownSession = 4,
+        BadRequest = 5,
+        BadJson = 6,
+        OutOfOrder = 7,
+        Deadline = 8,
+        Busy = 9,
+        ContextFull = 10,
+        Engine = 11,
+        Unsupported = 12,
+        ShuttingDown = 13,
+        Internal = 14,
+        Unsatisfiable = 15,
+        Timeout = 100,
+        Disconnected = 101,
+        InvalidArgument = 200,
+        Closed = 201,
+        Empty = 202,
+        Connect = 203,
+    }
+
+    public enum KvframeMode { Full = 0, Prefix = 1, Block = 2 }
+
+    public enum KvframeFrameFormat { Whole = 0, MergePatch = 1, JsonPatch = 2 }
+
+    public enum KvframeTaskKind { Text = 0, NpcAction = 1, Commentary = 2 }
+
+    public enum KvframeStopReason { StopToken = 0, MaxTokens = 1, ContextFull = 2, StopString = 3 }
+}

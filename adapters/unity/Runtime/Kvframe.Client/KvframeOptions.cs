@@ -1,0 +1,58 @@
+// Parameters of connecting and of opening a session. Each starts from the
+// native library's defaults (kvf_*_default_params), so the defaults live in
+// one place; a string left null keeps the library's default.
+namespace Kvframe.Client
+{
+    public sealed class KvframeClientOptions
+    {
+        private NativeMethods.ClientParams native = NativeMethods.kvf_client_default_params();
+
+        /// <summary>ZeroMQ endpoint of kvframe-serve; null: the library default (tcp://127.0.0.1:5555).</summary>
+        public string Endpoint { get; set; }
+        /// <summary>Shown in the server's log; null: the library default.</summary>
+        public string ClientName { get; set; }
+        /// <summary>How long ConnectAsync waits for the server's hello; 0: connect lazily.</summary>
+        public int ConnectTimeoutMs { get { return native.connect_timeout_ms; } set { native.connect_timeout_ms = value; } }
+        /// <summary>A request with no reply by then fails with KvframeStatus.Timeout; 0: never.</summary>
+        public int RequestTimeoutMs { get { return native.request_timeout_ms; } set { native.request_timeout_ms = value; } }
+        /// <summary>CURVE encryption: all three Z85 keys (40 characters each) or none.</summary>
+        public string ServerPublicKey { get; set; }
+        public string ClientPublicKey { get; set; }
+        public string ClientSecretKey { get; set; }
+
+        internal NativeMethods.ClientParams ToNative(Utf8.Arena arena)
+        {
+            NativeMethods.ClientParams p = native;
+            if (Endpoint != null) p.endpoint = arena.Add(Endpoint);
+            if (ClientName != null) p.client_name = arena.Add(ClientName);
+            if (ServerPublicKey != null) p.server_public_key = arena.Add(ServerPublicKey);
+            if (ClientPublicKey != null) p.client_public_key = arena.Add(ClientPublicKey);
+            if (ClientSecretKey != null) p.client_secret_key = arena.Add(ClientSecretKey);
+            return p;
+        }
+    }
+
+    public sealed class KvframeSessionOptions
+    {
+        private NativeMethods.SessionParams native = NativeMethods.kvf_session_default_params();
+
+        /// <summary>Free text for the server's logs and stats ("holdem").</summary>
+        public string GameId { get; set; }
+        /// <summary>json_blocker rules (docs/json_blocker.md); null: the defaults.</summary>
+        public string RulesJson { get; set; }
+        public KvframeMode Mode { get { return native.mode; } set { native.mode = value; } }
+        /// <summary>null: the model's default system prompt.</summary>
+        public string SystemPrompt { get; set; }
+        /// <summary>The session's KV budget in tokens; 0: the server's default.</summary>
+        public uint ContextTokens { get { return native.context_tokens; } set { native.context_tokens = value; } }
+
+        internal NativeMethods.SessionParams ToNative(Utf8.Arena arena)
+        {
+            NativeMethods.SessionParams p = native;
+            if (GameId != null) p.game_id = arena.Add(GameId);
+            if (RulesJson != null) p.rules_json = arena.Add(RulesJson);
+            if (SystemPrompt != null) p.system_prompt = arena.Add(SystemPrompt);
+            return p;
+        }
+    }
+}

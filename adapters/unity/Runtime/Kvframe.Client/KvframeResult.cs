@@ -1,0 +1,82 @@
+using System.Runtime.InteropServices;
+
+namespace Kvframe.Client
+{
+    /// <summary>A query's answer.</summary>
+    public sealed class KvframeResult
+    {
+        public ulong RequestId { get; }
+        public ulong SessionId { get; }
+        /// <summary>The frame that was answered.</summary>
+        public ulong FrameNumber { get; }
+        /// <summary>The whole text (streamed or not).</summary>
+        public string Text { get; }
+        /// <summary>NpcAction queries: the action, valid against the query's OutputSchema; "" otherwise.</summary>
+        public string ActionJson { get; }
+        /// <summary>Where the time went and what was reused.</summary>
+        public KvframeReport Report { get; }
+
+        internal KvframeResult(ulong requestId, ulong sessionId, ulong frameNumber, string text, string actionJson,
+                               KvframeReport report)
+        {
+            RequestId = requestId;
+            SessionId = sessionId;
+            FrameNumber = frameNumber;
+            Text = text;
+            ActionJson = actionJson;
+            Report = report;
+        }
+    }
+
+    /// <summary>One piece of a streamed answer, in order (Seq from 0); never splits a character.</summary>
+    public struct KvframeChunk
+    {
+        public ulong RequestId { get; }
+        public uint Seq { get; }
+        public string Text { get; }
+        /// <summary>The chunk ends a sentence (text-to-speech wants whole ones).</summary>
+        public bool SentenceEnd { get; }
+
+        internal KvframeChunk(ulong requestId, uint seq, string text, bool sentenceEnd)
+        {
+            RequestId = requestId;
+            Seq = seq;
+            Text = text;
+            SentenceEnd = sentenceEnd;
+        }
+    }
+
+    /// <summary>kvf_report, field for field (the native struct is read straight into it).</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct KvframeReport
+    {
+        public double PartitionMs, TokenizeMs, EncodeMs, RepositionMs, QueryPrefillMs;
+        public double FirstTokenMs, DecodeMs, EngineMs, QueueMs, ServerMs;
+        /// <summary>Measured by the client: send to Result.</summary>
+        public double RoundTripMs;
+        public long BlocksTotal, BlocksReused, BlocksEncoded, CacheHits, BlocksRepositioned;
+        public long TokensEncoded, ContextTokens, QueryTokens, GeneratedTokens;
+        public KvframeMode Mode;
+        public KvframeStopReason StopReason;
+    }
+
+    /// <summary>What the server said when the client connected.</summary>
+    public sealed class KvframeServerInfo
+    {
+        public string ServerVersion { get; }
+        public string Model { get; }
+        public ulong MaxMessageBytes { get; }
+        public uint MaxContext { get; }
+        /// <summary>Random per server process: changes across restarts.</summary>
+        public ulong InstanceId { get; }
+
+        internal KvframeServerInfo(NativeMethods.ServerInfo info)
+        {
+            ServerVersion = Utf8.FromFixed(info.server_version);
+            Model = Utf8.FromFixed(info.model);
+            MaxMessageBytes = info.max_message_bytes;
+            MaxContext = info.max_context;
+            InstanceId = info.instance_id;
+        }
+    }
+}
