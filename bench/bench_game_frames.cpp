@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "sample_stats.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/kv_diff/assembled_kv.h"
@@ -54,6 +55,8 @@ namespace {
 namespace rt = kvframe::runtime;
 namespace jb = kvframe::json_blocker;
 namespace moba = kvframe::examples::moba;
+using kvframe::bench::mean;
+using kvframe::bench::percentile;
 
 enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3, kEngineError = 4 };
 
@@ -156,20 +159,6 @@ std::pair<moba::StreamParams, int64_t> size_stream(const rt::Tokenizer& tokenize
     (n < o.tokens ? lo : hi) = mid;
   }
   return best;
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
-double mean(const std::vector<double>& v) {
-  if (v.empty()) return std::nan("");
-  double s = 0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
 }
 
 // A table cell: the number, or "-" where nothing was measured (NaN).
