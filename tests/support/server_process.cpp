@@ -137,6 +137,9 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const ServerProcessOptions& 
     return nullptr;
   }
   std::vector<std::string> args = {binary, "--model", model, "--bind", options.bind, "--log-level", "info"};
+  // A tiny model needs no more than one thread, and tests run side by side
+  // on few cores: more would only fight the other tests for them.
+  if (options.model_path.empty()) args.insert(args.end(), {"--threads", "1"});
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
