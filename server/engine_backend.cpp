@@ -70,27 +70,6 @@ BackendError unknown_session(uint64_t id) {
 
 }  // namespace
 
-rt::Result<EngineLoad> load_engine(const std::string& model_path, const rt::ModelParams& model_params,
-                                   const rt::EngineParams& params) {
-  auto file = rt::GgufFile::open(model_path);
-  if (!file) return file.error();
-  auto tokenizer = rt::Tokenizer::from_gguf(*file);
-  if (!tokenizer) return tokenizer.error();
-  std::optional<rt::ChatTemplate> chat;
-  auto recognised = rt::ChatTemplate::from_gguf(*file);
-  if (recognised) {
-    chat = std::move(recognised).value();
-  } else if (recognised.error().code != rt::ErrorCode::kMissingKey) {
-    return recognised.error();  // a template we do not know: never guess one
-  }
-  auto model = rt::Model::load(*file, model_params);
-  if (!model) return model.error();
-  const bool has_chat = chat.has_value();
-  auto engine = rt::Engine::create(std::move(model).value(), std::move(tokenizer).value(), std::move(chat), params);
-  if (!engine) return engine.error();
-  return EngineLoad{std::move(engine).value(), has_chat};
-}
-
 EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine) : engine_(std::move(engine)) {}
 EngineBackend::~EngineBackend() = default;
 

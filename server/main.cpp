@@ -184,15 +184,17 @@ int main(int argc, char** argv) {
   rt::EngineParams engine_params;
   engine_params.cache_bytes = o.cache_mb << 20;
   log.info("loading model", {{"model", o.model}, {"device", o.device}, {"cpu", rt::cpu_backend_description()}});
-  auto loaded = srv::load_engine(o.model, model_params, engine_params);
+  auto loaded = rt::Engine::load(o.model, model_params, engine_params);
   if (!loaded) {
     log.error("cannot load the model", {{"model", o.model},
                                         {"reason", loaded.error().to_string()},
                                         {"next", "check --model and --device; the default model comes from scripts/fetch-model.sh"}});
     return kConfigError;
   }
-  if (!loaded->chat_template) log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
-  srv::EngineBackend backend(std::move(loaded->engine));
+  if (!(*loaded)->chat_template()) {
+    log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
+  }
+  srv::EngineBackend backend(std::move(loaded).value());
 
   srv::ServerParams params;
   params.bind = o.bind;

@@ -54,11 +54,18 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& model_path, cons
   if (!file) return file.error();
   auto tokenizer = Tokenizer::from_gguf(*file);
   if (!tokenizer) return tokenizer.error();
-  auto chat_template = ChatTemplate::from_gguf(*file);
-  if (!chat_template) return chat_template.error();
+  // No template: raw prompts (base models, the tests' tiny models). One we
+  // do not recognise: refused, never guessed.
+  std::optional<ChatTemplate> chat_template;
+  auto recognised = ChatTemplate::from_gguf(*file);
+  if (recognised) {
+    chat_template = std::move(recognised).value();
+  } else if (recognised.error().code != ErrorCode::kMissingKey) {
+    return recognised.error();
+  }
   auto model = Model::load(*file, model_params);
   if (!model) return model.error();
-  return create(std::move(model).value(), std::move(tokenizer).value(), std::move(chat_template).value(), params);
+  return create(std::move(model).value(), std::move(tokenizer).value(), std::move(chat_template), params);
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, Tokenizer tokenizer,

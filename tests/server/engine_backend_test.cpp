@@ -24,10 +24,10 @@ std::string write_tiny_model() {
 class EngineBackendTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto loaded = load_engine(write_tiny_model(), {}, {});
+    auto loaded = runtime::Engine::load(write_tiny_model());
     ASSERT_TRUE(loaded) << loaded.error().to_string();
-    EXPECT_FALSE(loaded->chat_template) << "the tiny model has none: served with raw prompts";
-    backend_ = new EngineBackend(std::move(loaded->engine));
+    EXPECT_FALSE((*loaded)->chat_template()) << "the tiny model has none: served with raw prompts";
+    backend_ = new EngineBackend(std::move(loaded).value());
   }
   static void TearDownTestSuite() { delete backend_; }
 

@@ -57,8 +57,9 @@ struct EngineParams {
 
 class Engine {
  public:
-  // Loads the GGUF model, its tokenizer and chat template (a model without a
-  // recognised template gets kUnknownTemplate; see create() for raw prompts).
+  // Loads the GGUF model, its tokenizer and chat template. A model with no
+  // template gets raw prompts (as create() without one); a template we do not
+  // recognise is kUnknownTemplate.
   static Result<std::unique_ptr<Engine>> load(const std::string& model_path, const ModelParams& model_params = {},
                                               const EngineParams& params = {});
   // From parts. Without a chat template the prefix is the system prompt as

@@ -14,16 +14,6 @@
 
 namespace kvframe::server {
 
-struct EngineLoad {
-  std::unique_ptr<runtime::Engine> engine;
-  bool chat_template = false;  // false: the model has none; prompts go raw
-};
-
-// Like runtime::Engine::load, but a model without a chat template (the test
-// models) is served with raw prompts instead of refused.
-runtime::Result<EngineLoad> load_engine(const std::string& model_path, const runtime::ModelParams& model_params,
-                                        const runtime::EngineParams& params);
-
 class EngineBackend : public Backend {
  public:
   explicit EngineBackend(std::unique_ptr<runtime::Engine> engine);
