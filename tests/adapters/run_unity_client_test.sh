@@ -34,7 +34,8 @@ say "writing a tiny model"
 "$write_tiny_model" "$work/tiny.gguf"
 say "starting $serve"
 # One thread: a tiny model needs no more, and tests run side by side.
-"$serve" --model "$work/tiny.gguf" --bind tcp://127.0.0.1:0 --log-level info --threads 1 2>"$work/serve.log" &
+# --pdeathsig: if ctest kills this script (a timeout), the server goes too.
+setpriv --pdeathsig KILL -- "$serve" --model "$work/tiny.gguf" --bind tcp://127.0.0.1:0 --log-level info --threads 1 2>"$work/serve.log" &
 server_pid=$!
 
 # The server logs its bound endpoint (logfmt: endpoint=tcp://127.0.0.1:PORT,

@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,17 +150,28 @@ std::unique_ptr<ServerProcess> ServerProcess::start(const ServerProcessOptions& 
     set_start_error(std::string("pipe2: ") + std::strerror(errno));
     return nullptr;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: a test
+  // program killed mid-run (a ctest timeout) takes its server with it instead
+  // of leaving it to load the machine. Between fork and exec only
+  // async-signal-safe calls.
+  const pid_t parent = ::getpid();
   auto impl = std::make_unique<Impl>();
-  int rc = ::posix_spawn(&impl->pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  impl->pid = ::fork();
+  if (impl->pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::execve(binary.c_str(), argv.data(), environ);
+    static const char kExecFailed[] = "kvframe-serve could not be executed (execve failed)\n";
+    if (::write(STDERR_FILENO, kExecFailed, sizeof kExecFailed - 1) < 0) ::_exit(127);
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
   ::close(fds[1]);
-  if (rc != 0) {
+  if (impl->pid < 0) {
     ::close(fds[0]);
-    set_start_error("cannot run " + binary + ": " + std::strerror(rc));
+    set_start_error(std::string("fork: ") + std::strerror(fork_errno));
     return nullptr;
   }
   impl->reader = std::thread([raw = impl.get(), fd = fds[0]] { raw->read_output(fd); });

@@ -1,6 +1,9 @@
 // A real kvframe-serve process for integration tests: started on a loopback
 // port the OS picks, on a tiny random-weight model the test support writes,
 // stopped by signal. Its stderr (logfmt lines) is captured for diagnostics.
+// The server dies with the thread that started it (PR_SET_PDEATHSIG), so a
+// test program killed mid-run leaves no server behind: start it from a thread
+// that outlives it (the test's own).
 //
 //   auto server = test::ServerProcess::start({});
 //   ASSERT_TRUE(server) << test::ServerProcess::last_start_error();
