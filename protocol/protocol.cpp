@@ -1,5 +1,7 @@
 #include "kvframe/protocol/protocol.h"
 
+#include <cstring>
+
 namespace kvframe::protocol {
 
 namespace {
@@ -46,6 +48,13 @@ Result<const fb::Message*> decode(std::string_view bytes, std::size_t max_bytes)
     return DecodeError{fb::ErrorCode::Malformed, "the message has no body", message->request_id()};
   }
   return message;
+}
+
+std::string_view aligned(std::string_view bytes, std::vector<uint64_t>& storage) {
+  if (reinterpret_cast<std::uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) return bytes;
+  storage.resize(bytes.size() / sizeof(uint64_t) + 1);
+  std::memcpy(storage.data(), bytes.data(), bytes.size());
+  return {reinterpret_cast<const char*>(storage.data()), bytes.size()};
 }
 
 const char* error_code_name(fb::ErrorCode code) {

@@ -2,7 +2,6 @@
 #include "kvframe/server/handler.h"
 
 #include <algorithm>
-#include <cstring>
 #include <random>
 
 #include "replies.h"
@@ -17,16 +16,6 @@ constexpr uint32_t kMinContext = 16;
 uint64_t random_instance_id() {
   std::random_device device;
   return (uint64_t{device()} << 32) ^ device();
-}
-
-// flatbuffers reads scalars in place, and its Verifier checks alignment
-// relative to the buffer's start only: bytes at an odd address (ZeroMQ keeps
-// small messages inside its message struct) would be read misaligned.
-std::string_view aligned(std::string_view bytes, std::vector<uint64_t>& storage) {
-  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) return bytes;
-  storage.resize(bytes.size() / sizeof(uint64_t) + 1);
-  std::memcpy(storage.data(), bytes.data(), bytes.size());
-  return {reinterpret_cast<const char*>(storage.data()), bytes.size()};
 }
 
 std::string mode_list(const std::vector<fb::AttentionMode>& modes) {
@@ -67,7 +56,7 @@ void RequestHandler::refuse(ReplySink& sink, const std::string& route, const Req
 void RequestHandler::on_message(const std::string& route, std::string_view bytes, ReplySink& door) {
   const Clock::time_point received = now();
   std::vector<uint64_t> storage;
-  auto parsed = parse_request(aligned(bytes, storage), params_.limits);
+  auto parsed = parse_request(protocol::aligned(bytes, storage), params_.limits);
   if (!parsed) return refuse(door, route, parsed.error());
   Request& request = *parsed;
   if (const auto* hello = std::get_if<HelloRequest>(&request.body)) {

@@ -160,15 +160,8 @@ void Link::on_monitor_event() {
 }
 
 void Link::on_message(const zmq::message_t& bytes) {
-  // ZeroMQ hands out messages at any address inside its receive buffer;
-  // flatbuffers reads 8-byte fields in place, so those need 8-byte alignment.
-  const char* data = bytes.data<char>();
-  if (reinterpret_cast<std::uintptr_t>(data) % alignof(uint64_t) != 0) {
-    aligned_copy_.resize((bytes.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-    std::memcpy(aligned_copy_.data(), data, bytes.size());
-    data = reinterpret_cast<const char*>(aligned_copy_.data());
-  }
-  auto decoded = protocol::decode(std::string_view(data, bytes.size()), std::numeric_limits<std::size_t>::max());
+  auto decoded = protocol::decode(protocol::aligned(std::string_view(bytes.data<char>(), bytes.size()), aligned_copy_),
+                                  std::numeric_limits<std::size_t>::max());
   if (!decoded) {
     if (requests_.count(decoded.error().request_id)) {
       fail(decoded.error().request_id, KVF_ERR_MALFORMED, "unreadable reply: " + decoded.error().message);

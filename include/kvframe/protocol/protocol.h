@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -36,6 +37,13 @@ using Result = common::Result<T, DecodeError>;
 // must outlive it. An oversize buffer that still verifies reports its
 // request_id, so the sender learns which request was refused.
 Result<const fb::Message*> decode(std::string_view bytes, std::size_t max_bytes = kDefaultMaxMessageBytes);
+
+// `bytes` at an 8-byte aligned address: as they are when already aligned,
+// else copied into `storage`. Call it before decode() on bytes from ZeroMQ:
+// flatbuffers reads scalars in place and its Verifier checks alignment only
+// relative to the buffer's start, while ZeroMQ keeps small messages inside
+// its message struct at any address.
+std::string_view aligned(std::string_view bytes, std::vector<uint64_t>& storage);
 
 // "UnknownSession" etc. (flatc's names), for logs and CLI output.
 const char* error_code_name(fb::ErrorCode code);
