@@ -48,6 +48,7 @@
 #include "kvframe/runtime/gguf.h"
 #include "kvframe/runtime/session.h"
 #include "kvframe/runtime/tokenizer.h"
+#include "engine_setup.h"
 #include "model_shapes.h"
 
 namespace {
@@ -70,11 +71,7 @@ constexpr const char* kFooter =
     "The default model is fetched by scripts/fetch-model.sh.";
 
 struct Options {
-  std::string model = rt::default_model_path();
-  std::string shape;
-  std::string device = "cpu";
-  std::string dtype;
-  int threads = 0;
+  kvframe::bench::EngineOptions engine;
   std::vector<int64_t> lengths = {512, 1024, 2048, 4096, 8192};
   int64_t query_tokens = 50;
   int reps = 3;
@@ -209,14 +206,7 @@ int main(int argc, char** argv) {
       "Time and FLOPs to the first token of a 50-token query, full attention vs block attention with the "
       "context's blocks cached, by total context length (the block-attention paper's Table 3)."};
   app.footer(kFooter);
-  app.add_option("--model", o.model, "GGUF model (with --shape: its tokenizer and chat template only)")
-      ->capture_default_str();
-  app.add_option("--shape", o.shape, "instead of --model's weights: random weights of this shape (see below)")
-      ->check(CLI::IsMember(kvframe::bench::model_shape_names()));
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  kvframe::bench::add_engine_options(app, o.engine);
   app.add_option("--lengths", o.lengths, "total context lengths in tokens (prefix + blocks + query), comma-separated")
       ->delimiter(',')
       ->check(CLI::Range(int64_t{64}, int64_t{1} << 20))
@@ -234,45 +224,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
   }
-  rt::tune_cpu_process(argv, o.threads);
+  rt::tune_cpu_process(argv, o.engine.threads);
 
-  // The engine: the default model, or a random-weight shape with the default
-  // model's tokenizer and chat template.
-  rt::ModelParams model_params;
-  model_params.device = o.device;
-  model_params.dtype = o.dtype;
-  std::unique_ptr<rt::Engine> engine;
-  {
-    auto file = rt::GgufFile::open(o.model);
-    if (!file) {
-      std::fprintf(stderr, "bench_block_attention: %s\n  next: run scripts/fetch-model.sh\n",
-                   file.error().to_string().c_str());
-      return kInputError;
-    }
-    auto tokenizer = rt::Tokenizer::from_gguf(*file);
-    if (!tokenizer) return engine_fail(tokenizer.error(), "tokenizer");
-    std::optional<rt::ChatTemplate> chat;
-    if (auto found = rt::ChatTemplate::from_gguf(*file)) chat = *found;
-    std::fprintf(stderr, "[bench] loading %s\n", o.shape.empty() ? o.model.c_str() : o.shape.c_str());
-    rt::ModelConfig shape;
-    if (!o.shape.empty()) {
-      shape = kvframe::bench::model_shape(o.shape);
-      shape.n_vocab = tokenizer->n_vocab();  // the tokenizer's ids must all be rows of the embedding
-      shape.n_ctx_train = std::max<int64_t>(shape.n_ctx_train, *std::max_element(o.lengths.begin(), o.lengths.end()));
-    }
-    auto model = o.shape.empty() ? rt::Model::load(*file, model_params)
-                                 : rt::Model::with_random_weights(shape, model_params);
-    if (!model) return engine_fail(model.error(), "model");
-    auto made = rt::Engine::create(std::move(model).value(), std::move(tokenizer).value(), chat);
-    if (!made) return engine_fail(made.error(), "engine");
-    engine = std::move(made).value();
+  auto loaded = kvframe::bench::load_engine(o.engine, "bench_block_attention",
+                                            *std::max_element(o.lengths.begin(), o.lengths.end()));
+  if (!loaded) {
+    const rt::ErrorCode code = loaded.error().code;
+    return code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError
+           : code == rt::ErrorCode::kBackend         ? kEngineError
+                                                      : kInputError;
   }
+  std::unique_ptr<rt::Engine> engine = std::move(loaded).value();
   const rt::ModelConfig& config = engine->model().config();
   const rt::Tokenizer& tokenizer = engine->tokenizer();
   const Flops flops(config);
-  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s; %s\n", config.name.c_str(),
-               static_cast<long long>(config.n_layer), static_cast<long long>(config.n_embd), o.device.c_str(),
-               at::toString(engine->model().dtype()), rt::cpu_backend_description().c_str());
 
   // Prefix tokens, estimated to size the frames (the engine's own count is
   // what is printed): the chat template's system turn and user header.
@@ -401,7 +366,7 @@ int main(int argc, char** argv) {
   if (o.json) {
     nlohmann::json out;
     out["model"] = config.name;
-    out["device"] = o.device;
+    out["device"] = o.engine.device;
     out["dtype"] = at::toString(engine->model().dtype());
     out["backend"] = rt::cpu_backend_description();
     out["reps"] = o.reps;
@@ -431,7 +396,7 @@ int main(int argc, char** argv) {
     }
     std::cout << out.dump(2) << "\n";
   } else {
-    std::printf("\n%s · %s %s · %s · median of %d · query %lld tokens\n", config.name.c_str(), o.device.c_str(),
+    std::printf("\n%s · %s %s · %s · median of %d · query %lld tokens\n", config.name.c_str(), o.engine.device.c_str(),
                 at::toString(engine->model().dtype()), rt::cpu_backend_description().c_str(), o.reps,
                 rows.empty() ? 0LL : static_cast<long long>(rows.front().query_tokens));
     std::printf("%7s %7s %6s %12s %12s %8s %10s %10s %9s %14s %8s %11s\n", "length", "tokens", "blocks",
@@ -467,7 +432,7 @@ int main(int argc, char** argv) {
     }
     kvframe::bench::PlotOptions options;
     options.title = "time to first token, " + std::to_string(rows.empty() ? 0 : rows.front().query_tokens) +
-                    "-token query · " + config.name + " · " + o.device + " " + at::toString(engine->model().dtype());
+                    "-token query · " + config.name + " · " + o.engine.device + " " + at::toString(engine->model().dtype());
     options.x = {"context tokens (prefix + blocks + query)", 2, "*:*"};
     options.y = {"TTFT (ms, median)", 10, "*:*"};
     options.key = "top left";

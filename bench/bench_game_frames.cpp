@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_setup.h"
 #include "gnuplot_plot.h"
 #include "sample_stats.h"
 #include "kvframe/json_blocker/partition.h"
@@ -117,18 +118,6 @@ struct FrameRow {
   std::array<std::optional<Query>, kModes> q;
 };
 
-// Blocked tokens of a frame under the rules: Σ tokens of "<id>: <json>\n",
-// each block tokenized on its own as the engine does.
-std::optional<int64_t> blocked_tokens(const rt::Tokenizer& tokenizer, const jb::Rules& rules, const std::string& json) {
-  auto partition = jb::partition(json, rules);
-  if (!partition) return std::nullopt;
-  int64_t n = 0;
-  for (const jb::Block& block : partition->blocks()) {
-    n += static_cast<int64_t>(tokenizer.encode(std::string(block.text) + "\n").size());
-  }
-  return n;
-}
-
 // The generator's population scaled by s (heroes at most 10, at least 2).
 moba::StreamParams scaled(double s, const Options& o) {
   moba::StreamParams p;
@@ -147,7 +136,7 @@ std::pair<moba::StreamParams, int64_t> size_stream(const rt::Tokenizer& tokenize
                                                    const Options& o) {
   auto measure = [&](double s) {
     moba::StreamGenerator generator(scaled(s, o));
-    return blocked_tokens(tokenizer, rules, generator.next().json).value_or(0);
+    return kvframe::bench::blocked_tokens(tokenizer, rules, generator.next().json).value_or(0);
   };
   double lo = 0.0, hi = 1.0;
   while (measure(hi) < o.tokens && hi < 64) hi *= 2;

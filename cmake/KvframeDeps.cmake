@@ -45,5 +45,9 @@ find_package(FlatBuffers REQUIRED)
 add_library(kvframe_flatbuffers INTERFACE)
 target_include_directories(kvframe_flatbuffers SYSTEM INTERFACE
   $<TARGET_PROPERTY:flatbuffers::flatbuffers,INTERFACE_INCLUDE_DIRECTORIES>)
+# Keeps flexbuffers.h header-only: its lenient string-to-number conversions
+# would otherwise use a C locale object defined in libflatbuffers. kvframe's
+# readers check a value's type before converting, so the locale never matters.
+target_compile_definitions(kvframe_flatbuffers INTERFACE FLATBUFFERS_LOCALE_INDEPENDENT=0)
 add_library(kvframe::flatbuffers ALIAS kvframe_flatbuffers)
 find_program(FLATC flatc REQUIRED)

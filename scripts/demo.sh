@@ -4,7 +4,8 @@
 #   1. kvframe-stream: a generated ~160 KiB MOBA frame stream partitioned into
 #      blocks and diffed frame by frame;
 #   2. kvframe-generate: the default model (SmolLM2-135M-Instruct) answering as
-#      an NPC, with prefill and decode speed;
+#      an NPC, with prefill and decode speed; then the same NPC deciding what
+#      to do as JSON valid against examples/npc/blacksmith_action.schema.json;
 #   3. bench_game_frames: 20 frames of a 4K-token MOBA match (its static shop
 #      catalog dropped to get that small) answered by the
 #      block-attention engine in full, prefix and block modes side by side
@@ -21,5 +22,10 @@ echo
 build/tools/kvframe-generate --model "$model" --chat --max-tokens 64 \
   --system "You are Maren, the blacksmith of a village in a fantasy RPG. Answer in character, in two sentences." \
   --prompt "The wolves took three sheep last night and the player asks what the village should do. What do you tell them?"
+echo
+build/tools/kvframe-generate --model "$model" --chat --max-tokens 64 \
+  --schema examples/npc/blacksmith_action.schema.json \
+  --system "You are Maren, the blacksmith of a village in a fantasy RPG. Answer with your next action as JSON." \
+  --prompt "The wolves took three sheep last night. What do you do about it?"
 echo
 build/bench/bench_game_frames --model "$model" --frames 20 --tokens 4096 --drop shop

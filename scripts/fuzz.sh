@@ -2,7 +2,7 @@
 # Fuzzes one target (tests/fuzz) for a while and reports what was found.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET]   default 600 s, json_blocker
-#                                        TARGET: json_blocker, gguf or server
+#                                        TARGET: json_blocker, gguf, server or schema
 #   FUZZ_MAX_LEN=N scripts/fuzz.sh       longest input tried, default 4096 bytes
 #                                        (server: 12288, room for an oversize message)
 #
@@ -12,6 +12,7 @@
 #   json_blocker  tests/fuzz/corpus/       build-fuzz/fuzz-corpus/       build-fuzz/fuzz-artifacts/
 #   gguf          tests/fuzz/gguf_corpus/  build-fuzz/fuzz-corpus-gguf/  build-fuzz/fuzz-artifacts-gguf/
 #   server        tests/fuzz/server_corpus/ build-fuzz/fuzz-corpus-server/ build-fuzz/fuzz-artifacts-server/
+#   schema        tests/fuzz/schema_corpus/ build-fuzz/fuzz-corpus-schema/ build-fuzz/fuzz-artifacts-schema/
 # Crash inputs land in the artifacts folder. Exits non-zero if the fuzzer
 # found a crash, a violated invariant, a leak or a hang.
 set -euo pipefail
@@ -38,8 +39,13 @@ case "$target" in
     artifacts=$build/fuzz-artifacts-server
     log=$build/fuzz-server.log
     default_max_len=12288 ;;
+  schema)
+    seeds=$root/tests/fuzz/schema_corpus
+    work_corpus=$build/fuzz-corpus-schema
+    artifacts=$build/fuzz-artifacts-schema
+    log=$build/fuzz-schema.log ;;
   *)
-    echo "usage: $0 [SECONDS] [json_blocker|gguf|server]" >&2
+    echo "usage: $0 [SECONDS] [json_blocker|gguf|server|schema]" >&2
     exit 2 ;;
 esac
 max_len=${FUZZ_MAX_LEN:-$default_max_len}

@@ -24,6 +24,8 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev libflatbuffers-dev flatbuffers-compiler
   # Unity adapter: its pure C# layer is compiled and run against a live server with Debian's mono
   mono-mcs mono-runtime
+  # schema-constrained decoding tests check every output with an independent validator
+  python3-jsonschema
   # tests and benchmarks (gnuplot draws the benchmarks' PNG plots)
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
 )

@@ -12,6 +12,8 @@ BackendError from_runtime(const rt::Error& error) {
   switch (error.code) {
     case rt::ErrorCode::kContextFull: return {fb::ErrorCode::ContextFull, error.message};
     case rt::ErrorCode::kInvalidArgument: return {fb::ErrorCode::BadRequest, error.message};
+    case rt::ErrorCode::kBadSchema: return {fb::ErrorCode::BadRequest, error.message};
+    case rt::ErrorCode::kUnsatisfiable: return {fb::ErrorCode::Unsatisfiable, error.message};
     default: return {fb::ErrorCode::Engine, error.to_string()};
   }
 }
@@ -38,6 +40,8 @@ fb::StopReason protocol_stop(rt::StopReason stop) {
   switch (stop) {
     case rt::StopReason::kStopToken: return fb::StopReason::StopToken;
     case rt::StopReason::kContextFull: return fb::StopReason::ContextFull;
+    case rt::StopReason::kStopString: return fb::StopReason::StopString;
+    case rt::StopReason::kComplete: return fb::StopReason::Complete;
     case rt::StopReason::kMaxTokens: break;
   }
   return fb::StopReason::MaxTokens;
@@ -59,9 +63,20 @@ QueryAnswer answer_of(rt::Answer& a) {
   out.context_tokens = count(r.context_tokens);
   out.query_tokens = count(r.query_tokens);
   out.generated_tokens = count(r.generated_tokens);
-  out.ms = {r.ms.partition,     r.ms.tokenize,    r.ms.encode, r.ms.reposition,
-            r.ms.query_prefill, r.ms.first_token, r.ms.decode, r.ms.total};
+  out.ms = {r.ms.partition,   r.ms.tokenize,    r.ms.encode,  r.ms.reposition, r.ms.query_prefill,
+            r.ms.first_token, r.ms.first_chunk, r.ms.decode, r.ms.mask,       r.ms.total};
   return out;
+}
+
+rt::Task task_of(const QuerySpec& query, const ChunkSink& on_chunk) {
+  rt::Task task;
+  task.instruction = query.instruction;
+  task.output_schema = query.output_schema;
+  task.generate.max_tokens = static_cast<int32_t>(query.max_tokens);
+  task.generate.sampling = {query.temperature, query.top_k, query.top_p, query.seed};
+  task.generate.stop_strings = query.stop;
+  if (on_chunk) task.on_chunk = [on_chunk](const rt::TextChunk& c) { on_chunk(c.text, c.sentence_end); };
+  return task;
 }
 
 BackendError unknown_session(uint64_t id) {
@@ -121,21 +136,40 @@ BackendResult<FrameSummary> EngineBackend::apply_frame(uint64_t session_id, fb::
 }
 
 BackendResult<QueryAnswer> EngineBackend::run_query(uint64_t session_id, const QuerySpec& query,
-                                                    const std::function<void(std::string_view)>& on_text) {
+                                                    const ChunkSink& on_chunk) {
   rt::Session* session = find(session_id);
   if (!session) return unknown_session(session_id);
-  rt::Task task;
-  task.instruction = query.instruction;
-  task.generate.max_tokens = static_cast<int32_t>(query.max_tokens);
-  task.generate.sampling = {query.temperature, query.top_k, query.top_p, query.seed};
-  task.on_text = on_text;
   try {
-    auto answer = session->query(task);
+    auto answer = session->query(task_of(query, on_chunk));
     if (!answer) return from_runtime(answer.error());
     return answer_of(*answer);
   } catch (const std::exception& e) {
     return from_exception(e);
   }
+}
+
+std::vector<BackendResult<QueryAnswer>> EngineBackend::run_queries(uint64_t session_id,
+                                                                   const std::vector<QuerySpec>& queries,
+                                                                   const std::vector<ChunkSink>& on_chunk) {
+  std::vector<BackendResult<QueryAnswer>> out;
+  auto fail_all = [&](const BackendError& error) {
+    out.clear();
+    for (size_t i = 0; i < queries.size(); ++i) out.emplace_back(error);
+    return out;
+  };
+  rt::Session* session = find(session_id);
+  if (!session) return fail_all(unknown_session(session_id));
+  std::vector<rt::Task> tasks;
+  for (size_t i = 0; i < queries.size(); ++i) tasks.push_back(task_of(queries[i], on_chunk[i]));
+  try {
+    for (auto& answer : session->query_batch(tasks)) {
+      out.push_back(answer ? BackendResult<QueryAnswer>(answer_of(*answer))
+                           : BackendResult<QueryAnswer>(from_runtime(answer.error())));
+    }
+  } catch (const std::exception& e) {
+    return fail_all(from_exception(e));
+  }
+  return out;
 }
 
 CacheStats EngineBackend::cache_stats() const {

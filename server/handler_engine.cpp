@@ -20,6 +20,13 @@ std::string action_json_of(const std::string& text) {
   return parsed.is_object() ? text : std::string();
 }
 
+// With a schema the text is the JSON value, perhaps after one leading space
+// (the schema allows it: SentencePiece vocabularies start words with one).
+std::string trimmed(const std::string& text) {
+  const size_t start = text.find_first_not_of(' ');
+  return start == std::string::npos ? std::string() : text.substr(start);
+}
+
 }  // namespace
 
 void RequestHandler::fail(ReplySink& out, const Work& work, fb::ErrorCode code, const std::string& message) {
@@ -43,8 +50,13 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
       outcome = close_session(*work, out);
     }
   } catch (const std::exception& e) {
-    // The backend promises not to throw; if it does, the client still gets its one reply.
+    // The backend promises not to throw; if it does, the client still gets its one reply
+    // (a query batch is answered after the backend returns, so none of it was yet).
     fail(out, *work, fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what());
+    for (const QueuedRequest& item : work->batch) {
+      refuse(out, item.route, {fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what(),
+                               item.request.request_id, work->session_id});
+    }
     const RequestBody& body = work->item.request.body;
     const bool session_unknown =
         std::holds_alternative<OpenSessionRequest>(body) || std::holds_alternative<CloseSessionRequest>(body);
@@ -90,59 +102,121 @@ Outcome RequestHandler::apply_frame(const Work& work, ReplySink& out) {
   return Outcome::kFrameApplied;
 }
 
-Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
-  const auto& query = std::get<QueryRequest>(work.item.request.body);
-  const uint64_t request_id = work.item.request.request_id;
-  const SessionView& session = work.session;
-  const Clock::time_point taken = now();
-  const double queue_ms = ms_between(work.item.received, taken);
+// Why a query taken from the queue is not run, if it is not.
+std::optional<std::pair<fb::ErrorCode, std::string>> RequestHandler::unrunnable(const QueuedRequest& item,
+                                                                              const SessionView& session,
+                                                                              double queue_ms) const {
+  const auto& query = std::get<QueryRequest>(item.request.body);
   if (query.deadline_frame != 0 && session.latest_frame && *session.latest_frame >= query.deadline_frame) {
-    fail(out, work, fb::ErrorCode::Deadline,
-         "frame " + std::to_string(*session.latest_frame) + " arrived before the query ran (deadline_frame " +
-             std::to_string(query.deadline_frame) + ")");
-    return Outcome::kDone;
+    return std::make_pair(fb::ErrorCode::Deadline, "frame " + std::to_string(*session.latest_frame) +
+                                                       " arrived before the query ran (deadline_frame " +
+                                                       std::to_string(query.deadline_frame) + ")");
   }
   const double expected_ms = scheduler_.expected_query_ms(session.mode);
   if (query.deadline_ms != 0 && queue_ms + expected_ms > query.deadline_ms) {
-    fail(out, work, fb::ErrorCode::Deadline,
-         "waited " + std::to_string(static_cast<long>(queue_ms)) + " ms and answering takes about " +
-             std::to_string(static_cast<long>(expected_ms)) + " ms: past deadline_ms " +
-             std::to_string(query.deadline_ms));
-    return Outcome::kDone;
+    return std::make_pair(fb::ErrorCode::Deadline, "waited " + std::to_string(static_cast<long>(queue_ms)) +
+                                                       " ms and answering takes about " +
+                                                       std::to_string(static_cast<long>(expected_ms)) +
+                                                       " ms: past deadline_ms " + std::to_string(query.deadline_ms));
   }
   if (!session.applied_frame || (query.frame_number != 0 && *session.applied_frame != query.frame_number)) {
-    fail(out, work, fb::ErrorCode::OutOfOrder,
-         "the frame this query is about was rejected; " +
-             (session.applied_frame ? "the session is on frame " + std::to_string(*session.applied_frame)
-                                    : std::string("no frame of this session has been applied")));
-    return Outcome::kDone;
+    return std::make_pair(fb::ErrorCode::OutOfOrder,
+                          "the frame this query is about was rejected; " +
+                              (session.applied_frame ? "the session is on frame " + std::to_string(*session.applied_frame)
+                                                     : std::string("no frame of this session has been applied")));
   }
-  stats_.add_stage(Stage::kQueue, queue_ms);
-  uint32_t seq = 0;
-  std::function<void(std::string_view)> on_text;
-  if (query.stream) {
-    on_text = [&](std::string_view text) {
-      if (!text.empty()) out.send(work.item.route, replies::chunk(request_id, work.session_id, seq++, text));
-    };
+  return std::nullopt;
+}
+
+// The taken query and those batched behind it: each is checked on its own,
+// the runnable ones are answered by one backend call (decoded as one batch),
+// and the replies go out in request order.
+Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
+  const SessionView& session = work.session;
+  const Clock::time_point taken = now();
+  std::vector<const QueuedRequest*> items = {&work.item};
+  for (const QueuedRequest& item : work.batch) items.push_back(&item);
+
+  std::vector<std::optional<RequestError>> refused(items.size());
+  std::vector<size_t> runnable;  // indices into items
+  std::vector<double> queue_ms(items.size(), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const QueuedRequest& item = *items[i];
+    queue_ms[i] = ms_between(item.received, taken);
+    if (auto why = unrunnable(item, session, queue_ms[i])) {
+      refused[i] = RequestError{why->first, why->second, item.request.request_id, work.session_id};
+      continue;
+    }
+    stats_.add_stage(Stage::kQueue, queue_ms[i]);
+    runnable.push_back(i);
   }
-  auto answer = backend_.run_query(work.session_id, query.spec, on_text);
-  if (!answer) {
-    fail(out, work, answer.error().code, answer.error().message);
-    return Outcome::kDone;
+
+  std::vector<QuerySpec> specs;
+  std::vector<ChunkSink> sinks;
+  std::vector<uint32_t> seqs(items.size(), 0);
+  for (size_t i : runnable) {
+    const QueuedRequest& item = *items[i];
+    const auto& query = std::get<QueryRequest>(item.request.body);
+    specs.push_back(query.spec);
+    sinks.emplace_back();
+    if (query.stream) {
+      sinks.back() = [&out, &item, &seq = seqs[i], session_id = work.session_id](std::string_view text,
+                                                                               bool sentence_end) {
+        out.send(item.route, replies::chunk(item.request.request_id, session_id, seq++, text, sentence_end));
+      };
+    }
   }
-  const std::string action = query.kind == fb::TaskKind::NpcAction ? action_json_of(answer->text) : std::string();
-  stats_.add_engine_stages(answer->ms);
+  std::vector<BackendResult<QueryAnswer>> answers;
+  if (runnable.size() == 1) {
+    answers.push_back(backend_.run_query(work.session_id, specs[0], sinks[0]));
+  } else if (runnable.size() > 1) {
+    answers = backend_.run_queries(work.session_id, specs, sinks);
+  }
+
+  for (size_t i = 0, k = 0; i < items.size(); ++i) {
+    const QueuedRequest& item = *items[i];
+    if (refused[i]) {
+      refuse(out, item.route, *refused[i]);
+      continue;
+    }
+    const size_t answer_index = k++;
+    if (answer_index >= answers.size() || !answers[answer_index]) {
+      const BackendError error = answer_index < answers.size()
+                                     ? answers[answer_index].error()
+                                     : BackendError{fb::ErrorCode::Internal, "the backend lost a query"};
+      refuse(out, item.route, {error.code, error.message, item.request.request_id, work.session_id});
+      continue;
+    }
+    send_result(out, work, item, *answers[answer_index], queue_ms[i], static_cast<uint32_t>(runnable.size()));
+  }
+  return Outcome::kDone;
+}
+
+void RequestHandler::send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer,
+                                 double queue_ms, uint32_t batch_size) {
+  const auto& query = std::get<QueryRequest>(item.request.body);
+  std::string action;
+  std::optional<std::vector<uint8_t>> parsed;
+  if (query.kind == fb::TaskKind::NpcAction) {
+    action = query.spec.output_schema.empty() ? action_json_of(answer.text) : trimmed(answer.text);
+    // action_json came from a JSON parser or the schema's decoder, so it parses.
+    if (!action.empty()) {
+      if (auto built = protocol::action_flexbuffer(action)) parsed = std::move(built).value();
+    }
+  }
+  stats_.add_engine_stages(answer.ms);
   stats_.count_query();
-  const double server_ms = ms_between(work.item.received, now());
+  const double server_ms = ms_between(item.received, now());
   stats_.add_stage(Stage::kServer, server_ms);
   log_.debug("query answered", {{"session", hex_id(work.session_id)},
                                 {"npc", query.npc_id},
-                                {"tokens", std::to_string(answer->generated_tokens)},
-                                {"engine_ms", std::to_string(answer->ms.engine)},
+                                {"batch", std::to_string(batch_size)},
+                                {"tokens", std::to_string(answer.generated_tokens)},
+                                {"engine_ms", std::to_string(answer.ms.engine)},
                                 {"server_ms", std::to_string(server_ms)}});
-  out.send(work.item.route, replies::result(request_id, {work.session_id, *session.applied_frame, session.mode,
-                                                         &*answer, action, queue_ms, server_ms}));
-  return Outcome::kDone;
+  out.send(item.route, replies::result(item.request.request_id,
+                                       {work.session_id, *work.session.applied_frame, work.session.mode, &answer,
+                                        action, parsed ? &*parsed : nullptr, queue_ms, server_ms, batch_size}));
 }
 
 Outcome RequestHandler::close_session(const Work& work, ReplySink& out) {

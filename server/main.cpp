@@ -57,6 +57,7 @@ struct Options {
   double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
   std::size_t max_queue = 1024;
   std::size_t max_session_queue = 256;
+  std::size_t max_batch = 32;
   std::string log_level = "info";
   std::string device = "cpu";
   std::string dtype;
@@ -142,6 +143,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 1024.0))->capture_default_str();
   app.add_option("--max-queue", o.max_queue, "requests waiting for the engine, all sessions (then Error{Busy})")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--max-batch", o.max_batch,
+                 "queries of one session on the same frame decoded as one batch (1: one at a time)")
+      ->check(CLI::Range(1, 256))->capture_default_str();
   app.add_option("--max-session-queue", o.max_session_queue, "requests waiting in one session (then Error{Busy})")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--log-level", o.log_level, "error, warn, info or debug (debug: stats every 10 s)")
@@ -208,6 +212,7 @@ int main(int argc, char** argv) {
   params.handler.limits.max_message_bytes = static_cast<std::size_t>(o.max_message_mb * (1 << 20));
   params.handler.scheduler.max_queue = o.max_queue;
   params.handler.scheduler.max_session_queue = o.max_session_queue;
+  params.handler.scheduler.max_batch = o.max_batch;
   params.handler.server_version = KVFRAME_VERSION;
   auto server = srv::Server::create(backend, params, log);
   if (!server) {

@@ -40,9 +40,10 @@ Buffer frame_ack(uint64_t request_id, uint64_t session_id, uint64_t frame_number
                                    s.blocks_removed));
 }
 
-Buffer chunk(uint64_t request_id, uint64_t session_id, uint32_t seq, std::string_view text) {
+Buffer chunk(uint64_t request_id, uint64_t session_id, uint32_t seq, std::string_view text, bool sentence_end) {
   flatbuffers::FlatBufferBuilder b(64 + text.size());
-  return finish(b, request_id, fb::CreateChunk(b, session_id, seq, b.CreateString(text.data(), text.size())));
+  return finish(b, request_id,
+                fb::CreateChunk(b, session_id, seq, b.CreateString(text.data(), text.size()), sentence_end));
 }
 
 Buffer result(uint64_t request_id, const ResultFields& f) {
@@ -52,10 +53,14 @@ Buffer result(uint64_t request_id, const ResultFields& f) {
                                  a.blocks_repositioned, a.tokens_encoded, a.context_tokens, a.query_tokens,
                                  a.generated_tokens, ms(a.ms.partition), ms(a.ms.tokenize), ms(a.ms.encode),
                                  ms(a.ms.reposition), ms(a.ms.query_prefill), ms(a.ms.first_token), ms(a.ms.decode),
-                                 ms(a.ms.engine), ms(f.queue_ms), ms(f.server_ms));
+                                 ms(a.ms.engine), ms(f.queue_ms), ms(f.server_ms), ms(a.ms.first_chunk),
+                                 ms(a.ms.mask), f.batch_size);
   auto text = b.CreateString(a.text);
-  auto action = b.CreateString(f.action_json.data(), f.action_json.size());
-  return finish(b, request_id, fb::CreateResult(b, f.session_id, f.frame_number, text, action, a.stop, report));
+  auto action_json = b.CreateString(f.action_json.data(), f.action_json.size());
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> action;
+  if (f.action) action = b.CreateVector(*f.action);
+  return finish(b, request_id,
+                fb::CreateResult(b, f.session_id, f.frame_number, text, action_json, a.stop, report, action));
 }
 
 Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& queue, const CacheStats& cache) {

@@ -28,14 +28,16 @@ Buffer session_opened(uint64_t request_id, uint64_t session_id, uint32_t context
 Buffer session_closed(uint64_t request_id, uint64_t session_id);
 Buffer frame_ack(uint64_t request_id, uint64_t session_id, uint64_t frame_number, bool superseded,
                  const FrameSummary& summary);
-Buffer chunk(uint64_t request_id, uint64_t session_id, uint32_t seq, std::string_view text);
+Buffer chunk(uint64_t request_id, uint64_t session_id, uint32_t seq, std::string_view text, bool sentence_end);
 
 struct ResultFields {
   uint64_t session_id, frame_number;
   fb::AttentionMode mode;
   const QueryAnswer* answer;
   std::string_view action_json;
+  const std::vector<uint8_t>* action;  // action_json as a FlexBuffers value, or nullptr
   double queue_ms, server_ms;
+  uint32_t batch_size;
 };
 Buffer result(uint64_t request_id, const ResultFields& fields);
 

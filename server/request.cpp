@@ -47,6 +47,10 @@ Parsed frame(uint64_t id, const fb::Frame& m) {
   return Request{id, FrameRequest{m.session_id(), m.frame_number(), m.format(), m.json()->str()}};
 }
 
+// Stop strings are matched against every streamed piece: a few short ones.
+constexpr size_t kMaxStopStrings = 16;
+constexpr size_t kMaxStopStringBytes = 256;
+
 Parsed query(uint64_t id, const fb::Query& m, const RequestLimits& limits) {
   const uint64_t session = m.session_id();
   if (!in_range(m.kind(), fb::TaskKind::MAX)) {
@@ -60,13 +64,21 @@ Parsed query(uint64_t id, const fb::Query& m, const RequestLimits& limits) {
     return bad_request(id, session, "Query.max_tokens is " + std::to_string(m.max_tokens()) + "; it must be 1.." +
                                         std::to_string(limits.max_tokens));
   }
-  if ((m.output_schema() && m.output_schema()->size() > 0) || (m.stop() && m.stop()->size() > 0)) {
-    return RequestError{fb::ErrorCode::Unsupported,
-                        "Query.output_schema and Query.stop are not served yet: schema-constrained decoding and "
-                        "stop strings arrive with issue 6; leave them empty",
-                        id, session};
-  }
   QueryRequest q;
+  if (const auto* stops = m.stop()) {
+    if (stops->size() > kMaxStopStrings) {
+      return bad_request(id, session, "Query.stop has " + std::to_string(stops->size()) + " strings; at most " +
+                                          std::to_string(kMaxStopStrings) + " are allowed");
+    }
+    for (const auto* stop : *stops) {
+      if (!stop || stop->size() == 0 || stop->size() > kMaxStopStringBytes) {
+        return bad_request(id, session, "Query.stop strings must be 1.." + std::to_string(kMaxStopStringBytes) +
+                                            " bytes long");
+      }
+      q.spec.stop.push_back(stop->str());
+    }
+  }
+  q.spec.output_schema = text_of(m.output_schema());
   q.session_id = session;
   q.frame_number = m.frame_number();
   q.kind = m.kind();

@@ -173,11 +173,20 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   ready_.pop_front();
   Session& session = sessions_.at(id);
   session.running = true;
-  Work work{id, std::move(session.queue.front()), {session.mode, session.latest_frame, session.applied_frame}};
+  Work work{id, std::move(session.queue.front()), {}, {session.mode, session.latest_frame, session.applied_frame}};
   session.queue.pop_front();
   --queued_;
-  queued_work_ms_ = std::max(0.0, queued_work_ms_ - work.item.expected_ms);
   running_work_ms_ = work.item.expected_ms;
+  if (std::holds_alternative<QueryRequest>(work.item.request.body)) {
+    while (work.batch.size() + 1 < limits_.max_batch && !session.queue.empty() &&
+           std::holds_alternative<QueryRequest>(session.queue.front().request.body)) {
+      work.batch.push_back(std::move(session.queue.front()));
+      session.queue.pop_front();
+      --queued_;
+      running_work_ms_ += work.batch.back().expected_ms;
+    }
+  }
+  queued_work_ms_ = std::max(0.0, queued_work_ms_ - running_work_ms_);
   return work;
 }
 

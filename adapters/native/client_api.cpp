@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "action.h"
 #include "client.h"
 
 struct kvf_client {
@@ -38,6 +39,21 @@ kvf_status guarded(Body&& body) {
   }
 }
 
+// A read of a kvf_value's string or key, handed out as a pointer into the
+// event's bytes (NUL-terminated there) and a length.
+template <class Read>
+kvf_status text_out(Read&& read, const char** out, size_t* len) {
+  return guarded([&] {
+    std::string_view text;
+    const kvf_status code = report(read(&text));
+    if (code == KVF_OK) {
+      *out = text.data();
+      if (len) *len = text.size();
+    }
+    return code;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -69,6 +85,8 @@ const char* kvf_status_name(kvf_status status) {
     KVF_NAME(KVF_ERR_CLOSED)
     KVF_NAME(KVF_ERR_EMPTY)
     KVF_NAME(KVF_ERR_CONNECT)
+    KVF_NAME(KVF_ERR_NOT_FOUND)
+    KVF_NAME(KVF_ERR_TYPE_MISMATCH)
 #undef KVF_NAME
   }
   return "KVF_ERR_UNKNOWN";
@@ -197,6 +215,66 @@ kvf_status kvf_event_report(const kvf_event* e, kvf_report* out) {
   if (!e->has_report) return invalid("only a Result event carries a report");
   *out = e->report;
   return KVF_OK;
+}
+
+kvf_status kvf_event_clone(const kvf_event* e, kvf_event** out) {
+  if (!e || !out) return invalid("event or out is NULL");
+  *out = nullptr;
+  return guarded([&] {
+    *out = new kvf_event(*e);
+    return KVF_OK;
+  });
+}
+
+kvf_status kvf_event_action(const kvf_event* e, kvf_value* out) {
+  if (!e || !out) return invalid("event or out is NULL");
+  return guarded([&] { return report(kvframe::client::action_root(e->action, out)); });
+}
+
+kvf_value_type kvf_value_type_of(const kvf_value* value) {
+  return value ? kvframe::client::value_type(*value) : KVF_VALUE_NONE;
+}
+
+kvf_status kvf_value_get(const kvf_value* value, const char* path, kvf_value* out) {
+  if (!value || !path || !out) return invalid("value, path or out is NULL");
+  return guarded([&] { return report(kvframe::client::value_get(*value, path, out)); });
+}
+
+kvf_status kvf_value_as_bool(const kvf_value* value, int32_t* out) {
+  if (!value || !out) return invalid("value or out is NULL");
+  return guarded([&] {
+    bool b = false;
+    const kvf_status code = report(kvframe::client::value_as_bool(*value, &b));
+    if (code == KVF_OK) *out = b ? 1 : 0;
+    return code;
+  });
+}
+
+kvf_status kvf_value_as_int(const kvf_value* value, int64_t* out) {
+  if (!value || !out) return invalid("value or out is NULL");
+  return guarded([&] { return report(kvframe::client::value_as_int(*value, out)); });
+}
+
+kvf_status kvf_value_as_double(const kvf_value* value, double* out) {
+  if (!value || !out) return invalid("value or out is NULL");
+  return guarded([&] { return report(kvframe::client::value_as_double(*value, out)); });
+}
+
+kvf_status kvf_value_as_string(const kvf_value* value, const char** out, size_t* len) {
+  if (!value || !out) return invalid("value or out is NULL");
+  return text_out([&](std::string_view* text) { return kvframe::client::value_as_string(*value, text); }, out, len);
+}
+
+size_t kvf_value_size(const kvf_value* value) { return value ? kvframe::client::value_size(*value) : 0; }
+
+kvf_status kvf_value_at(const kvf_value* value, size_t index, kvf_value* out) {
+  if (!value || !out) return invalid("value or out is NULL");
+  return guarded([&] { return report(kvframe::client::value_at(*value, index, out)); });
+}
+
+kvf_status kvf_value_key_at(const kvf_value* value, size_t index, const char** key, size_t* len) {
+  if (!value || !key) return invalid("value or key is NULL");
+  return text_out([&](std::string_view* text) { return kvframe::client::value_key_at(*value, index, text); }, key, len);
 }
 
 kvf_status kvf_server_stats_json(kvf_client* client, char** out_json) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kvframe/client/kvframe_client.h"
 #include "kvframe/protocol/protocol.h"
@@ -20,6 +21,7 @@ struct kvf_event {
   uint64_t frame_number = 0;
   std::string text;         // chunk text, result text or error message
   std::string action_json;
+  std::vector<uint8_t> action;  // Result.action as stored_action() keeps it (action.h); empty: none
   kvf_status error_code = KVF_OK;
   uint32_t chunk_seq = 0;
   bool sentence_end = false;

@@ -8,7 +8,8 @@
 //      block after the prefix and blind to the others.
 //   3. kv_diff places the blocks at contiguous positions in block order: new
 //      ones written, moved ones re-rotated from their stored base.
-//   4. The final block runs over the whole buffer and attends to everything.
+//   4. (The session) the final block runs over the whole buffer and attends
+//      to everything — or several final blocks, each on its own branch.
 #include <xxhash.h>
 
 #include <algorithm>
@@ -31,7 +32,7 @@ class BlockContext final : public KvContext {
   BlockContext(Engine& engine, const SessionParams& params, kv_diff::AssembledKv kv)
       : engine_(engine), params_(params), kv_(std::move(kv)) {}
 
-  Result<at::Tensor> prefill(const Prompt& prompt, QueryReport& report) override {
+  Status prepare(const FramePrompt& prompt, QueryReport& report) override {
     Stopwatch watch(engine_.model().device());
     if (*prompt.prefix != prefix_) {
       if (auto failed = load_prefix(*prompt.prefix)) return *failed;
@@ -78,12 +79,7 @@ class BlockContext final : public KvContext {
     const int64_t fresh = static_cast<int64_t>(placed.size()) - from_session;
     report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
     report.ms.reposition = watch.lap();
-
-    auto logits = runtime::prefill(engine_.model(), *prompt.final_block, kv_.cache());
-    if (!logits) return logits.error();
-    report.tokens_encoded += static_cast<int64_t>(prompt.final_block->size());
-    report.ms.query_prefill = watch.lap();
-    return logits;
+    return std::nullopt;
   }
 
   KvCache& cache() override { return kv_.cache(); }
@@ -112,7 +108,7 @@ class BlockContext final : public KvContext {
 
   // Encodes the missing blocks into the store and `current`, in batches of
   // at most kEncodeTokensPerCall tokens; a text that repeats is encoded once.
-  std::optional<Error> encode(const Prompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
+  std::optional<Error> encode(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
                               const std::vector<size_t>& missing, KeyMap& current, QueryReport& report) {
     // The prefix as the encoder's context: its entries only.
     KvCache context = kv_.cache();

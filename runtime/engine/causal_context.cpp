@@ -15,15 +15,13 @@ class CausalContext final : public KvContext {
   CausalContext(const Model& model, AttentionMode mode, KvCache cache)
       : model_(model), mode_(mode), cache_(std::move(cache)) {}
 
-  Result<at::Tensor> prefill(const Prompt& prompt, QueryReport& report) override {
+  Status prepare(const FramePrompt& prompt, QueryReport& report) override {
     std::vector<TokenId> tokens(*prompt.prefix);
     for (const auto& block : *prompt.blocks) tokens.insert(tokens.end(), block.tokens->begin(), block.tokens->end());
-    tokens.insert(tokens.end(), prompt.final_block->begin(), prompt.final_block->end());
 
-    // At least the last token is run: its logits start the answer.
     int64_t keep = 0;
     if (mode_ == AttentionMode::kPrefix) {
-      const auto limit = std::min(cached_.size(), tokens.size() - 1);
+      const auto limit = std::min(cached_.size(), tokens.size());
       keep = std::mismatch(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(limit), tokens.begin()).first -
              cached_.begin();
     }
@@ -38,23 +36,27 @@ class CausalContext final : public KvContext {
 
     Stopwatch watch(model_.device());
     const std::vector<TokenId> rest(tokens.begin() + keep, tokens.end());
-    auto logits = runtime::prefill(model_, rest, cache_);
-    if (!logits) {
-      cache_.length = cache_.next_position = keep;  // what was written past `keep` is not trusted
-      return logits.error();
+    if (!rest.empty()) {
+      auto logits = runtime::prefill(model_, rest, cache_);
+      if (!logits) {
+        cache_.length = cache_.next_position = keep;  // what was written past `keep` is not trusted
+        return logits.error();
+      }
     }
     cached_.insert(cached_.end(), rest.begin(), rest.end());
-    report.tokens_encoded = static_cast<int64_t>(rest.size());
+    report.tokens_encoded += static_cast<int64_t>(rest.size());
     report.ms.encode = watch.lap();
-    return logits;
+    return std::nullopt;
   }
 
   KvCache& cache() override { return cache_; }
 
-  void finish(const std::vector<TokenId>& generated) override {
-    // The cache holds every generated token that was run through the model.
-    const auto run = static_cast<size_t>(cache_.length) - cached_.size();
-    cached_.insert(cached_.end(), generated.begin(), generated.begin() + static_cast<std::ptrdiff_t>(run));
+  void finish(const std::vector<TokenId>& appended) override {
+    // The cache holds every appended token that was run through the model
+    // (a failed query may have run none of them).
+    const auto run = std::min(static_cast<size_t>(cache_.length) - cached_.size(), appended.size());
+    cached_.insert(cached_.end(), appended.begin(), appended.begin() + static_cast<std::ptrdiff_t>(run));
+    cache_.length = cache_.next_position = static_cast<int64_t>(cached_.size());
   }
 
  private:

@@ -27,6 +27,8 @@ struct Engine::Impl {
   std::optional<ChatTemplate> chat_template;
   kv_diff::BlockStore store;
   uint64_t fingerprint = 0;
+  std::vector<TokenId> stop_tokens;  // eos and the template's end of turn
+  SchemaCache schemas;               // over the tokenizer, ended by stop_tokens
 };
 
 namespace {
@@ -79,9 +81,13 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, Tok
   }
   if (params.cache_bytes < 0) return Error{ErrorCode::kInvalidArgument, "cache_bytes must not be negative"};
   const uint64_t fingerprint = model_fingerprint(*model);
+  std::vector<TokenId> stops =
+      default_stop_tokens(tokenizer, chat_template ? chat_template->end_of_turn() : std::string());
+  auto vocabulary = token_vocabulary(tokenizer, stops);
   // Built in place: the store holds a mutex and cannot move.
   std::unique_ptr<Impl> impl(new Impl{std::move(model), std::move(tokenizer), std::move(chat_template),
-                                      kv_diff::BlockStore(params.cache_bytes), fingerprint});
+                                      kv_diff::BlockStore(params.cache_bytes), fingerprint, std::move(stops),
+                                      SchemaCache(std::move(vocabulary))});
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -90,5 +96,7 @@ const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer; }
 const std::optional<ChatTemplate>& Engine::chat_template() const { return impl_->chat_template; }
 kv_diff::BlockStore& Engine::store() { return impl_->store; }
 uint64_t Engine::fingerprint() const { return impl_->fingerprint; }
+const std::vector<TokenId>& Engine::stop_tokens() const { return impl_->stop_tokens; }
+SchemaCache& Engine::schemas() { return impl_->schemas; }
 
 }  // namespace kvframe::runtime

@@ -1,7 +1,8 @@
 // A session's KV state in one attention mode. Each query the session hands
-// it the whole prompt (prefix, blocks, final block); the context brings its KV
-// up to date however its mode allows, runs the final block, and returns the
-// last token's logits with the cache ready for decoding.
+// it the frame's part of the prompt (prefix, blocks); the context brings its
+// KV up to date however its mode allows. The session then runs the final
+// block(s) after it: on cache() itself for one query, or on branches of it
+// for a batch (Model::forward_branches).
 #pragma once
 
 #include <memory>
@@ -12,23 +13,22 @@
 
 namespace kvframe::runtime {
 
-struct Prompt {
+struct FramePrompt {
   const std::vector<TokenId>* prefix = nullptr;
   const std::vector<BlockTokenizer::Entry>* blocks = nullptr;
-  const std::vector<TokenId>* final_block = nullptr;
 };
 
 class KvContext {
  public:
   virtual ~KvContext() = default;
-  // Fills report's block counts, tokens_encoded and ms.encode / reposition /
-  // query_prefill. Returns fp32 logits [1, n_vocab] of the final block's last token.
-  virtual Result<at::Tensor> prefill(const Prompt& prompt, QueryReport& report) = 0;
-  // The cache to decode into after prefill().
+  // Brings cache() up to date with the prefix and blocks. Fills report's
+  // block counts, tokens_encoded and ms.encode / reposition.
+  virtual Status prepare(const FramePrompt& prompt, QueryReport& report) = 0;
+  // After prepare(): holds the frame's KV; a query appends to it.
   virtual KvCache& cache() = 0;
-  // After decoding: `generated` are the tokens decoded (the cache holds all
-  // but possibly the last).
-  virtual void finish(const std::vector<TokenId>& generated) = 0;
+  // After the query: `appended` are the tokens run onto cache() since
+  // prepare() (final block and answer; none when only branches read it).
+  virtual void finish(const std::vector<TokenId>& appended) = 0;
 };
 
 // full / prefix modes over one plain causal cache of `context` tokens.

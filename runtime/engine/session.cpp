@@ -1,11 +1,62 @@
 // A session: frames in (json_blocker), queries out (the mode's KvContext,
-// then decoding). query() is where one frame's work happens, top to bottom.
+// then decoding). query() is where one frame's work happens, top to bottom;
+// query_batch() shares that work among several tasks and decodes them as one
+// batch.
+
+#include <algorithm>
 
 #include "kv_context.h"
 #include "kvframe/json_blocker/frame_stream.h"
 #include "stopwatch.h"
 
 namespace kvframe::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// A task ready to run: its final block, and what decoding it needs.
+struct ReadyTask {
+  std::vector<TokenId> final_block;
+  GenerateParams generate;  // stop tokens and schema resolved
+};
+
+// Times the first streamed chunk of one answer, then passes chunks on.
+struct ChunkTimer {
+  Clock::time_point start;
+  double first_ms = 0;
+  ChunkCallback wrap(const ChunkCallback& on_chunk) {
+    if (!on_chunk) return {};
+    return [this, on_chunk](const TextChunk& chunk) {
+      if (first_ms == 0) first_ms = ms_between(start, Clock::now());
+      on_chunk(chunk);
+    };
+  }
+};
+
+// Fills the answer from a finished decoding; `prefill_done` is when its
+// final block's logits were ready.
+void finish_answer(Answer& answer, Generation generation, const Decoder& decoder, Clock::time_point prefill_done,
+                   const ChunkTimer& timer) {
+  StageTimes& ms = answer.report.ms;
+  const Clock::time_point first = decoder.first_token_at().value_or(prefill_done);
+  const Clock::time_point done = decoder.done_at().value_or(Clock::now());
+  ms.first_token = ms.partition + ms.tokenize + ms.encode + ms.reposition + ms.query_prefill +
+                   ms_between(prefill_done, first);
+  ms.decode = ms_between(first, done);
+  ms.total = ms.first_token + ms.decode;
+  ms.first_chunk = timer.first_ms > 0 ? ms.partition + timer.first_ms : 0;
+  ms.mask = generation.stats.mask_seconds * 1000;
+  answer.report.generated_tokens = static_cast<int64_t>(generation.tokens.size());
+  answer.text = std::move(generation.text);
+  answer.tokens = std::move(generation.tokens);
+  answer.stop = generation.stop;
+}
+
+}  // namespace
 
 struct Session::Impl {
   Engine& engine;
@@ -24,7 +75,19 @@ struct Session::Impl {
     return diff;
   }
 
+  // Tokenizes the current frame's new blocks; fills the report's sizes.
+  FramePrompt frame_prompt(QueryReport& report) {
+    const auto& block_tokens = blocks.update(engine.tokenizer(), stream.current());
+    report.mode = params.mode;
+    report.ms.partition = pending_partition_ms;
+    report.blocks_total = static_cast<int64_t>(block_tokens.size());
+    report.context_tokens = static_cast<int64_t>(frame.prefix.size()) + blocks.tokens();
+    return {&frame.prefix, &block_tokens};
+  }
+
+  Result<ReadyTask> ready(const Task& task, int64_t context_tokens);
   Result<Answer> query(const Task& task);
+  std::vector<Result<Answer>> query_batch(const std::vector<Task>& tasks);
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -58,69 +121,171 @@ json_blocker::Result<json_blocker::FrameDiff> Session::update_patch(std::string_
 
 Result<Answer> Session::query(const Task& task) { return impl_->query(task); }
 
+std::vector<Result<Answer>> Session::query_batch(const std::vector<Task>& tasks) { return impl_->query_batch(tasks); }
+
+// Everything about one task that can be checked before any model work: its
+// limits, its schema, and whether it fits the context.
+Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens) {
+  ReadyTask out;
+  out.generate = task.generate;
+  if (out.generate.stop_tokens.empty()) out.generate.stop_tokens = engine.stop_tokens();
+  if (!task.output_schema.empty()) {
+    auto compiled = engine.schemas().get(task.output_schema);
+    if (!compiled) {
+      return Error{ErrorCode::kBadSchema, "output schema: " + compiled.error().to_string()};
+    }
+    out.generate.schema = std::move(compiled).value();
+    // The schema's vocabulary ends the JSON with the engine's stop tokens.
+    out.generate.stop_tokens = engine.stop_tokens();
+  }
+  if (auto bad = Decoder::check(out.generate)) return *bad;
+  out.final_block = engine.tokenizer().encode(task.instruction + frame.final_suffix);
+  if (out.final_block.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
+  const auto query_tokens = static_cast<int64_t>(out.final_block.size());
+  const int64_t needed = context_tokens + query_tokens + out.generate.max_tokens;
+  if (needed > params.context) {
+    return Error{ErrorCode::kContextFull,
+                 "this frame needs " + std::to_string(needed) + " tokens (state " + std::to_string(context_tokens) +
+                     " + task " + std::to_string(query_tokens) + " + max_tokens " +
+                     std::to_string(out.generate.max_tokens) + ") but the session holds " +
+                     std::to_string(params.context) + " — open it with a larger context or drop paths in the rules"};
+  }
+  return out;
+}
+
 Result<Answer> Session::Impl::query(const Task& task) {
   if (stream.frames() == 0) {
     return Error{ErrorCode::kInvalidArgument, "query() before the first frame: send the game state with update()"};
   }
-  if (task.generate.max_tokens < 1) return Error{ErrorCode::kInvalidArgument, "max_tokens must be at least 1"};
-  const Tokenizer& tokenizer = engine.tokenizer();
-  Stopwatch watch(engine.model().device());
+  const Model& model = engine.model();
+  Stopwatch watch(model.device());
+  ChunkTimer timer{Clock::now()};
   Answer answer;
   QueryReport& report = answer.report;
-  report.mode = params.mode;
-  report.ms.partition = pending_partition_ms;
 
   // Tokenize: new block texts, and the final block.
-  const auto& block_tokens = blocks.update(tokenizer, stream.current());
-  const std::vector<TokenId> final_block = tokenizer.encode(task.instruction + frame.final_suffix);
-  if (final_block.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
-  report.ms.tokenize = watch.lap();
-  report.blocks_total = static_cast<int64_t>(block_tokens.size());
-  report.context_tokens = static_cast<int64_t>(frame.prefix.size()) + blocks.tokens();
+  const FramePrompt prompt = frame_prompt(report);
+  auto ready_task = ready(task, report.context_tokens);
+  if (!ready_task) return ready_task.error();
+  const std::vector<TokenId>& final_block = ready_task->final_block;
   report.query_tokens = static_cast<int64_t>(final_block.size());
-  const int64_t needed = report.context_tokens + report.query_tokens + task.generate.max_tokens;
-  if (needed > params.context) {
-    return Error{ErrorCode::kContextFull,
-                 "this frame needs " + std::to_string(needed) + " tokens (state " +
-                     std::to_string(report.context_tokens) + " + task " + std::to_string(report.query_tokens) +
-                     " + max_tokens " + std::to_string(task.generate.max_tokens) + ") but the session holds " +
-                     std::to_string(params.context) + " — open it with a larger context or drop paths in the rules"};
-  }
+  report.ms.tokenize = watch.lap();
 
-  // The mode brings the KV up to date and runs the final block.
-  const Prompt prompt{&frame.prefix, &block_tokens, &final_block};
-  auto logits = context->prefill(prompt, report);
-  if (!logits) {
+  // The mode brings the frame's KV up to date; the final block runs after it.
+  if (auto failed = context->prepare(prompt, report)) {
     context->finish({});
-    return logits.error();
+    return *failed;
   }
   watch.restart();
-  GenerateParams generate = task.generate;
-  if (generate.stop_tokens.empty()) {
-    const auto& chat = engine.chat_template();
-    generate.stop_tokens = default_stop_tokens(tokenizer, chat ? chat->end_of_turn() : std::string());
+  auto logits = runtime::prefill(model, final_block, context->cache());
+  if (!logits) {
+    context->finish(final_block);
+    return logits.error();
   }
-  Sampler sampler(generate.sampling);
-  answer.first_logits = logits->reshape({-1}).to(at::kCPU);
-  const TokenId first = sampler.sample(answer.first_logits);
-  const double sample_ms = watch.lap();
-  report.ms.first_token = report.ms.partition + report.ms.tokenize + report.ms.encode + report.ms.reposition +
-                          report.ms.query_prefill + sample_ms;
+  report.tokens_encoded += report.query_tokens;
+  report.ms.query_prefill = watch.lap();
+  const Clock::time_point prefill_done = Clock::now();
 
-  auto generation = decode_from(engine.model(), tokenizer, context->cache(), first, sampler, generate, task.on_text);
-  if (!generation) {
-    context->finish({});
-    return generation.error();
-  }
-  context->finish(generation->tokens);
+  answer.first_logits = logits->reshape({-1}).to(at::kCPU);
+  Decoder decoder(engine.tokenizer(), ready_task->generate, timer.wrap(task.on_chunk));
+  GenerateStats stats;
+  const Status failed = decode(model, context->cache(), answer.first_logits, decoder, stats);
+  Generation generation = decoder.finish();
+  std::vector<TokenId> appended = final_block;
+  appended.insert(appended.end(), generation.tokens.begin(), generation.tokens.end());
+  context->finish(appended);
+  if (failed) return *failed;
   pending_partition_ms = 0;
-  report.ms.decode = watch.lap();
-  report.ms.total = report.ms.first_token + report.ms.decode;
-  report.generated_tokens = static_cast<int64_t>(generation->tokens.size());
-  answer.text = std::move(generation->text);
-  answer.tokens = std::move(generation->tokens);
-  answer.stop = generation->stop;
+  finish_answer(answer, std::move(generation), decoder, prefill_done, timer);
   return answer;
+}
+
+std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& tasks) {
+  std::vector<Result<Answer>> results;
+  if (tasks.empty()) return results;
+  if (tasks.size() == 1) {  // one task runs on the frame's KV itself: a branch would only add a copy
+    results.push_back(query(tasks[0]));
+    return results;
+  }
+  auto fail_all = [&](const Error& error) {
+    std::vector<Result<Answer>> failed;
+    for (size_t i = 0; i < tasks.size(); ++i) failed.emplace_back(error);
+    return failed;
+  };
+  if (stream.frames() == 0) {
+    return fail_all({ErrorCode::kInvalidArgument, "query() before the first frame: send the game state with update()"});
+  }
+  const Model& model = engine.model();
+  Stopwatch watch(model.device());
+  const Clock::time_point start = Clock::now();
+  QueryReport shared;
+  const FramePrompt prompt = frame_prompt(shared);
+
+  // Each task on its own: a bad one fails alone.
+  std::vector<std::optional<ReadyTask>> ready_tasks;
+  std::vector<size_t> runnable;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto r = ready(tasks[i], shared.context_tokens);
+    results.emplace_back(r ? Result<Answer>(Answer{}) : Result<Answer>(r.error()));
+    if (r) runnable.push_back(i);
+    ready_tasks.emplace_back(r ? std::optional<ReadyTask>(std::move(r).value()) : std::nullopt);
+  }
+  if (runnable.empty()) return results;
+  shared.ms.tokenize = watch.lap();
+
+  // The work they share: the frame's KV, once.
+  if (auto failed = context->prepare(prompt, shared)) {
+    context->finish({});
+    return fail_all(*failed);
+  }
+  watch.restart();
+
+  // Their final blocks, each on a branch of that KV, in one batch.
+  std::vector<std::vector<int32_t>> finals;
+  int64_t capacity = 1;
+  for (size_t i : runnable) {
+    const ReadyTask& r = *ready_tasks[i];
+    finals.push_back(r.final_block);
+    capacity = std::max(capacity, static_cast<int64_t>(r.final_block.size()) + r.generate.max_tokens);
+  }
+  const KvCache& frame_kv = context->cache();
+  auto branches = model.new_branches(frame_kv, static_cast<int64_t>(runnable.size()), capacity);
+  if (!branches) {
+    context->finish({});
+    return fail_all(branches.error());
+  }
+  auto logits = model.forward_branches(finals, frame_kv, *branches);
+  if (!logits) {
+    context->finish({});
+    return fail_all(logits.error());
+  }
+  shared.ms.query_prefill = watch.lap();
+  const Clock::time_point prefill_done = Clock::now();
+  const at::Tensor first_logits = logits->to(at::kCPU);
+
+  std::vector<ChunkTimer> timers(runnable.size(), ChunkTimer{start});
+  std::vector<Decoder> decoders;
+  for (size_t k = 0; k < runnable.size(); ++k) {
+    const size_t i = runnable[k];
+    decoders.emplace_back(engine.tokenizer(), ready_tasks[i]->generate, timers[k].wrap(tasks[i].on_chunk));
+  }
+  GenerateStats stats;
+  const Status failed = decode_branches(model, frame_kv, *branches, first_logits, decoders, stats);
+  context->finish({});
+  if (failed) return fail_all(*failed);
+  pending_partition_ms = 0;
+
+  const int64_t shared_tokens = shared.tokens_encoded;
+  for (size_t k = 0; k < runnable.size(); ++k) {
+    const size_t i = runnable[k];
+    Answer& answer = *results[i];
+    answer.report = shared;
+    answer.report.query_tokens = static_cast<int64_t>(ready_tasks[i]->final_block.size());
+    answer.report.tokens_encoded = shared_tokens + answer.report.query_tokens;
+    answer.first_logits = first_logits[static_cast<int64_t>(k)];
+    finish_answer(answer, decoders[k].finish(), decoders[k], prefill_done, timers[k]);
+  }
+  return results;
 }
 
 }  // namespace kvframe::runtime

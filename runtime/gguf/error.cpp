@@ -21,6 +21,8 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kContextFull: return "context_full";
     case ErrorCode::kInvalidArgument: return "invalid_argument";
     case ErrorCode::kBackend: return "backend";
+    case ErrorCode::kBadSchema: return "bad_schema";
+    case ErrorCode::kUnsatisfiable: return "unsatisfiable";
   }
   return "unknown";
 }

@@ -17,6 +17,8 @@ const char* stop_reason_name(StopReason reason) {
     case StopReason::kStopToken: return "stop_token";
     case StopReason::kMaxTokens: return "max_tokens";
     case StopReason::kContextFull: return "context_full";
+    case StopReason::kStopString: return "stop_string";
+    case StopReason::kComplete: return "complete";
   }
   return "unknown";
 }
@@ -53,11 +55,10 @@ Result<at::Tensor> prefill(const Model& model, const std::vector<TokenId>& token
 
 Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const std::vector<TokenId>& prompt, const GenerateParams& params,
-                            const std::function<void(std::string_view)>& on_text) {
+                            const ChunkCallback& on_chunk) {
   if (prompt.empty()) return Error{ErrorCode::kInvalidArgument, "the prompt has no tokens"};
-  if (params.max_tokens < 1 || params.prefill_chunk < 1) {
-    return Error{ErrorCode::kInvalidArgument, "max_tokens and prefill_chunk must be at least 1"};
-  }
+  if (params.prefill_chunk < 1) return Error{ErrorCode::kInvalidArgument, "prefill_chunk must be at least 1"};
+  if (auto bad = Decoder::check(params)) return *bad;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   const int64_t context = params.context > 0 ? params.context : n_prompt + params.max_tokens;
   if (n_prompt >= context) {
@@ -68,54 +69,73 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
   auto allocated = model.new_cache(context);
   if (!allocated) return allocated.error();
   KvCache& cache = *allocated;
-  Sampler sampler(params.sampling);
   const auto start = std::chrono::steady_clock::now();
   auto logits = prefill(model, prompt, cache, params.prefill_chunk);
   if (!logits) return logits.error();
-  const TokenId first = sampler.sample(*logits);
   const double prefill_seconds = seconds_since(start);
-  auto out = decode_from(model, tokenizer, cache, first, sampler, params, on_text);
-  if (!out) return out.error();
-  out->stats.prompt_tokens = n_prompt;
-  out->stats.prefill_seconds = prefill_seconds;
+  Decoder decoder(tokenizer, params, on_chunk);
+  GenerateStats stats;
+  if (auto failed = decode(model, cache, *logits, decoder, stats)) return *failed;
+  Generation out = decoder.finish();
+  out.stats.prompt_tokens = n_prompt;
+  out.stats.prefill_seconds = prefill_seconds;
+  out.stats.decode_steps = stats.decode_steps;
+  out.stats.decode_seconds = stats.decode_seconds;
   return out;
 }
 
-Result<Generation> decode_from(const Model& model, const Tokenizer& tokenizer, KvCache& cache, TokenId first,
-                               Sampler& sampler, const GenerateParams& params,
-                               const std::function<void(std::string_view)>& on_text) {
+Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& decoder, GenerateStats& stats) {
   const auto start = std::chrono::steady_clock::now();
-  TextStream stream(tokenizer);
-  Generation out;
-  auto emit = [&](std::string text) {
-    out.text += text;
-    if (on_text && !text.empty()) on_text(text);
-  };
-  TokenId next = first;
   while (true) {
-    if (std::find(params.stop_tokens.begin(), params.stop_tokens.end(), next) != params.stop_tokens.end()) {
-      out.stop = StopReason::kStopToken;
-      break;
-    }
-    out.tokens.push_back(next);
-    emit(stream.push(next));
-    if (static_cast<int32_t>(out.tokens.size()) >= params.max_tokens) {
-      out.stop = StopReason::kMaxTokens;
-      break;
-    }
+    const TokenId token = decoder.pick(logits);
+    if (!decoder.take(token)) break;
     if (cache.length >= cache.capacity) {
-      out.stop = StopReason::kContextFull;
+      decoder.stop(StopReason::kContextFull);
       break;
     }
-    auto step = model.forward(at::tensor({static_cast<int64_t>(next)}, at::kLong), cache);
+    auto step = model.forward(at::tensor({static_cast<int64_t>(token)}, at::kLong), cache);
     if (!step) return step.error();
-    ++out.stats.decode_steps;
-    next = sampler.sample(*step);
+    ++stats.decode_steps;
+    logits = std::move(step).value();
   }
-  emit(stream.finish());
-  out.stats.generated_tokens = static_cast<int64_t>(out.tokens.size());
-  out.stats.decode_seconds = seconds_since(start);
-  return out;
+  stats.decode_seconds += seconds_since(start);
+  return std::nullopt;
+}
+
+}  // namespace kvframe::runtime
+
+namespace kvframe::runtime {
+
+Status decode_branches(const Model& model, const KvCache& shared, BranchCache& branches, const at::Tensor& logits,
+                       std::vector<Decoder>& decoders, GenerateStats& stats) {
+  const auto start = std::chrono::steady_clock::now();
+  at::Tensor rows = logits.to(at::kCPU, at::kFloat);
+  const auto n = static_cast<int64_t>(decoders.size());
+  std::vector<std::vector<int32_t>> next(decoders.size());
+  while (true) {
+    bool any = false;
+    for (int64_t b = 0; b < n; ++b) {
+      auto& row = next[static_cast<size_t>(b)];
+      row.clear();
+      Decoder& decoder = decoders[static_cast<size_t>(b)];
+      if (decoder.done()) continue;
+      const TokenId token = decoder.pick(rows[b]);
+      if (!decoder.take(token)) continue;
+      if (branches.length[static_cast<size_t>(b)] >= branches.capacity) {
+        decoder.stop(StopReason::kContextFull);
+        continue;
+      }
+      row.push_back(token);
+      any = true;
+    }
+    if (!any) break;
+    auto step = model.forward_branches(next, shared, branches);
+    if (!step) return step.error();
+    ++stats.decode_steps;
+    rows = step->to(at::kCPU);
+  }
+  stats.decode_seconds += seconds_since(start);
+  return std::nullopt;
 }
 
 }  // namespace kvframe::runtime

@@ -1,18 +1,23 @@
-// Model::Impl: the loaded model, shared by the forward pass (model.cpp) and
-// block attention's encoder (block_encoder.cpp). Shapes: n new tokens, L keys,
+// Model::Impl: the loaded model, shared by the forward pass (model.cpp),
+// block attention's encoder (block_encoder.cpp) and branch decoding
+// (branches.cpp); the latter two batch ragged rows (grouped_attention.h). Shapes: n new tokens, L keys,
 // H query heads, KH key/value heads (GQA: H = KH * G), d head size.
 #pragma once
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvframe/runtime/model.h"
 #include "weights.h"
 
 namespace kvframe::runtime {
+
+struct Group;  // grouped_attention.h
 
 struct Model::Impl {
   ModelConfig config;
@@ -47,6 +52,26 @@ struct Model::Impl {
   // Block attention's encoder (block_encoder.cpp).
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                              const KvCache* context) const;
+
+  // Branch decoding (branches.cpp).
+  Result<BranchCache> new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const;
+  Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,
+                                      BranchCache& branches) const;
+
+  // What the batched paths share (grouped_attention.cpp). The rest of layer l
+  // over a packed batch once its queries q [T, H, d] are rotated: x + Wo ·
+  // attention of every group (over `context`'s visible entries, nullptr:
+  // none, and the own keys and values own_kv(g) gives, [KH, B, keys, d]),
+  // then the FFN.
+  using OwnKv = std::function<std::pair<at::Tensor, at::Tensor>(const Group&)>;
+  at::Tensor grouped_attention_and_ffn(const LayerWeights& w, const at::Tensor& x, const at::Tensor& q,
+                                       const std::vector<Group>& groups, const KvCache* context, int64_t l,
+                                       const OwnKv& own_kv) const;
+  // kInvalidArgument naming "<what> i" for a token id of row i outside the vocabulary.
+  Status check_ids(const std::vector<std::vector<int32_t>>& rows, const std::string& what) const;
+  // kInvalidArgument unless `cache` is a KV cache of this model (layers,
+  // length, device; padding as check_padding); `what` names it.
+  Status check_cache(const KvCache& cache, const std::string& what) const;
 
   // kInvalidArgument unless cache.padding is undefined or bool [capacity] on
   // the cache's device.

@@ -19,17 +19,27 @@ double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11)
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {}
 
-TokenId Sampler::sample(const at::Tensor& logits) {
+TokenId Sampler::sample(const at::Tensor& logits, const TokenMask* allowed) {
   at::Tensor row = logits.reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
   const float* data = row.data_ptr<float>();
-  const int64_t n = row.numel();
+  const int64_t n_vocab = row.numel();
   if (params_.temperature <= 0.0f) {
-    return static_cast<TokenId>(std::max_element(data, data + n) - data);  // first maximum, as torch.argmax
+    if (!allowed) return static_cast<TokenId>(std::max_element(data, data + n_vocab) - data);  // first maximum, as torch.argmax
+    // ids() ascend, so the first maximum among them is the one an argmax
+    // over logits with the rest at -inf would give.
+    const std::vector<int32_t>& ids = allowed->ids();
+    return *std::max_element(ids.begin(), ids.end(), [&](TokenId a, TokenId b) { return data[a] < data[b]; });
   }
 
-  // Candidates by descending logit; top-k keeps the first k.
-  std::vector<TokenId> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
+  // Candidates (all tokens, or the allowed ones) by descending logit; top-k keeps the first k.
+  std::vector<TokenId> order;
+  if (allowed) {
+    order = allowed->ids();
+  } else {
+    order.resize(static_cast<size_t>(n_vocab));
+    std::iota(order.begin(), order.end(), 0);
+  }
+  const auto n = static_cast<int64_t>(order.size());
   const int64_t keep = params_.top_k > 0 ? std::min<int64_t>(params_.top_k, n) : n;
   auto by_logit = [&](TokenId a, TokenId b) { return data[a] > data[b] || (data[a] == data[b] && a < b); };
   std::partial_sort(order.begin(), order.begin() + keep, order.end(), by_logit);

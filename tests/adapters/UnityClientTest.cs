@@ -104,6 +104,7 @@ static class UnityClientTest
               " tokens, " + text.Report.BlocksTotal + " blocks, " + text.Report.RoundTripMs.ToString("F1") + " ms)");
 
         Streamed(client, session);
+        Action(client, session);
         Errors(client, session, frameErrors);
 
         string stats = Pump(client, client.GetServerStatsJsonAsync());
@@ -143,6 +144,26 @@ static class UnityClientTest
         Check(joined.ToString() == result.Text, "chunks concatenated equal the result text \"" + result.Text + "\"");
         client.Poll(200);
         Check(chunks.Count == whenDone, "no chunk after the result");
+    }
+
+    // An NPC action under a schema: valid JSON, and the same value parsed.
+    static void Action(KvframeClient client, KvframeSession session)
+    {
+        var query = new KvframeQuery("Your move.", KvframeTaskKind.NpcAction)
+        {
+            MaxTokens = 48, NpcId = "p2",
+            OutputSchema = "{\"type\":\"object\",\"properties\":{\"action\":{\"enum\":[\"fold\",\"call\",\"raise\"]}," +
+                           "\"amount\":{\"type\":\"integer\",\"minimum\":20,\"maximum\":950}},\"required\":[\"action\",\"amount\"]}"
+        };
+        KvframeResult result = Pump(client, session.QueryAsync(query));
+        string action = result.Action == null ? null : result.Action.Get("action").AsString();
+        long amount = result.Action == null ? -1 : result.Action.Get("amount").AsInt();
+        Check((action == "fold" || action == "call" || action == "raise") && amount >= 20 && amount <= 950 &&
+              result.ActionJson.Contains("\"" + action + "\""),
+              "NPC action under a schema: " + result.ActionJson + " (parsed: " + action + ", " + amount + ")");
+        var unsatisfiable = new KvframeQuery("Your move.", KvframeTaskKind.NpcAction) { MaxTokens = 4, OutputSchema = query.OutputSchema };
+        KvframeException e = Fails(client, () => session.QueryAsync(unsatisfiable));
+        Check(e.Code == KvframeStatus.Unsatisfiable, "a schema longer than max_tokens: " + e.Code + " (" + e.Message + ")");
     }
 
     static void Errors(KvframeClient client, KvframeSession session, List<KvframeException> frameErrors)

@@ -120,13 +120,25 @@ void ScriptedServer::chunk(const Incoming& to, uint32_t seq, const std::string& 
 }
 
 void ScriptedServer::result(const Incoming& to, const std::string& text) {
+  send_result(to, text, {}, {}, fb::StopReason::MaxTokens);
+}
+
+void ScriptedServer::action_result(const Incoming& to, const std::string& action_json,
+                                   const std::vector<uint8_t>& action) {
+  send_result(to, action_json, action_json, action, fb::StopReason::Complete);
+}
+
+void ScriptedServer::send_result(const Incoming& to, const std::string& text, const std::string& action_json,
+                                 const std::vector<uint8_t>& action, fb::StopReason stop) {
   const fb::Query* query = to.message().body_as_Query();
   flatbuffers::FlatBufferBuilder b;
   auto report = fb::CreateReport(b, fb::AttentionMode::Block, 3, 2, 1);
   auto text_offset = b.CreateString(text);
+  auto json_offset = action_json.empty() ? 0 : b.CreateString(action_json);
+  auto action_offset = action.empty() ? 0 : b.CreateVector(action);
   protocol::finish_message(b, to.request_id(),
                            fb::CreateResult(b, query ? query->session_id() : 0, query ? query->frame_number() : 0,
-                                            text_offset, 0, fb::StopReason::MaxTokens, report));
+                                            text_offset, json_offset, stop, report, action_offset));
   reply(to, b.Release());
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -49,6 +50,9 @@ class ScriptedServer {
   void frame_ack(const Incoming& to);
   void chunk(const Incoming& to, uint32_t seq, const std::string& text);
   void result(const Incoming& to, const std::string& text);
+  // An npc_action Result: the action as JSON and as FlexBuffers bytes (any
+  // bytes: tests send corrupt ones too), stopped Complete.
+  void action_result(const Incoming& to, const std::string& action_json, const std::vector<uint8_t>& action);
   void error(const Incoming& to, fb::ErrorCode code, const std::string& message);
   void stats(const Incoming& to);
   // expect(Hello) and answer it.
@@ -64,6 +68,8 @@ class ScriptedServer {
  private:
   void bind(const std::string& endpoint);
   void answer(const Incoming& message, uint64_t instance_id);
+  void send_result(const Incoming& to, const std::string& text, const std::string& action_json,
+                   const std::vector<uint8_t>& action, fb::StopReason stop);
 
   zmq::context_t context_;
   zmq::socket_t router_;

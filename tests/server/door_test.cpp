@@ -62,20 +62,29 @@ TEST_F(HandlerTest, BadFieldsAreBadRequestsNamingTheField) {
   }
 }
 
-TEST_F(HandlerTest, SchemasAndUnservedModesAreUnsupported) {
+TEST_F(HandlerTest, UnservedModesAreUnsupported) {
   HandlerParams params;
   params.modes = {fb::AttentionMode::Block};
   start(params);
   send(open_session_message(1, fb::AttentionMode::Full));
   EXPECT_EQ(error_code(only()), fb::ErrorCode::Unsupported);
+}
+
+TEST_F(HandlerTest, StopStringsAreBounded) {
   const uint64_t session = open_with_frame();
-  QueryOptions schema;
-  schema.kind = fb::TaskKind::NpcAction;
-  schema.output_schema = R"({"type":"object"})";
-  send(query_message(2, session, schema));
-  const fb::Message& reply = only();
-  EXPECT_EQ(error_code(reply), fb::ErrorCode::Unsupported);
-  EXPECT_NE(reply.body_as_Error()->message()->str().find("issue 6"), std::string::npos);
+  QueryOptions many;
+  many.stop.assign(17, "x");
+  send(query_message(1, session, many));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::BadRequest);
+  QueryOptions empty;
+  empty.stop = {"\n", ""};
+  send(query_message(2, session, empty));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::BadRequest);
+  QueryOptions fine;
+  fine.stop = {"\n", "Player:"};
+  send(query_message(3, session, fine));
+  run_all();
+  EXPECT_EQ(only().body_type(), fb::Body::Result);
 }
 
 TEST_F(HandlerTest, HelloSaysWhatTheServerServes) {
@@ -118,6 +127,8 @@ TEST_F(HandlerTest, StreamedQueriesSendChunksThenTheResult) {
     EXPECT_EQ(all[seq]->body_as_Chunk()->seq(), seq);
     streamed += all[seq]->body_as_Chunk()->text()->str();
   }
+  EXPECT_FALSE(all[0]->body_as_Chunk()->sentence_end());
+  EXPECT_TRUE(all[1]->body_as_Chunk()->sentence_end());  // as the backend marked it
   ASSERT_EQ(all[2]->body_type(), fb::Body::Result);
   EXPECT_EQ(all[2]->body_as_Result()->text()->str(), streamed);
 }

@@ -68,7 +68,7 @@ TEST_F(EngineBackendTest, FramesReportTheirDiffAndQueriesTheirReport) {
     EXPECT_LT(patched->blocks_changed, patched->blocks_total);
 
     std::string streamed;
-    auto answer = backend_->run_query(1, spec(), [&](std::string_view text) { streamed += text; });
+    auto answer = backend_->run_query(1, spec(), [&](std::string_view text, bool) { streamed += text; });
     ASSERT_TRUE(answer) << answer.error().message;
     EXPECT_EQ(answer->text, streamed);
     EXPECT_EQ(answer->blocks_total, first->blocks_total);
@@ -79,6 +79,33 @@ TEST_F(EngineBackendTest, FramesReportTheirDiffAndQueriesTheirReport) {
     backend_->close_session(1);
   }
   EXPECT_GT(backend_->cache_stats().misses, 0u) << "block mode looked its blocks up";
+}
+
+TEST_F(EngineBackendTest, QueriesOnOneFrameRunAsABatchEachWithItsOwnAnswerOrError) {
+  ASSERT_FALSE(backend_->open_session(5, config(fb::AttentionMode::Block, 2048)));
+  ASSERT_TRUE(backend_->apply_frame(5, fb::FrameFormat::Whole, kState));
+  std::vector<QuerySpec> specs(4, spec(6));
+  specs[1].output_schema = R"({"type":"object","properties":{"bet":{"type":"integer","minimum":0,"maximum":950}},)"
+                           R"("required":["bet"]})";
+  specs[1].max_tokens = 24;
+  specs[2].output_schema = R"({"type":"string","format":"email"})";  // a keyword we do not enforce
+  specs[3].output_schema = R"({"type":"string","minLength":100})";    // longer than max_tokens
+  std::vector<std::string> streamed(specs.size());
+  std::vector<ChunkSink> sinks;
+  for (std::string& text : streamed) sinks.push_back([&text](std::string_view piece, bool) { text += piece; });
+  auto answers = backend_->run_queries(5, specs, sinks);
+  ASSERT_EQ(answers.size(), 4u);
+  ASSERT_TRUE(answers[0]) << answers[0].error().message;
+  EXPECT_EQ(answers[0]->text, streamed[0]);
+  ASSERT_TRUE(answers[1]) << answers[1].error().message;
+  EXPECT_EQ(answers[1]->stop, fb::StopReason::Complete);
+  EXPECT_EQ(answers[1]->text.rfind("{\"bet\":", 0), 0u) << answers[1]->text;
+  ASSERT_FALSE(answers[2]);
+  EXPECT_EQ(answers[2].error().code, fb::ErrorCode::BadRequest);
+  EXPECT_NE(answers[2].error().message.find("format"), std::string::npos) << answers[2].error().message;
+  ASSERT_FALSE(answers[3]);
+  EXPECT_EQ(answers[3].error().code, fb::ErrorCode::Unsatisfiable);
+  backend_->close_session(5);
 }
 
 TEST_F(EngineBackendTest, RejectedFramesAreBadJsonAndLeaveTheSessionUsable) {

@@ -43,9 +43,11 @@ std::string query_message(uint64_t request_id, uint64_t session_id, const QueryO
   flatbuffers::Offset<flatbuffers::String> schema;
   if (!o.output_schema.empty()) schema = b.CreateString(o.output_schema);
   auto sampling = fb::CreateSampling(b);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> stop;
+  if (!o.stop.empty()) stop = b.CreateVectorOfStrings(o.stop);
   return finished(b, request_id,
                   fb::CreateQuery(b, session_id, o.frame_number, o.kind, npc, instruction, schema, o.max_tokens,
-                                  sampling, 0, o.stream, o.deadline_ms, o.deadline_frame));
+                                  sampling, stop, o.stream, o.deadline_ms, o.deadline_frame));
 }
 
 std::string close_session_message(uint64_t request_id, uint64_t session_id) {

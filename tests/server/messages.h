@@ -26,6 +26,7 @@ struct QueryOptions {
   uint32_t deadline_ms = 0;
   uint64_t deadline_frame = 0;
   std::string output_schema;
+  std::vector<std::string> stop;
 };
 std::string query_message(uint64_t request_id, uint64_t session_id, const QueryOptions& options = {});
 std::string close_session_message(uint64_t request_id, uint64_t session_id);

@@ -53,6 +53,39 @@ TEST_F(HandlerTest, RepliesFollowRequestOrder) {
   }
 }
 
+uint32_t batch_size(const fb::Message& m) {
+  return m.body_type() == fb::Body::Result ? m.body_as_Result()->report()->batch_size() : 0;
+}
+
+TEST_F(HandlerTest, QueriesQueuedBehindEachOtherRunAsOneBatch) {
+  const uint64_t session = open_with_frame();
+  for (uint64_t id = 1; id <= 3; ++id) send(query_message(id, session));
+  send(frame_message(4, session, 2, kTinyState));
+  for (uint64_t id = 5; id <= 6; ++id) send(query_message(id, session));
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 6u);
+  const uint32_t expected_batch[] = {3, 3, 3, 0, 2, 2};  // the frame between them splits the batches
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i]->request_id(), i + 1);
+    EXPECT_EQ(batch_size(*all[i]), expected_batch[i]) << "reply " << i;
+  }
+  EXPECT_EQ(text_of(*all[4]).rfind("frame 2 ", 0), 0u) << text_of(*all[4]);
+}
+
+TEST_F(HandlerTest, MaxBatchBoundsABatch) {
+  HandlerParams params;
+  params.scheduler.max_batch = 2;
+  start(params);
+  const uint64_t session = open_with_frame();
+  for (uint64_t id = 1; id <= 5; ++id) send(query_message(id, session));
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 5u);
+  const uint32_t expected_batch[] = {2, 2, 2, 2, 1};
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch_size(*all[i]), expected_batch[i]) << "reply " << i;
+}
+
 TEST_F(HandlerTest, WholeFrameSupersedesFramesQueuedAfterTheLastQuery) {
   const uint64_t session = open_with_frame();
   send(frame_message(2, session, 2, kTinyState));  // answered by the query after it: kept
@@ -91,7 +124,11 @@ TEST_F(HandlerTest, PatchSupersedesNothing) {
 TEST_F(HandlerTest, SessionsTakeTurnsSoOneBusyGameDoesNotStarveAnother) {
   const uint64_t a = open_with_frame();
   const uint64_t b = open_with_frame();
-  for (int i = 0; i < 3; ++i) send(query_message(10 + i, a), "game-a");
+  // A frame between a's queries keeps them out of one batch: a turn each.
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) send(frame_message(30 + i, a, 1 + i, R"({"turn":2})", fb::FrameFormat::MergePatch), "game-a");
+    send(query_message(10 + i, a), "game-a");
+  }
   send(query_message(20, b), "game-b");
   run_all();
   EXPECT_EQ(backend.answered, (std::vector<uint64_t>{a, b, a, a}));
@@ -204,18 +241,38 @@ TEST_F(DeadlineTest, UnmeetableAtArrivalIsAnsweredAtOnce) {
 TEST_F(DeadlineTest, MissedWhileQueuedIsNotRun) {
   const uint64_t session = session_with_estimate();
   send(query_message(1, session));
+  send(frame_message(2, session, 2, R"({"turn":2})", fb::FrameFormat::MergePatch));  // no batch with query 1
   QueryOptions deadline;
   deadline.deadline_ms = 250;
-  send(query_message(2, session, deadline));
+  send(query_message(3, session, deadline));
   EXPECT_TRUE(take().empty()) << "meetable when it arrived";
   now += milliseconds(100);  // the game stalled; the query before it takes 100 more
   const std::size_t answered = backend.answered.size();
   run_all();
   auto all = take();
-  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[0]->body_type(), fb::Body::Result);
-  EXPECT_EQ(error_code(*all[1]), fb::ErrorCode::Deadline);
+  EXPECT_EQ(error_code(*all[2]), fb::ErrorCode::Deadline);
   EXPECT_EQ(backend.answered.size(), answered + 1) << "the late query never reached the engine";
+}
+
+TEST_F(DeadlineTest, AQueryMissingItsDeadlineInABatchFailsAlone) {
+  const uint64_t session = session_with_estimate();
+  send(query_message(1, session));
+  QueryOptions deadline;
+  deadline.deadline_ms = 250;  // 100 queued ahead + 100 of its own: meetable on arrival
+  send(query_message(2, session, deadline));
+  send(query_message(3, session));
+  EXPECT_TRUE(take().empty());
+  now += milliseconds(200);  // the game stalled before the engine took them
+  run_all();
+  auto all = take();
+  ASSERT_EQ(all.size(), 3u);  // in request order
+  EXPECT_EQ(all[0]->body_type(), fb::Body::Result);
+  EXPECT_EQ(error_code(*all[1]), fb::ErrorCode::Deadline);  // refused when taken; the others ran
+  EXPECT_EQ(all[1]->request_id(), 2u);
+  EXPECT_EQ(all[2]->body_type(), fb::Body::Result);
+  EXPECT_EQ(all[2]->body_as_Result()->report()->batch_size(), 2u);
 }
 
 TEST_F(DeadlineTest, DeadlineFrameEndsAQuery) {

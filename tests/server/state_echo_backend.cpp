@@ -26,7 +26,7 @@ BackendResult<FrameSummary> StateEchoBackend::apply_frame(uint64_t session_id, f
 }
 
 BackendResult<QueryAnswer> StateEchoBackend::run_query(uint64_t session_id, const QuerySpec& query,
-                                                       const std::function<void(std::string_view)>& on_text) {
+                                                       const ChunkSink& on_chunk) {
   auto found = sessions_.find(session_id);
   if (found == sessions_.end()) return BackendError{fb::ErrorCode::Internal, "no such session"};
   const Session& session = found->second;
@@ -39,10 +39,10 @@ BackendResult<QueryAnswer> StateEchoBackend::run_query(uint64_t session_id, cons
   out.text = !answer.empty() ? answer
                              : "frame " + std::to_string(session.frames) + " blocks " +
                                    std::to_string(session.stream.current().size()) + ": " + query.instruction;
-  if (on_text) {
+  if (on_chunk) {
     const std::size_t half = out.text.size() / 2;
-    on_text(std::string_view(out.text).substr(0, half));
-    on_text(std::string_view(out.text).substr(half));
+    on_chunk(std::string_view(out.text).substr(0, half), false);
+    on_chunk(std::string_view(out.text).substr(half), true);
   }
   out.stop = fb::StopReason::StopToken;
   out.blocks_total = static_cast<uint32_t>(session.stream.current().size());

@@ -29,7 +29,7 @@ class StateEchoBackend : public Backend {
   void close_session(uint64_t session_id) override { sessions_.erase(session_id); }
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
   BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
-                                       const std::function<void(std::string_view)>& on_text) override;
+                                       const ChunkSink& on_chunk) override;
   CacheStats cache_stats() const override { return {}; }
 
   std::size_t open_sessions() const { return sessions_.size(); }

@@ -17,7 +17,7 @@ namespace {
 
 namespace rt = kvframe::runtime;
 
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3 };
+enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3, kSchemaError = 4 };
 
 constexpr const char* kFooter =
     "Exit status:\n"
@@ -26,6 +26,8 @@ constexpr const char* kFooter =
     "  2  the model or prompt file cannot be used (missing, truncated, unsupported,\n"
     "     unknown chat template); the reason is printed on stderr\n"
     "  3  the device is unavailable (--device cuda on a CPU-only build or machine)\n"
+    "  4  --schema cannot be used (not JSON Schema, outside the supported subset, or\n"
+    "     its shortest valid output is longer than --max-tokens)\n"
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
@@ -43,11 +45,15 @@ struct Options {
   std::string device = "cpu";
   std::string dtype;
   int threads = 0;
+  std::string schema_file;
+  std::vector<std::string> stop;
 };
 
 int fail(const rt::Error& error, const char* next) {
   std::cerr << "kvframe-generate: " << error.to_string() << "\n  next: " << next << "\n";
-  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kInputError;
+  if (error.code == rt::ErrorCode::kDeviceUnavailable) return kDeviceError;
+  if (error.code == rt::ErrorCode::kBadSchema || error.code == rt::ErrorCode::kUnsatisfiable) return kSchemaError;
+  return kInputError;
 }
 
 // Shows load progress on a terminal; stays quiet in logs and pipes.
@@ -77,6 +83,10 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--schema", o.schema_file,
+                 "JSON Schema file: the output is one JSON value valid against it (docs/protocol.md lists the subset)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--stop", o.stop, "stop string: the text ends before it (repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -118,6 +128,18 @@ int main(int argc, char** argv) {
     end_of_turn = chat->end_of_turn();
   }
   params.stop_tokens = rt::default_stop_tokens(*tokenizer, end_of_turn);
+  params.stop_strings = o.stop;
+  if (!o.schema_file.empty()) {
+    std::ifstream in(o.schema_file, std::ios::binary);
+    std::ostringstream schema;
+    schema << in.rdbuf();
+    auto compiled = rt::compile_schema(schema.str(), rt::token_vocabulary(*tokenizer, params.stop_tokens));
+    if (!compiled) {
+      return fail({rt::ErrorCode::kBadSchema, compiled.error().to_string()},
+                  "fix the schema: docs/protocol.md lists the keywords kvframe enforces");
+    }
+    params.schema = std::move(compiled).value();
+  }
 
   rt::ModelParams model_params;
   model_params.device = o.device;
@@ -128,20 +150,20 @@ int main(int argc, char** argv) {
 
   // A chat template writes its own bos text; a plain prompt gets bos when the file says so.
   const std::vector<rt::TokenId> prompt_tokens = tokenizer->encode(text, !o.chat && tokenizer->add_bos_by_default());
-  auto result = rt::generate(**model, *tokenizer, prompt_tokens, params, [](std::string_view piece) {
-    std::cout << piece << std::flush;
+  auto result = rt::generate(**model, *tokenizer, prompt_tokens, params, [](const rt::TextChunk& chunk) {
+    std::cout << chunk.text << std::flush;
   });
   std::cout << std::endl;  // flushed before the stats line on stderr
-  if (!result) return fail(result.error(), "shorten the prompt or lower --max-tokens");
+  if (!result) return fail(result.error(), "shorten the prompt or lower --max-tokens (or raise it for --schema)");
 
   const rt::GenerateStats& s = result->stats;
   std::fprintf(stderr,
                "[%s · %s %s · %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
-               "%.1f ms (%.1f tok/s) · stop: %s\n",
+               "%.1f ms (%.1f tok/s) · schema masks %.2f ms · stop: %s\n",
                (*model)->config().name.c_str(), o.device.c_str(), at::toString((*model)->dtype()),
                rt::cpu_backend_description().c_str(),
                static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
                static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
-               rt::stop_reason_name(result->stop));
+               s.mask_seconds * 1e3, rt::stop_reason_name(result->stop));
   return kSuccess;
 }

@@ -111,7 +111,9 @@ typedef enum kvf_status {
   KVF_ERR_INVALID_ARGUMENT = 200, /* a NULL handle, a bad parameter (the last error says which) */
   KVF_ERR_CLOSED = 201,        /* the client is closed */
   KVF_ERR_EMPTY = 202,         /* kvf_poll: no event within the timeout (not a failure) */
-  KVF_ERR_CONNECT = 203        /* the endpoint or keys were rejected by ZeroMQ */
+  KVF_ERR_CONNECT = 203,       /* the endpoint or keys were rejected by ZeroMQ */
+  KVF_ERR_NOT_FOUND = 204,     /* kvf_value: no such key or index; kvf_event_action: no action */
+  KVF_ERR_TYPE_MISMATCH = 205  /* kvf_value: the value is not of the type asked for */
 } kvf_status;
 
 /* Stable name of a status, e.g. "KVF_ERR_UNKNOWN_SESSION". */
@@ -257,7 +259,8 @@ KVF_API uint64_t kvf_event_frame_number(const kvf_event* event);
 /* Chunk: the piece of text; Result: the whole text; Error: the message.
  * NUL-terminated UTF-8, owned by the event; *len (if not NULL) gets its length. */
 KVF_API const char* kvf_event_text(const kvf_event* event, size_t* len);
-/* Result of an npc_action query: the action JSON ("" otherwise). */
+/* Result of an npc_action query: the action JSON ("" otherwise). The same
+ * action, parsed: kvf_event_action below. */
 KVF_API const char* kvf_event_action_json(const kvf_event* event, size_t* len);
 /* Error: the protocol's code (a kvf_status value); KVF_OK otherwise. */
 KVF_API kvf_status kvf_event_error_code(const kvf_event* event);
@@ -276,9 +279,77 @@ typedef struct kvf_report {
   int64_t blocks_total, blocks_reused, blocks_encoded, cache_hits, blocks_repositioned;
   int64_t tokens_encoded, context_tokens, query_tokens, generated_tokens;
   int32_t mode;        /* kvf_mode */
-  int32_t stop_reason; /* 0 stop token, 1 max tokens, 2 context full, 3 stop string */
+  int32_t stop_reason; /* 0 stop token, 1 max tokens, 2 context full, 3 stop string,
+                          4 complete (the output schema's JSON value is whole) */
 } kvf_report;
 KVF_API kvf_status kvf_event_report(const kvf_event* event, kvf_report* out);
+
+/* A copy of `event` that outlives it (e.g. one given to a callback), freed
+ * with kvf_event_free. */
+KVF_API kvf_status kvf_event_clone(const kvf_event* event, kvf_event** out);
+
+/* ---- the parsed action ---------------------------------------------------- */
+
+/* A Result of an npc_action query carries its action twice: as JSON text
+ * (kvf_event_action_json) and parsed (the protocol's FlexBuffers
+ * Result.action), read here without a JSON parser:
+ *
+ *   kvf_value action, amount;
+ *   int64_t chips;
+ *   if (kvf_event_action(e, &action) == KVF_OK &&
+ *       kvf_value_get(&action, "bet.amount", &amount) == KVF_OK &&
+ *       kvf_value_as_int(&amount, &chips) == KVF_OK) { ... }
+ *
+ * A kvf_value is a small view, copied freely, that reads the event's bytes
+ * in place: valid as long as its event is (in a callback, during the call;
+ * kvf_event_clone keeps one longer). The bytes were verified when the reply
+ * arrived: a corrupt action makes the whole reply a KVF_ERR_MALFORMED error
+ * event. Failures return KVF_ERR_NOT_FOUND, KVF_ERR_TYPE_MISMATCH or
+ * KVF_ERR_INVALID_ARGUMENT (a bad path, a NULL pointer) and set the last
+ * error; successful reads allocate nothing. */
+typedef enum kvf_value_type {
+  KVF_VALUE_NONE = 0,   /* not a value: a zeroed kvf_value, or NULL */
+  KVF_VALUE_NULL = 1,
+  KVF_VALUE_BOOL = 2,
+  KVF_VALUE_INT = 3,    /* a JSON integer within int64 */
+  KVF_VALUE_DOUBLE = 4, /* any other number */
+  KVF_VALUE_STRING = 5,
+  KVF_VALUE_ARRAY = 6,
+  KVF_VALUE_OBJECT = 7
+} kvf_value_type;
+
+typedef struct kvf_value {
+  const void* priv_owner; /* private; NULL: no value */
+  uint64_t priv_ref[2];   /* private */
+} kvf_value;
+
+/* The action's root (an object for schema-constrained actions).
+ * KVF_ERR_NOT_FOUND: the event is not a Result carrying an action. */
+KVF_API kvf_status kvf_event_action(const kvf_event* event, kvf_value* out);
+KVF_API kvf_value_type kvf_value_type_of(const kvf_value* value);
+/* The value at `path` below `value`: object keys joined by '.', array indices
+ * in brackets ("amount", "target.id", "cards[1]", "moves[0].to", "[2]"; ""
+ * is `value` itself). KVF_ERR_NOT_FOUND: a key or index that is not there;
+ * KVF_ERR_TYPE_MISMATCH: a key into a non-object or an index into a
+ * non-array. Keys holding '.' or '[' are reached with kvf_value_key_at. */
+KVF_API kvf_status kvf_value_get(const kvf_value* value, const char* path, kvf_value* out);
+/* The value itself, or KVF_ERR_TYPE_MISMATCH. as_int also takes a double
+ * with an integral value within int64; as_double takes integers. */
+KVF_API kvf_status kvf_value_as_bool(const kvf_value* value, int32_t* out);
+KVF_API kvf_status kvf_value_as_int(const kvf_value* value, int64_t* out);
+KVF_API kvf_status kvf_value_as_double(const kvf_value* value, double* out);
+/* NUL-terminated UTF-8 owned by the event; *len (if not NULL) gets its length.
+ * KVF_ERR_MALFORMED: a corrupt string that FlexBuffers' verifier let through. */
+KVF_API kvf_status kvf_value_as_string(const kvf_value* value, const char** out, size_t* len);
+/* Elements of an array, members of an object; 0 for anything else. */
+KVF_API size_t kvf_value_size(const kvf_value* value);
+/* An array's element, or an object's member value, by position. An object's
+ * members are in key order (bytewise), not in the order the JSON had.
+ * KVF_ERR_NOT_FOUND: index >= size. */
+KVF_API kvf_status kvf_value_at(const kvf_value* value, size_t index, kvf_value* out);
+/* An object's key by position (the key of kvf_value_at's member), owned by
+ * the event like a string. */
+KVF_API kvf_status kvf_value_key_at(const kvf_value* value, size_t index, const char** key, size_t* len);
 
 /* ---- server statistics --------------------------------------------------- */
 

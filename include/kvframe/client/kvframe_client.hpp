@@ -13,6 +13,7 @@
 // Session must not outlive its Client.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <future>
 #include <memory>
@@ -65,6 +66,72 @@ class Expected {
   Status status_;
 };
 
+namespace detail {
+
+// Calls `call(&raw)`, a C function writing `raw` and returning its status:
+// the value it wrote as a T, or the Status saying why there is none.
+template <class T, class Raw = T, class Call>
+Expected<T> read(Call&& call) {
+  Raw raw{};
+  if (Status status = Status::of_call(call(&raw)); !status) return status;
+  return T(raw);
+}
+
+}  // namespace detail
+
+// One value of a Result's parsed action (kvf_value): a view valid as long as
+// the event it came from. Missing keys (KVF_ERR_NOT_FOUND) and wrong types
+// (KVF_ERR_TYPE_MISMATCH) come back as a Status.
+//
+//   Expected<int64_t> chips = event.action()->get("bet.amount")->as_int();
+class Value {
+ public:
+  Value() = default;  // no value (KVF_VALUE_NONE)
+  explicit Value(const kvf_value& value) : v_(value) {}
+
+  kvf_value_type type() const { return kvf_value_type_of(&v_); }
+  // The value at `path` below this one: "amount", "target.id", "cards[1]" (see kvf_value_get).
+  Expected<Value> get(const std::string& path) const {
+    return detail::read<Value, kvf_value>([&](kvf_value* out) { return kvf_value_get(&v_, path.c_str(), out); });
+  }
+  Expected<bool> as_bool() const {
+    return detail::read<bool, int32_t>([&](int32_t* out) { return kvf_value_as_bool(&v_, out); });
+  }
+  Expected<int64_t> as_int() const {
+    return detail::read<int64_t>([&](int64_t* out) { return kvf_value_as_int(&v_, out); });
+  }
+  Expected<double> as_double() const {
+    return detail::read<double>([&](double* out) { return kvf_value_as_double(&v_, out); });
+  }
+  // Points into the event's bytes.
+  Expected<std::string_view> as_string() const {
+    return detail::read<std::string_view>([&](std::string_view* out) { return text(kvf_value_as_string, out); });
+  }
+  // Elements of an array, members of an object (in key order); 0 otherwise.
+  std::size_t size() const { return kvf_value_size(&v_); }
+  Expected<Value> at(std::size_t index) const {
+    return detail::read<Value, kvf_value>([&](kvf_value* out) { return kvf_value_at(&v_, index, out); });
+  }
+  Expected<std::string_view> key_at(std::size_t index) const {
+    return detail::read<std::string_view>([&](std::string_view* out) {
+      return text([index](const kvf_value* v, const char** p, size_t* n) { return kvf_value_key_at(v, index, p, n); },
+                  out);
+    });
+  }
+  const kvf_value& handle() const { return v_; }
+
+ private:
+  template <class Read>
+  kvf_status text(Read&& read, std::string_view* out) const {
+    const char* data = nullptr;
+    size_t length = 0;
+    const kvf_status code = read(&v_, &data, &length);
+    if (code == KVF_OK) *out = std::string_view(data, length);
+    return code;
+  }
+  kvf_value v_{};
+};
+
 // A view of one event; in a callback it is valid during the call only.
 class Event {
  public:
@@ -77,6 +144,10 @@ class Event {
   uint64_t frame_number() const { return kvf_event_frame_number(e_); }
   std::string_view text() const { return view(kvf_event_text); }
   std::string_view action_json() const { return view(kvf_event_action_json); }
+  // The action parsed (a Result of an npc_action query; KVF_ERR_NOT_FOUND otherwise).
+  Expected<Value> action() const {
+    return detail::read<Value, kvf_value>([&](kvf_value* out) { return kvf_event_action(e_, out); });
+  }
   kvf_status error_code() const { return kvf_event_error_code(e_); }
   uint32_t chunk_seq() const { return kvf_event_chunk_seq(e_); }
   bool sentence_end() const { return kvf_event_sentence_end(e_) != 0; }
@@ -115,6 +186,14 @@ struct Answer {
   std::string action_json;
   std::optional<kvf_report> report;
   std::vector<std::string> chunks;  // streamed pieces, in order
+  // The Result event (a kvf_event_clone), kept when it carries an action:
+  // the Values of action() read it in place.
+  std::shared_ptr<const PolledEvent> action_event;
+
+  Expected<Value> action() const {
+    if (!action_event) return Status(KVF_ERR_NOT_FOUND, "the answer carries no action");
+    return action_event->action();
+  }
 };
 
 struct SessionParams {
@@ -238,17 +317,26 @@ class Session {
         case KVF_EVENT_CHUNK:
           answer->chunks.emplace_back(e.text());
           return;
-        case KVF_EVENT_RESULT:
+        case KVF_EVENT_RESULT: {
           answer->text = std::string(e.text());
           answer->action_json = std::string(e.action_json());
           answer->report = e.report();
+          kvf_event* copy = nullptr;
+          if (e.action() && kvf_event_clone(e.handle(), &copy) == KVF_OK) {
+            answer->action_event = std::make_shared<const PolledEvent>(copy);
+          }
           break;
+        }
         default:
           answer->status = Status(e.error_code(), std::string(e.text()));
       }
       promise->set_value(std::move(*answer));
     });
-    if (!sent) promise->set_value(Answer{sent.status(), {}, {}, std::nullopt, {}});
+    if (!sent) {
+      Answer failed;
+      failed.status = sent.status();
+      promise->set_value(std::move(failed));
+    }
     return future;
   }
 

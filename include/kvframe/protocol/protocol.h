@@ -53,6 +53,16 @@ const char* error_code_name(fb::ErrorCode code);
 flatbuffers::DetachedBuffer error_message(uint64_t request_id, fb::ErrorCode code, std::string_view message,
                                           uint64_t session_id = 0);
 
+// Result.action: the action JSON parsed into a FlexBuffers value (objects ->
+// maps, arrays -> vectors, integers -> int64, other numbers and integers
+// beyond int64 -> double, strings, bools, null). Refused, with a message
+// saying why: text that is not one JSON value, nesting deeper than
+// kMaxActionDepth (FlexBuffers' verifier, which every reader runs, refuses
+// deeper values), an object with a key twice or a key holding U+0000
+// (FlexBuffers keys are C strings looked up by binary search).
+inline constexpr int kMaxActionDepth = 64;
+common::Result<std::vector<uint8_t>, std::string> action_flexbuffer(std::string_view json);
+
 // Finishes `builder` with a Message around `body` (version and identifier set).
 template <class Body>
 void finish_message(flatbuffers::FlatBufferBuilder& builder, uint64_t request_id, flatbuffers::Offset<Body> body) {

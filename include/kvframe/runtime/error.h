@@ -28,6 +28,8 @@ enum class ErrorCode {
   kContextFull,         // a KV cache has no room for the tokens asked for
   kInvalidArgument,     // a caller-supplied parameter out of range
   kBackend,             // libtorch failed (e.g. out of memory); the message carries its text
+  kBadSchema,           // an output schema that is not valid JSON Schema or not in the supported subset
+  kUnsatisfiable,       // an output schema whose shortest valid output exceeds max_tokens
 };
 
 // Short stable name, e.g. "truncated"; used in logs and CLI output.

@@ -1,16 +1,29 @@
 // Text generation: prefill the prompt, then decode token by token until an
-// end token, the token limit or the end of the context.
+// end token, a stop string, the end of a schema's JSON, the token limit or
+// the end of the context.
+//
+// Decoder is one sequence's decoding, a token at a time: it picks each token
+// (sampling, within an output schema), turns tokens into streamed text
+// chunks (stop strings, sentence ends, never half a UTF-8 character) and
+// decides when to stop. generate(), Session::query and the batched NPC
+// queries (Session::query_batch, one Decoder per NPC) all run it, so a
+// batched answer is decided exactly as a lone one.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kvframe/runtime/error.h"
+#include "kvframe/runtime/json_schema.h"
 #include "kvframe/runtime/model.h"
 #include "kvframe/runtime/sampling.h"
+#include "kvframe/runtime/text_output.h"
 #include "kvframe/runtime/tokenizer.h"
 
 namespace kvframe::runtime {
@@ -22,11 +35,19 @@ struct GenerateParams {
   // the tokenizer's eos and the chat template's end-of-turn token: see
   // default_stop_tokens().
   std::vector<TokenId> stop_tokens;
+  // The text ends before the first of these (it is not included, nor streamed).
+  std::vector<std::string> stop_strings;
+  // When set, the output is JSON valid against it (json_schema.h): every
+  // token is picked from the schema's mask, and decoding stops once the
+  // value is complete (StopReason::kComplete). The schema's vocabulary must
+  // be this tokenizer's, with these stop tokens as its end tokens.
+  std::shared_ptr<CompiledSchema> schema;
+  bool split_sentences = true;  // streamed chunks end at sentence ends (TextChunk::sentence_end)
   int64_t prefill_chunk = 512;  // prompt tokens per forward pass (bounds memory)
   int64_t context = 0;          // KV cache size; 0: prompt + max_tokens
 };
 
-enum class StopReason { kStopToken, kMaxTokens, kContextFull };
+enum class StopReason { kStopToken, kMaxTokens, kContextFull, kStopString, kComplete };
 const char* stop_reason_name(StopReason reason);
 
 struct GenerateStats {
@@ -35,20 +56,62 @@ struct GenerateStats {
   int64_t decode_steps = 0;    // single-token forward passes after the prefill
   double prefill_seconds = 0;  // until the first token's logits (time to first token)
   double decode_seconds = 0;   // the rest
+  double mask_seconds = 0;     // picking tokens within the output schema (included in the above)
   double prefill_tokens_per_second() const;
   double decode_tokens_per_second() const;
 };
 
 struct Generation {
   std::vector<TokenId> tokens;  // generated, without the stop token
-  std::string text;
+  std::string text;             // cut before a stop string
   StopReason stop = StopReason::kMaxTokens;
   GenerateStats stats;
 };
 
+// Receives the text as it becomes final, in order (see TextOutput).
+using ChunkCallback = std::function<void(const TextChunk&)>;
+
 // The tokenizer's eos plus, when the vocabulary has it, the end-of-turn token
 // of the chat template ("<|im_end|>", "<|eot_id|>").
 std::vector<TokenId> default_stop_tokens(const Tokenizer& tokenizer, const std::string& end_of_turn);
+
+// The constraint's view of a tokenizer: every token's bytes, which are
+// special, and `end_tokens` (default_stop_tokens) as the tokens that end
+// the JSON. Built once per tokenizer (an Engine keeps one).
+std::shared_ptr<const TokenVocabulary> token_vocabulary(const Tokenizer& tokenizer, std::vector<TokenId> end_tokens);
+
+class Decoder {
+ public:
+  // params.max_tokens >= 1 (kInvalidArgument otherwise, from check()).
+  Decoder(const Tokenizer& tokenizer, const GenerateParams& params, ChunkCallback on_chunk = {});
+  ~Decoder();
+  Decoder(Decoder&&) noexcept;
+
+  // kInvalidArgument for max_tokens < 1; kUnsatisfiable when the schema's
+  // shortest output takes more than max_tokens tokens.
+  static Status check(const GenerateParams& params);
+
+  // The next token from the last token's logits ([n_vocab] or [1, n_vocab],
+  // any device and float dtype).
+  TokenId pick(const at::Tensor& logits);
+  // Takes the token pick() chose. True while decoding goes on: run the token
+  // through the model and pick() again.
+  bool take(TokenId token);
+  // Ends decoding early (the cache is full).
+  void stop(StopReason reason);
+  bool done() const;
+  // When the first token was taken (time to first token), and when decoding ended.
+  std::optional<std::chrono::steady_clock::time_point> first_token_at() const;
+  std::optional<std::chrono::steady_clock::time_point> done_at() const;
+  // After done(): flushes the held-back text and returns the result (stats:
+  // generated_tokens and mask_seconds; the caller times the rest).
+  Generation finish();
+
+ private:
+  void end_if_over();  // after a kept token: a stop string, the schema's end or the token limit
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Runs `tokens` through the model into `cache`, `chunk` tokens per forward
 // pass (bounds activation memory on long prompts); returns the last token's
@@ -56,19 +119,23 @@ std::vector<TokenId> default_stop_tokens(const Tokenizer& tokenizer, const std::
 Result<at::Tensor> prefill(const Model& model, const std::vector<TokenId>& tokens, KvCache& cache,
                            int64_t chunk = 512);
 
-// on_text receives the text as it becomes complete (never half a UTF-8
-// character); it may be empty.
 Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const std::vector<TokenId>& prompt, const GenerateParams& params,
-                            const std::function<void(std::string_view)>& on_text = {});
+                            const ChunkCallback& on_chunk = {});
 
 // The decoding half of generate(), for callers that prefill the cache their
-// own way (the block-attention session): `first` was sampled with `sampler`
-// from the prompt's last logits; each kept token is run through the model
-// and the next one sampled, until a stop token, params.max_tokens or a full
-// cache. Fills tokens, text, stop, decode_steps and decode_seconds.
-Result<Generation> decode_from(const Model& model, const Tokenizer& tokenizer, KvCache& cache, TokenId first,
-                               Sampler& sampler, const GenerateParams& params,
-                               const std::function<void(std::string_view)>& on_text = {});
+// own way (the block-attention session): from the prompt's last `logits`,
+// picks a token, runs it through the model, and so on until the decoder is
+// done or the cache is full. Counts decode_steps and decode_seconds into
+// `stats`.
+Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& decoder, GenerateStats& stats);
+
+// decode() for many sequences at once, each on its branch of `shared`
+// (Model::forward_branches): `logits` [branches, n_vocab] are each branch's
+// last logits, decoders[b] decodes branch b. Every step picks one token per
+// unfinished branch and runs them all through the model in one batch.
+// decode_steps counts batched steps.
+Status decode_branches(const Model& model, const KvCache& shared, BranchCache& branches, const at::Tensor& logits,
+                       std::vector<Decoder>& decoders, GenerateStats& stats);
 
 }  // namespace kvframe::runtime

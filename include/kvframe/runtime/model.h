@@ -88,6 +88,19 @@ struct BlockKv {
   int64_t tokens() const { return k.defined() ? k.size(2) : 0; }
 };
 
+// Private continuations of one shared cache, decoded as one batch: many NPC
+// queries on the same frame share its assembled KV, and each has its own
+// final block and answer here. Branch entry j of branch b takes position
+// first_position + j (first_position: the shared cache's next_position when
+// the branches were made), right after everything the shared cache holds.
+struct BranchCache {
+  std::vector<at::Tensor> k, v;  // per layer [branches, n_head_kv, capacity, head_dim]; keys rotated
+  std::vector<int64_t> length;   // entries in use, per branch
+  int64_t capacity = 0;          // entries per branch
+  int64_t first_position = 0;
+  int64_t branches() const { return static_cast<int64_t>(length.size()); }
+};
+
 class Model {
  public:
   // Loads a GGUF model: checks the architecture, hyperparameters and every
@@ -131,6 +144,24 @@ class Model {
   // block or ids outside the vocabulary.
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                              const KvCache* context = nullptr) const;
+
+  // `branches` empty continuations of `shared` with room for `capacity`
+  // tokens each. kInvalidArgument for branches or capacity < 1; kBackend
+  // when the memory cannot be had.
+  Result<BranchCache> new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const;
+
+  // One batched step over all branches: tokens[b] (tokens.size() ==
+  // branches.branches(); an empty row sits this call out) are appended to
+  // branch b and attend to every visible entry of `shared` (its first
+  // shared.length entries, minus padding) and causally to branch b's own
+  // entries — never to another branch. `shared` is only read. The result is
+  // what forward() would give on a copy of `shared` with branch b's tokens
+  // appended (to fp32 rounding). Returns fp32 logits [branches, n_vocab] of
+  // each row's last new token (zeros for rows that sat out).
+  // kContextFull when a row does not fit its branch; kInvalidArgument for
+  // ids outside the vocabulary or mismatched sizes.
+  Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,
+                                      BranchCache& branches) const;
 
  private:
   struct Impl;

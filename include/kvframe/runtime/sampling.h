@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 
+#include "kvframe/runtime/json_schema.h"
 #include "kvframe/runtime/tokenizer.h"
 
 namespace kvframe::runtime {
@@ -21,8 +22,10 @@ struct SamplingParams {
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
-  // logits: [n_vocab] or [1, n_vocab], any device and float dtype.
-  TokenId sample(const at::Tensor& logits);
+  // logits: [n_vocab] or [1, n_vocab], any device and float dtype. With
+  // `allowed`, only its tokens are candidates (an output schema's mask): the
+  // others are as if their logit were -inf. It must not be empty.
+  TokenId sample(const at::Tensor& logits, const TokenMask* allowed = nullptr);
 
  private:
   SamplingParams params_;

@@ -75,9 +75,15 @@ class Engine {
   const Tokenizer& tokenizer() const;
   const std::optional<ChatTemplate>& chat_template() const;
   kv_diff::BlockStore& store();
+  // Output schemas compiled against this engine's tokenizer, by their text
+  // (Task::output_schema goes through it).
+  SchemaCache& schemas();
   // Identifies model weights + shape for block keys: sessions of different
   // engines never share a store entry by accident.
   uint64_t fingerprint() const;
+  // Where answers end unless a task says otherwise: the tokenizer's eos and
+  // the chat template's end-of-turn token (default_stop_tokens).
+  const std::vector<TokenId>& stop_tokens() const;
 
  private:
   struct Impl;
@@ -104,9 +110,15 @@ struct SessionParams {
 
 struct Task {
   std::string instruction;  // the final block's text: what to do now
-  GenerateParams generate;  // max_tokens, sampling, stop tokens (empty: the model's defaults)
-  // Streamed text as it is decoded (never half a UTF-8 character).
-  std::function<void(std::string_view)> on_text;
+  // max_tokens, sampling, stop strings, stop tokens (empty: the model's
+  // defaults). Its schema is set from output_schema.
+  GenerateParams generate;
+  // A JSON Schema the answer must satisfy (json_schema.h; compiled once per
+  // text by the engine's SchemaCache): the answer is then that JSON value
+  // and nothing else. Empty: free text.
+  std::string output_schema;
+  // Streamed text as it becomes final (whole UTF-8 characters, sentence ends marked).
+  ChunkCallback on_chunk;
 };
 
 // Milliseconds per stage of one query (the frame's stages since the last query).
@@ -115,9 +127,11 @@ struct StageTimes {
   double tokenize = 0;       // tokenizing new block texts and the final block
   double encode = 0;         // encoding blocks (block mode) / the prompt (full, prefix)
   double reposition = 0;     // kv_diff placement: rotations and copies into the assembled buffer
-  double query_prefill = 0;  // the final block's forward pass (block mode)
+  double query_prefill = 0;  // the final block's forward pass (all tasks' at once in query_batch)
   double first_token = 0;    // time to first token: partition + everything up to the first sampled token
+  double first_chunk = 0;    // time to the first streamed chunk (0: none was streamed)
   double decode = 0;         // the remaining tokens
+  double mask = 0;           // picking tokens within the output schema (part of first_token + decode)
   double total = 0;          // partition + query() end to end
 };
 
@@ -165,8 +179,19 @@ class Session {
 
   // Answers `task` against the latest frame. kInvalidArgument before the
   // first frame; kContextFull when prefix + blocks + final block + max_tokens
-  // exceed params().context (the message says by how much).
+  // exceed params().context (the message says by how much); kBadSchema for
+  // an output schema we cannot compile, kUnsatisfiable for one whose
+  // shortest valid output exceeds max_tokens (nothing is run then).
   Result<Answer> query(const Task& task);
+
+  // Several tasks against the latest frame at once (different NPCs, different
+  // instructions): the frame's KV is brought up to date once, then all final
+  // blocks are prefilled and decoded as one batch, each task on its own
+  // branch of the shared KV (Model::forward_branches). Each task gets what
+  // query() would give it alone (greedy: the same tokens). One task's error
+  // (a bad schema, too long for the context) fails that task only; an error
+  // of the shared work fails all. A single task runs as query() does.
+  std::vector<Result<Answer>> query_batch(const std::vector<Task>& tasks);
 
  private:
   struct Impl;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvframe/common/result.h"
 #include "kvframe/json_blocker/rules.h"
@@ -54,16 +55,22 @@ struct QuerySpec {
   int32_t top_k = 0;
   float top_p = 1;
   uint64_t seed = 0;
+  std::string output_schema;       // a JSON Schema the answer must satisfy; empty: free text
+  std::vector<std::string> stop;   // stop strings
 };
 
 // Milliseconds per engine stage (runtime::StageTimes).
 struct EngineStages {
   double partition = 0, tokenize = 0, encode = 0, reposition = 0, query_prefill = 0;
-  double first_token = 0, decode = 0, engine = 0;
+  double first_token = 0, first_chunk = 0, decode = 0, mask = 0, engine = 0;
 };
 
+// Streamed text as it becomes final: whole UTF-8 characters; sentence_end
+// when the piece ends a sentence.
+using ChunkSink = std::function<void(std::string_view text, bool sentence_end)>;
+
 struct QueryAnswer {
-  std::string text;
+  std::string text;  // with an output schema: the JSON value, valid against it
   fb::StopReason stop = fb::StopReason::MaxTokens;
   uint32_t blocks_total = 0, blocks_reused = 0, blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0;
   uint32_t tokens_encoded = 0, context_tokens = 0, query_tokens = 0, generated_tokens = 0;
@@ -86,9 +93,21 @@ class Backend {
   // A rejected frame leaves the session on its previous one.
   virtual BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format,
                                                   std::string_view json) = 0;
-  // on_text receives the answer's text as it is produced (whole UTF-8 characters).
+  // on_chunk (may be empty) receives the answer's text as it is produced.
+  // A bad output schema is BadRequest; one that cannot be met within
+  // max_tokens is Unsatisfiable.
   virtual BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
-                                               const std::function<void(std::string_view)>& on_text) = 0;
+                                               const ChunkSink& on_chunk) = 0;
+  // Several queries on the session's current frame (different NPCs), one
+  // answer each, in order. A backend that can batches them (EngineBackend
+  // decodes them as one batch); this default runs them one by one.
+  virtual std::vector<BackendResult<QueryAnswer>> run_queries(uint64_t session_id,
+                                                              const std::vector<QuerySpec>& queries,
+                                                              const std::vector<ChunkSink>& on_chunk) {
+    std::vector<BackendResult<QueryAnswer>> answers;
+    for (size_t i = 0; i < queries.size(); ++i) answers.push_back(run_query(session_id, queries[i], on_chunk[i]));
+    return answers;
+  }
   // Thread-safe: the I/O thread reads it for Stats.
   virtual CacheStats cache_stats() const = 0;
 };

@@ -24,7 +24,9 @@ class EngineBackend : public Backend {
   void close_session(uint64_t session_id) override;
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
   BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
-                                       const std::function<void(std::string_view)>& on_text) override;
+                                       const ChunkSink& on_chunk) override;
+  std::vector<BackendResult<QueryAnswer>> run_queries(uint64_t session_id, const std::vector<QuerySpec>& queries,
+                                                      const std::vector<ChunkSink>& on_chunk) override;
   CacheStats cache_stats() const override;
 
  private:

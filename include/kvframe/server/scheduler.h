@@ -46,6 +46,7 @@ struct QueuedRequest {
 struct SchedulerLimits {
   std::size_t max_queue = 1024;         // requests waiting, all sessions together
   std::size_t max_session_queue = 256;  // requests waiting in one session
+  std::size_t max_batch = 32;           // queries of one session taken together (1: one at a time)
   uint64_t id_seed = 0;                 // session ids; 0: from std::random_device
 };
 
@@ -59,6 +60,10 @@ struct SessionView {
 struct Work {
   uint64_t session_id = 0;  // OpenSession included: the id it was given
   QueuedRequest item;
+  // When item is a Query: the Queries queued right behind it in its session
+  // (no Frame between, so all are about the same frame), taken with it up to
+  // max_batch in all, to be decoded as one batch (many NPCs, one state).
+  std::vector<QueuedRequest> batch;
   SessionView session;
 };
 
@@ -73,8 +78,9 @@ class Scheduler {
   // fresh random id (returned); other requests return their session's id.
   common::Result<uint64_t, RequestError> admit(QueuedRequest item, Clock::time_point now);
 
-  // The next request by round-robin, waiting up to `wait` for one; nothing
-  // when none came or after shut_down(). The session is busy until finish().
+  // The next request by round-robin, waiting up to `wait` for one (with the
+  // queries batched behind it); nothing when none came or after shut_down().
+  // The session is busy until finish().
   std::optional<Work> take(std::chrono::milliseconds wait);
   // After a taken request: engine_ms feeds the time estimates. kSessionGone
   // (closed, or failed to open) drops the session and returns what was

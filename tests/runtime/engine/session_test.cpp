@@ -7,67 +7,12 @@
 
 #include "frame_edits.h"
 #include "kvframe/kv_diff/assembled_kv.h"
-#include "kvframe/runtime/session.h"
-#include "tiny_model.h"
+#include "engine_test_util.h"
 
 namespace kvframe::runtime {
 namespace {
 
-// Relative error bound (max |a - b| / max |b|) between a cached path and its
-// recomputation in fp32: both run the same arithmetic on differently batched
-// tensors, so only summation order differs.
-constexpr double kRelativeTolerance = 1e-4;
-
-double relative_error(const at::Tensor& a, const at::Tensor& b) {
-  return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
-}
-
-std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes = int64_t{1} << 30) {
-  test::TinyModelSpec spec;
-  spec.n_layer = 2;
-  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
-  auto file = GgufFile::parse(bytes.data(), bytes.size());
-  EXPECT_TRUE(file.ok());
-  auto model = Model::load(*file);
-  auto tokenizer = Tokenizer::from_gguf(*file);
-  EXPECT_TRUE(model.ok() && tokenizer.ok());
-  EngineParams params;
-  params.cache_bytes = cache_bytes;
-  auto engine = Engine::create(std::move(model).value(), std::move(tokenizer).value(), std::nullopt, params);
-  EXPECT_TRUE(engine.ok()) << (engine.ok() ? "" : engine.error().to_string());
-  return std::move(engine).value();
-}
-
-SessionParams session_params(AttentionMode mode) {
-  SessionParams params;
-  params.mode = mode;
-  params.system_prompt = "You are the game's NPC director.";
-  params.rules.min_split_bytes = 0;  // many small blocks from a small state
-  params.context = 8192;
-  return params;
-}
-
-std::unique_ptr<Session> open(Engine& engine, const SessionParams& params) {
-  auto session = Session::open(engine, params);
-  EXPECT_TRUE(session.ok()) << (session.ok() ? "" : session.error().to_string());
-  return std::move(session).value();
-}
-
-Task task(int32_t max_tokens = 1) {
-  Task t;
-  t.instruction = "\nWhat should unit u3 do next?\n";
-  t.generate.max_tokens = max_tokens;
-  t.generate.stop_tokens = {-1};  // never stop early: compare whole greedy runs
-  return t;
-}
-
-Answer ask(Session& session, const std::string& frame, const Task& t = task()) {
-  auto diff = session.update(frame);
-  EXPECT_TRUE(diff.ok()) << (diff.ok() ? "" : diff.error().to_string());
-  auto answer = session.query(t);
-  EXPECT_TRUE(answer.ok()) << (answer.ok() ? "" : answer.error().to_string());
-  return std::move(answer).value();
-}
+using namespace engine_test;  // tiny_engine, session_params, open, task, ask (engine_test_util.h)
 
 // The same frame answered by a session that has seen nothing before, on an
 // engine whose store is empty: every block encoded from scratch.

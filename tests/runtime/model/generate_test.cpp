@@ -40,7 +40,7 @@ TEST(Generate, GreedyEqualsAHandWrittenLoopAndStreamsTheSameText) {
   params.max_tokens = 12;
   params.prefill_chunk = 5;  // several prefill chunks
   std::string streamed;
-  auto g = generate(*t.model, t.tokenizer, prompt, params, [&](std::string_view s) { streamed += s; });
+  auto g = generate(*t.model, t.tokenizer, prompt, params, [&](const TextChunk& c) { streamed += c.text; });
   ASSERT_TRUE(g.ok()) << g.error().to_string();
   EXPECT_EQ(g->tokens, greedy_by_hand(*t.model, prompt, 12));
   EXPECT_EQ(g->stop, StopReason::kMaxTokens);

@@ -119,8 +119,9 @@ namespace Kvframe.Client
             while (!closed && NativeMethods.kvf_poll(handle, handled == 0 ? timeoutMs : 0, out evt) == KvframeStatus.Ok)
             {
                 handled++;
-                try { Dispatch(evt); }
-                finally { NativeMethods.kvf_event_free(evt); }
+                bool kept = false;
+                try { kept = Dispatch(evt); }
+                finally { if (!kept) NativeMethods.kvf_event_free(evt); }
             }
             return handled;
         }
@@ -178,7 +179,9 @@ namespace Kvframe.Client
             return Task.Run(() => NativeMethods.Check(NativeMethods.kvf_session_close(handle, session)));
         }
 
-        private void Dispatch(IntPtr evt)
+        /// <summary>Hands one event to its query or handler. True when it kept the event (a Result
+        /// whose action a KvframeActionValue reads); the caller frees it otherwise.</summary>
+        private bool Dispatch(IntPtr evt)
         {
             ulong requestId = NativeMethods.kvf_event_request_id(evt);
             switch (NativeMethods.kvf_event_type_of(evt))
@@ -198,10 +201,22 @@ namespace Kvframe.Client
                     KvframeReport report;
                     NativeMethods.kvf_event_report(evt, out report);
                     UIntPtr actionLength;
-                    IntPtr action = NativeMethods.kvf_event_action_json(evt, out actionLength);
-                    query.Completion.TrySetResult(new KvframeResult(requestId, NativeMethods.kvf_event_session(evt),
-                        NativeMethods.kvf_event_frame_number(evt), Text(evt), Utf8.FromNative(action, actionLength), report));
-                    break;
+                    IntPtr actionJson = NativeMethods.kvf_event_action_json(evt, out actionLength);
+                    NativeMethods.Value root;
+                    EventHandle owner = null;
+                    KvframeActionValue action = null;
+                    if (NativeMethods.kvf_event_action(evt, out root) == KvframeStatus.Ok)
+                    {
+                        owner = new EventHandle();
+                        action = new KvframeActionValue(owner, root);
+                    }
+                    var result = new KvframeResult(requestId, NativeMethods.kvf_event_session(evt),
+                        NativeMethods.kvf_event_frame_number(evt), Text(evt), Utf8.FromNative(actionJson, actionLength),
+                        action, report);
+                    // Everything that could throw is done: from here the handle frees the event, not Poll.
+                    if (owner != null) owner.Own(evt);
+                    query.Completion.TrySetResult(result);
+                    return owner != null;
                 }
                 case NativeMethods.EventType.Error:
                 {
@@ -214,6 +229,7 @@ namespace Kvframe.Client
                 }
                 // Frame acks are discarded by the library: frames are sent without a callback.
             }
+            return false;
         }
 
         private static string Text(IntPtr evt)

@@ -26,6 +26,10 @@ namespace Kvframe.Client
         Closed = 201,
         Empty = 202,
         Connect = 203,
+        /// <summary>KvframeActionValue: no such key or index.</summary>
+        NotFound = 204,
+        /// <summary>KvframeActionValue: the value is not of the type asked for.</summary>
+        TypeMismatch = 205,
     }
 
     public enum KvframeMode { Full = 0, Prefix = 1, Block = 2 }
@@ -34,5 +38,10 @@ namespace Kvframe.Client
 
     public enum KvframeTaskKind { Text = 0, NpcAction = 1, Commentary = 2 }
 
-    public enum KvframeStopReason { StopToken = 0, MaxTokens = 1, ContextFull = 2, StopString = 3 }
+    /// <summary>Why the answer ended. Complete: the output schema's JSON value is whole.</summary>
+    public enum KvframeStopReason { StopToken = 0, MaxTokens = 1, ContextFull = 2, StopString = 3, Complete = 4 }
+
+    /// <summary>kvf_value_type: what a KvframeActionValue holds. Int: a JSON integer within
+    /// a long; Double: any other number.</summary>
+    public enum KvframeValueType { None = 0, Null = 1, Bool = 2, Int = 3, Double = 4, String = 5, Array = 6, Object = 7 }
 }

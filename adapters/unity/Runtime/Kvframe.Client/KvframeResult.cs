@@ -13,17 +13,20 @@ namespace Kvframe.Client
         public string Text { get; }
         /// <summary>NpcAction queries: the action, valid against the query's OutputSchema; "" otherwise.</summary>
         public string ActionJson { get; }
+        /// <summary>The same action parsed (Action.Get("amount").AsInt()); null when the result carries none.</summary>
+        public KvframeActionValue Action { get; }
         /// <summary>Where the time went and what was reused.</summary>
         public KvframeReport Report { get; }
 
         internal KvframeResult(ulong requestId, ulong sessionId, ulong frameNumber, string text, string actionJson,
-                               KvframeReport report)
+                               KvframeActionValue action, KvframeReport report)
         {
             RequestId = requestId;
             SessionId = sessionId;
             FrameNumber = frameNumber;
             Text = text;
             ActionJson = actionJson;
+            Action = action;
             Report = report;
         }
     }

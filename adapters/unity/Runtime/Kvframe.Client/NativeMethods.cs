@@ -70,6 +70,14 @@ namespace Kvframe.Client
             public ulong instance_id;
         }
 
+        /// <summary>kvf_value: a view into an event's bytes (private fields, copied as is).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct Value
+        {
+            public IntPtr owner;
+            public ulong ref0, ref1;
+        }
+
         internal enum EventType { FrameAck = 0, Chunk = 1, Result = 2, Error = 3 }
 
         [DllImport(Library)] internal static extern IntPtr kvf_client_last_error(IntPtr client);
@@ -105,6 +113,17 @@ namespace Kvframe.Client
         [DllImport(Library)] internal static extern int kvf_event_sentence_end(IntPtr evt);
         [DllImport(Library)] internal static extern KvframeStatus kvf_event_report(IntPtr evt, out KvframeReport report);
 
+        [DllImport(Library)] internal static extern KvframeStatus kvf_event_action(IntPtr evt, out Value root);
+        [DllImport(Library)] internal static extern KvframeValueType kvf_value_type_of(ref Value value);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_get(ref Value value, [In] byte[] path, out Value found);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_as_bool(ref Value value, out int result);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_as_int(ref Value value, out long result);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_as_double(ref Value value, out double result);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_as_string(ref Value value, out IntPtr text, out UIntPtr len);
+        [DllImport(Library)] internal static extern UIntPtr kvf_value_size(ref Value value);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_at(ref Value value, UIntPtr index, out Value element);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_value_key_at(ref Value value, UIntPtr index, out IntPtr key, out UIntPtr len);
+
         [DllImport(Library)] internal static extern KvframeStatus kvf_server_stats_json(ClientHandle client, out IntPtr json);
         [DllImport(Library)] internal static extern void kvf_string_free(IntPtr text);
 
@@ -132,6 +151,24 @@ namespace Kvframe.Client
         protected override bool ReleaseHandle()
         {
             NativeMethods.kvf_client_close(handle);
+            return true;
+        }
+    }
+
+    /// <summary>Owns a kvf_event* kept past Poll: a Result whose action KvframeActionValue
+    /// reads in place. Freed by the critical finalizer once nothing references it.</summary>
+    internal sealed class EventHandle : SafeHandle
+    {
+        internal EventHandle() : base(IntPtr.Zero, true) { }
+
+        /// <summary>Takes the event over (cannot fail).</summary>
+        internal void Own(IntPtr evt) { SetHandle(evt); }
+
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+
+        protected override bool ReleaseHandle()
+        {
+            NativeMethods.kvf_event_free(handle);
             return true;
         }
     }

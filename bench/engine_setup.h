@@ -1,0 +1,42 @@
+// What the engine benchmarks share: the model options (--model, --shape,
+// --device, --dtype, --threads), an Engine loaded from them, and a frame's
+// token count as the engine sees it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kvframe/json_blocker/rules.h"
+#include "kvframe/runtime/default_model.h"
+#include "kvframe/runtime/session.h"
+
+namespace kvframe::bench {
+
+struct EngineOptions {
+  std::string model = runtime::default_model_path();
+  std::string shape;  // non-empty: random weights of this shape (model_shapes.h)
+  std::string device = "cpu";
+  std::string dtype;
+  int threads = 0;
+};
+void add_engine_options(CLI::App& app, EngineOptions& options);
+
+// --model's weights, or random weights of --shape with --model's tokenizer
+// and chat template (a random-weight model has neither; the shape's n_vocab
+// becomes the tokenizer's and its context at least `min_context`). Prints
+// what it loads on stderr; on failure prints the error and what to do as
+// `program: ...` and returns the error.
+runtime::Result<std::unique_ptr<runtime::Engine>> load_engine(const EngineOptions& options, const char* program,
+                                                               int64_t min_context = 0);
+
+// Tokens of a frame's blocks under `rules`: Σ tokens of "<id>: <json>\n",
+// each block tokenized on its own as the engine does. Nothing when the frame
+// does not partition.
+std::optional<int64_t> blocked_tokens(const runtime::Tokenizer& tokenizer, const json_blocker::Rules& rules,
+                                      const std::string& json);
+
+}  // namespace kvframe::bench

@@ -1,0 +1,148 @@
+// One sequence's decoding, a token at a time (Decoder in generate.h):
+//
+//   pick   the sampler chooses among all tokens, or among the output
+//          schema's mask for this point of the JSON and the tokens left
+//   take   a stop token ends it; otherwise the token's text goes through
+//          TextStream (whole UTF-8 characters) and TextOutput (stop strings,
+//          sentence ends) to the chunk callback, the schema advances, and
+//          the schema's end, a stop string or the token limit may end it
+#include <algorithm>
+
+#include "kvframe/runtime/generate.h"
+
+namespace kvframe::runtime {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+struct Decoder::Impl {
+  GenerateParams params;
+  ChunkCallback on_chunk;
+  Sampler sampler;
+  TextStream stream;
+  TextOutput output;
+  std::optional<JsonConstraint> constraint;
+  Generation out;
+  bool done = false;
+  std::optional<std::chrono::steady_clock::time_point> first_token_at, done_at;
+
+  Impl(const Tokenizer& tokenizer, const GenerateParams& p, ChunkCallback callback)
+      : params(p),
+        on_chunk(std::move(callback)),
+        sampler(p.sampling),
+        stream(tokenizer),
+        output(TextOutputParams{p.stop_strings, p.split_sentences}) {
+    if (params.schema) constraint.emplace(params.schema);
+  }
+
+  void emit(const std::vector<TextChunk>& chunks) {
+    if (!on_chunk) return;
+    for (const TextChunk& chunk : chunks) on_chunk(chunk);
+  }
+
+  int32_t tokens_left() const { return params.max_tokens - static_cast<int32_t>(out.tokens.size()); }
+};
+
+Decoder::Decoder(const Tokenizer& tokenizer, const GenerateParams& params, ChunkCallback on_chunk)
+    : impl_(std::make_unique<Impl>(tokenizer, params, std::move(on_chunk))) {}
+Decoder::~Decoder() = default;
+Decoder::Decoder(Decoder&&) noexcept = default;
+
+Status Decoder::check(const GenerateParams& params) {
+  if (params.max_tokens < 1) return Error{ErrorCode::kInvalidArgument, "max_tokens must be at least 1"};
+  if (params.schema && params.schema->min_tokens() > params.max_tokens) {
+    return Error{ErrorCode::kUnsatisfiable,
+                 "the shortest output valid against the schema takes " + std::to_string(params.schema->min_tokens()) +
+                     " tokens but max_tokens is " + std::to_string(params.max_tokens) +
+                     " — raise max_tokens or shorten the schema (fewer required properties, smaller minItems)"};
+  }
+  return std::nullopt;
+}
+
+TokenId Decoder::pick(const at::Tensor& logits) {
+  Impl& d = *impl_;
+  if (!d.constraint) return d.sampler.sample(logits);
+  const auto start = std::chrono::steady_clock::now();
+  const TokenMask& allowed = d.constraint->allowed(std::max(1, d.tokens_left()));
+  d.out.stats.mask_seconds += seconds_since(start);
+  // Never empty while the budget check in check() held (json_schema.h);
+  // an end token is then the only honest answer.
+  if (allowed.empty()) return d.params.stop_tokens.empty() ? TokenId{0} : d.params.stop_tokens.front();
+  return d.sampler.sample(logits, &allowed);
+}
+
+bool Decoder::take(TokenId token) {
+  Impl& d = *impl_;
+  if (d.done) return false;
+  if (!d.first_token_at) d.first_token_at = std::chrono::steady_clock::now();
+  const auto& stops = d.params.stop_tokens;
+  if (std::find(stops.begin(), stops.end(), token) != stops.end()) {
+    d.out.stop = d.constraint && d.constraint->complete() ? StopReason::kComplete : StopReason::kStopToken;
+    d.done = true;
+    d.done_at = std::chrono::steady_clock::now();
+    return false;
+  }
+  d.out.tokens.push_back(token);
+  if (d.constraint) {
+    const auto start = std::chrono::steady_clock::now();
+    d.constraint->accept(token);  // pick() chose it from the mask
+    d.out.stats.mask_seconds += seconds_since(start);
+  }
+  d.emit(d.output.push(d.stream.push(token)));
+  end_if_over();
+  return !d.done;
+}
+
+void Decoder::end_if_over() {
+  Impl& d = *impl_;
+  if (d.output.stopped()) {
+    d.out.stop = StopReason::kStopString;
+    d.done = true;
+  } else if (d.constraint && d.constraint->finished()) {
+    d.out.stop = StopReason::kComplete;
+    d.done = true;
+  } else if (d.tokens_left() <= 0) {
+    d.out.stop = d.constraint && d.constraint->complete() ? StopReason::kComplete : StopReason::kMaxTokens;
+    d.done = true;
+  }
+  if (d.done) d.done_at = std::chrono::steady_clock::now();
+}
+
+void Decoder::stop(StopReason reason) {
+  if (impl_->done) return;
+  impl_->out.stop = reason;
+  impl_->done = true;
+  impl_->done_at = std::chrono::steady_clock::now();
+}
+
+bool Decoder::done() const { return impl_->done; }
+
+std::optional<std::chrono::steady_clock::time_point> Decoder::first_token_at() const { return impl_->first_token_at; }
+std::optional<std::chrono::steady_clock::time_point> Decoder::done_at() const { return impl_->done_at; }
+
+Generation Decoder::finish() {
+  Impl& d = *impl_;
+  if (!d.done) stop(d.out.stop);
+  if (!d.output.stopped()) d.emit(d.output.push(d.stream.finish()));
+  d.emit(d.output.finish());
+  d.out.text = d.output.text();
+  d.out.stats.generated_tokens = static_cast<int64_t>(d.out.tokens.size());
+  return std::move(d.out);
+}
+
+std::shared_ptr<const TokenVocabulary> token_vocabulary(const Tokenizer& tokenizer, std::vector<TokenId> end_tokens) {
+  const int32_t n = tokenizer.n_vocab();
+  std::vector<std::string> bytes(static_cast<size_t>(n));
+  std::vector<bool> special(static_cast<size_t>(n));
+  for (TokenId id = 0; id < n; ++id) {
+    bytes[static_cast<size_t>(id)] = tokenizer.token_bytes(id);
+    special[static_cast<size_t>(id)] = tokenizer.is_special(id);
+  }
+  return std::make_shared<const TokenVocabulary>(std::move(bytes), std::move(special), std::move(end_tokens));
+}
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,31 @@
+// What the engine tests share: tiny random-weight engines (fp32, CPU),
+// sessions over them, and the exactness measure cached paths are held to.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kvframe/runtime/session.h"
+
+namespace kvframe::runtime::engine_test {
+
+// Relative error bound (max |a - b| / max |b|) between a cached or batched
+// path and its recomputation in fp32: both run the same arithmetic on
+// differently batched tensors, so only summation order differs.
+constexpr double kRelativeTolerance = 1e-4;
+double relative_error(const at::Tensor& a, const at::Tensor& b);
+
+// A 2-layer tiny model with a byte-level vocabulary (tests/support/tiny_model.h).
+std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes = int64_t{1} << 30);
+// The tests' session: a system prompt, many small blocks, an 8K context.
+SessionParams session_params(AttentionMode mode);
+std::unique_ptr<Session> open(Engine& engine, const SessionParams& params);
+// A task that never stops early (so whole greedy runs are compared).
+Task task(int32_t max_tokens = 1);
+// update(frame) then query(t), both expected to succeed.
+Answer ask(Session& session, const std::string& frame, const Task& t = task());
+
+}  // namespace kvframe::runtime::engine_test
