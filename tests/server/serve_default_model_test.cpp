@@ -39,18 +39,21 @@ TEST(ServeDefaultModelTest, AnswersAndStopsCleanlyWhileAQueryRuns) {
   long_answer.instruction = "Count from 1 to 1000, one number per line.";
   long_answer.max_tokens = 1000;
   client.send(query_message(10, session, long_answer));
-  client.send(query_message(11, session, short_answer));  // waits behind it
+  // A frame between them, so 11 waits behind 10 instead of joining its batch
+  // (a batch runs, and is abandoned at the grace's end, as one).
+  client.send(frame_message(12, session, 2, kState));
+  client.send(query_message(11, session, short_answer));
   Client observer(context, server->endpoint());
   for (int i = 0; i < 100; ++i) {  // until the long query is running
     const std::string stats = observer.request(stats_request_message(20));
-    if (body_type(stats) == fb::Body::Stats && read_reply(stats)->body_as_Stats()->queue_depth() <= 1) break;
+    if (body_type(stats) == fb::Body::Stats && read_reply(stats)->body_as_Stats()->queue_depth() <= 2) break;  // the frame and 11 wait
   }
   EXPECT_EQ(server->stop(SIGTERM, kReplyTimeoutMs), 0) << server->log();
   bool answered_11 = false;
   while (auto reply = client.receive(200)) {
     const fb::Message* m = read_reply(*reply);
     ASSERT_NE(m, nullptr);
-    if (m->request_id() != 11) continue;  // 10: its Result, or nothing if it was abandoned
+    if (m->request_id() != 11) continue;  // 10: its Result, or nothing if it was abandoned; 12: its ack
     answered_11 = true;
     EXPECT_TRUE(m->body_type() == fb::Body::Result || error_code(*reply) == fb::ErrorCode::ShuttingDown);
   }

@@ -27,6 +27,17 @@ cp "$work/out.txt" "$work/sampled_1.txt"
 expect 0 "tiny model, same seed again" -- "$generate" --model "$tiny" --prompt "hello" --max-tokens 5 --temperature 0.8 --top-k 40 --top-p 0.9 --seed 3
 cmp -s "$work/out.txt" "$work/sampled_1.txt" || { echo "FAIL: the same seed gave different text"; failures=$((failures + 1)); }
 expect 0 "tiny model, prompt file" -- bash -c "printf 'abc' > '$work/p.txt' && '$generate' --model '$tiny' --prompt-file '$work/p.txt' --max-tokens 2"
+printf '{"type":"object","properties":{"hp":{"type":"integer","minimum":0,"maximum":99}},"required":["hp"]}' >"$work/hp.json"
+expect 0 "tiny model, --schema" -- "$generate" --model "$tiny" --prompt "hp?" --schema "$work/hp.json" --max-tokens 16 --temperature 1 --seed 5
+expect_in err.txt "stop: complete"
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert 0 <= v["hp"] <= 99 and list(v) == ["hp"]' "$work/out.txt" ||
+  { echo "FAIL: --schema output is not the schema's JSON: $(cat "$work/out.txt")"; failures=$((failures + 1)); }
+printf '{"type":"string","pattern":"a+"}' >"$work/pattern.json"
+expect 4 "--schema with a keyword we do not enforce" -- "$generate" --model "$tiny" --prompt hi --schema "$work/pattern.json"
+expect_in err.txt "pattern"
+expect 4 "--schema longer than --max-tokens" -- "$generate" --model "$tiny" --prompt hi --schema "$work/hp.json" --max-tokens 3
+expect_in err.txt "unsatisfiable"
+expect 0 "tiny model, --stop" -- "$generate" --model "$tiny" --prompt "hello" --max-tokens 8 --stop "zzzz"
 if "$generate" --model "$tiny" --prompt hi --device cuda --max-tokens 1 >/dev/null 2>&1; then
   echo "ok: --device cuda ran (CUDA build with a GPU)"
 else
