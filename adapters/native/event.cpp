@@ -35,6 +35,9 @@ kvf_report report_from(const fb::Report* r, fb::StopReason stop, double round_tr
   out.query_tokens = r->query_tokens();
   out.generated_tokens = r->generated_tokens();
   out.mode = static_cast<int32_t>(r->mode());
+  out.first_chunk_ms = r->first_chunk_ms();
+  out.mask_ms = r->mask_ms();
+  out.batch_size = static_cast<int32_t>(r->batch_size());
   return out;
 }
 

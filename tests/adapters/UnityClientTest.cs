@@ -159,7 +159,8 @@ static class UnityClientTest
         string action = result.Action == null ? null : result.Action.Get("action").AsString();
         long amount = result.Action == null ? -1 : result.Action.Get("amount").AsInt();
         Check((action == "fold" || action == "call" || action == "raise") && amount >= 20 && amount <= 950 &&
-              result.ActionJson.Contains("\"" + action + "\""),
+              result.ActionJson.Contains("\"" + action + "\"") && result.Report.StopReason == KvframeStopReason.Complete &&
+              result.Report.BatchSize == 1 && result.Report.MaskMs > 0,
               "NPC action under a schema: " + result.ActionJson + " (parsed: " + action + ", " + amount + ")");
         var unsatisfiable = new KvframeQuery("Your move.", KvframeTaskKind.NpcAction) { MaxTokens = 4, OutputSchema = query.OutputSchema };
         KvframeException e = Fails(client, () => session.QueryAsync(unsatisfiable));

@@ -76,6 +76,7 @@ TEST(ClientWithServer, AQueryAboutAFrameGetsAResultWithTheEnginesReport) {
   EXPECT_GT(report.query_tokens, 0);
   EXPECT_GE(report.generated_tokens, 1);
   EXPECT_LE(report.generated_tokens, 4);
+  EXPECT_EQ(report.batch_size, 1) << "one query, run alone";
 
   auto stats = client.stats_json();
   ASSERT_TRUE(stats) << stats.status().message();

@@ -281,6 +281,9 @@ typedef struct kvf_report {
   int32_t mode;        /* kvf_mode */
   int32_t stop_reason; /* 0 stop token, 1 max tokens, 2 context full, 3 stop string,
                           4 complete (the output schema's JSON value is whole) */
+  double first_chunk_ms; /* to the first streamed chunk; 0 when nothing was streamed */
+  double mask_ms;        /* picking tokens within the output schema */
+  int32_t batch_size;    /* queries of the session decoded together with this one */
 } kvf_report;
 KVF_API kvf_status kvf_event_report(const kvf_event* event, kvf_report* out);
 

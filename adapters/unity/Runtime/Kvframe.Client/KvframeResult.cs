@@ -61,6 +61,12 @@ namespace Kvframe.Client
         public long TokensEncoded, ContextTokens, QueryTokens, GeneratedTokens;
         public KvframeMode Mode;
         public KvframeStopReason StopReason;
+        /// <summary>To the first streamed chunk; 0 when nothing was streamed.</summary>
+        public double FirstChunkMs;
+        /// <summary>Picking tokens within the output schema.</summary>
+        public double MaskMs;
+        /// <summary>Queries of the session decoded together with this one (many NPCs, one frame).</summary>
+        public int BatchSize;
     }
 
     /// <summary>What the server said when the client connected.</summary>

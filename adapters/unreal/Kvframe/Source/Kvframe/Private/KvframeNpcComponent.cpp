@@ -46,8 +46,13 @@ void UKvframeNpcComponent::HandleEvent(const kvf_event* Event)
 	case KVF_EVENT_RESULT:
 	{
 		size_t ActionLength = 0;
-		const char* Action = kvf_event_action_json(Event, &ActionLength);
-		if (ActionLength > 0) OnAction.Broadcast(KvframeText(Action, ActionLength));
+		kvf_event_action_json(Event, &ActionLength);
+		if (ActionLength > 0)
+		{
+			// Event is freed after this returns; the action keeps its own copy for Blueprints.
+			UKvframeAction* Action = UKvframeAction::FromEvent(this, Event);
+			OnAction.Broadcast(Action->Json, Action);
+		}
 		OnResult.Broadcast(KvframeText(Text, Length));
 		break;
 	}

@@ -6,6 +6,7 @@
 
 #include "CoreMinimal.h"
 #include "Components/ActorComponent.h"
+#include "KvframeAction.h"
 #include "kvframe_client.h"
 
 #include "KvframeNpcComponent.generated.h"
@@ -32,6 +33,7 @@ enum class EKvframeMode : uint8
 
 DECLARE_DYNAMIC_MULTICAST_DELEGATE(FKvframeReadyEvent);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_OneParam(FKvframeTextEvent, const FString&, Text);
+DECLARE_DYNAMIC_MULTICAST_DELEGATE_TwoParams(FKvframeActionEvent, const FString&, ActionJson, UKvframeAction*, Action);
 DECLARE_DYNAMIC_MULTICAST_DELEGATE_TwoParams(FKvframeErrorEvent, int32, Code, const FString&, Message);
 
 UCLASS(ClassGroup = (AI), meta = (BlueprintSpawnableComponent))
@@ -68,9 +70,10 @@ public:
 	/** The session is open: frames and queries may be sent. */
 	UPROPERTY(BlueprintAssignable, Category = "Kvframe")
 	FKvframeReadyEvent OnReady;
-	/** The action JSON of a RequestAction (valid against ActionSchema). */
+	/** The action of a RequestAction (valid against ActionSchema): its JSON, and Action to read
+	 *  its values by path (GetInt "bet.amount", GetString "target.id", ...) without parsing. */
 	UPROPERTY(BlueprintAssignable, Category = "Kvframe")
-	FKvframeTextEvent OnAction;
+	FKvframeActionEvent OnAction;
 	/** Streamed text of a commentary Query, in order. */
 	UPROPERTY(BlueprintAssignable, Category = "Kvframe")
 	FKvframeTextEvent OnChunk;
@@ -90,7 +93,8 @@ public:
 	UFUNCTION(BlueprintCallable, Category = "Kvframe")
 	bool Query(const FString& Instruction, bool bCommentary = true);
 
-	/** Asks for this NPC's action: OnAction with the JSON, then OnResult. Never blocks. */
+	/** Asks for this NPC's action: OnAction with the JSON and the parsed action, then OnResult.
+	 *  Never blocks. */
 	UFUNCTION(BlueprintCallable, Category = "Kvframe")
 	bool RequestAction(const FString& Instruction);
 
