@@ -103,27 +103,30 @@ Outcome RequestHandler::apply_frame(const Work& work, ReplySink& out) {
 }
 
 // Why a query taken from the queue is not run, if it is not.
-std::optional<std::pair<fb::ErrorCode, std::string>> RequestHandler::unrunnable(const QueuedRequest& item,
-                                                                              const SessionView& session,
-                                                                              double queue_ms) const {
+std::optional<RequestError> RequestHandler::unrunnable(const Work& work, const QueuedRequest& item,
+                                                       double queue_ms) const {
   const auto& query = std::get<QueryRequest>(item.request.body);
+  const SessionView& session = work.session;
+  auto refusal = [&](fb::ErrorCode code, std::string message) {
+    return RequestError{code, std::move(message), item.request.request_id, work.session_id};
+  };
   if (query.deadline_frame != 0 && session.latest_frame && *session.latest_frame >= query.deadline_frame) {
-    return std::make_pair(fb::ErrorCode::Deadline, "frame " + std::to_string(*session.latest_frame) +
-                                                       " arrived before the query ran (deadline_frame " +
-                                                       std::to_string(query.deadline_frame) + ")");
+    return refusal(fb::ErrorCode::Deadline, "frame " + std::to_string(*session.latest_frame) +
+                                                " arrived before the query ran (deadline_frame " +
+                                                std::to_string(query.deadline_frame) + ")");
   }
   const double expected_ms = scheduler_.expected_query_ms(session.mode);
   if (query.deadline_ms != 0 && queue_ms + expected_ms > query.deadline_ms) {
-    return std::make_pair(fb::ErrorCode::Deadline, "waited " + std::to_string(static_cast<long>(queue_ms)) +
-                                                       " ms and answering takes about " +
-                                                       std::to_string(static_cast<long>(expected_ms)) +
-                                                       " ms: past deadline_ms " + std::to_string(query.deadline_ms));
+    return refusal(fb::ErrorCode::Deadline, "waited " + std::to_string(static_cast<long>(queue_ms)) +
+                                                " ms and answering takes about " +
+                                                std::to_string(static_cast<long>(expected_ms)) +
+                                                " ms: past deadline_ms " + std::to_string(query.deadline_ms));
   }
   if (!session.applied_frame || (query.frame_number != 0 && *session.applied_frame != query.frame_number)) {
-    return std::make_pair(fb::ErrorCode::OutOfOrder,
-                          "the frame this query is about was rejected; " +
-                              (session.applied_frame ? "the session is on frame " + std::to_string(*session.applied_frame)
-                                                     : std::string("no frame of this session has been applied")));
+    return refusal(fb::ErrorCode::OutOfOrder,
+                   "the frame this query is about was rejected; " +
+                       (session.applied_frame ? "the session is on frame " + std::to_string(*session.applied_frame)
+                                              : std::string("no frame of this session has been applied")));
   }
   return std::nullopt;
 }
@@ -132,7 +135,6 @@ std::optional<std::pair<fb::ErrorCode, std::string>> RequestHandler::unrunnable(
 // the runnable ones are answered by one backend call (decoded as one batch),
 // and the replies go out in request order.
 Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
-  const SessionView& session = work.session;
   const Clock::time_point taken = now();
   std::vector<const QueuedRequest*> items = {&work.item};
   for (const QueuedRequest& item : work.batch) items.push_back(&item);
@@ -143,10 +145,7 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   for (size_t i = 0; i < items.size(); ++i) {
     const QueuedRequest& item = *items[i];
     queue_ms[i] = ms_between(item.received, taken);
-    if (auto why = unrunnable(item, session, queue_ms[i])) {
-      refused[i] = RequestError{why->first, why->second, item.request.request_id, work.session_id};
-      continue;
-    }
+    if ((refused[i] = unrunnable(work, item, queue_ms[i]))) continue;
     stats_.add_stage(Stage::kQueue, queue_ms[i]);
     runnable.push_back(i);
   }

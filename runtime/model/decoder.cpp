@@ -27,7 +27,7 @@ struct Decoder::Impl {
   TextOutput output;
   std::optional<JsonConstraint> constraint;
   Generation out;
-  bool done = false;
+  // Set when decoding ends: done() is done_at.has_value().
   std::optional<std::chrono::steady_clock::time_point> first_token_at, done_at;
 
   Impl(const Tokenizer& tokenizer, const GenerateParams& p, ChunkCallback callback)
@@ -45,6 +45,24 @@ struct Decoder::Impl {
   }
 
   int32_t tokens_left() const { return params.max_tokens - static_cast<int32_t>(out.tokens.size()); }
+  bool complete() const { return constraint && constraint->complete(); }
+
+  void end(StopReason reason) {
+    if (done_at) return;
+    out.stop = reason;
+    done_at = std::chrono::steady_clock::now();
+  }
+
+  // After a kept token: a stop string, the schema's end or the token limit.
+  void end_if_over() {
+    if (output.stopped()) {
+      end(StopReason::kStopString);
+    } else if (constraint && constraint->finished()) {
+      end(StopReason::kComplete);
+    } else if (tokens_left() <= 0) {
+      end(complete() ? StopReason::kComplete : StopReason::kMaxTokens);
+    }
+  }
 };
 
 Decoder::Decoder(const Tokenizer& tokenizer, const GenerateParams& params, ChunkCallback on_chunk)
@@ -77,13 +95,11 @@ TokenId Decoder::pick(const at::Tensor& logits) {
 
 bool Decoder::take(TokenId token) {
   Impl& d = *impl_;
-  if (d.done) return false;
+  if (d.done_at) return false;
   if (!d.first_token_at) d.first_token_at = std::chrono::steady_clock::now();
   const auto& stops = d.params.stop_tokens;
   if (std::find(stops.begin(), stops.end(), token) != stops.end()) {
-    d.out.stop = d.constraint && d.constraint->complete() ? StopReason::kComplete : StopReason::kStopToken;
-    d.done = true;
-    d.done_at = std::chrono::steady_clock::now();
+    d.end(d.complete() ? StopReason::kComplete : StopReason::kStopToken);
     return false;
   }
   d.out.tokens.push_back(token);
@@ -93,40 +109,20 @@ bool Decoder::take(TokenId token) {
     d.out.stats.mask_seconds += seconds_since(start);
   }
   d.emit(d.output.push(d.stream.push(token)));
-  end_if_over();
-  return !d.done;
+  d.end_if_over();
+  return !d.done_at;
 }
 
-void Decoder::end_if_over() {
-  Impl& d = *impl_;
-  if (d.output.stopped()) {
-    d.out.stop = StopReason::kStopString;
-    d.done = true;
-  } else if (d.constraint && d.constraint->finished()) {
-    d.out.stop = StopReason::kComplete;
-    d.done = true;
-  } else if (d.tokens_left() <= 0) {
-    d.out.stop = d.constraint && d.constraint->complete() ? StopReason::kComplete : StopReason::kMaxTokens;
-    d.done = true;
-  }
-  if (d.done) d.done_at = std::chrono::steady_clock::now();
-}
+void Decoder::stop(StopReason reason) { impl_->end(reason); }
 
-void Decoder::stop(StopReason reason) {
-  if (impl_->done) return;
-  impl_->out.stop = reason;
-  impl_->done = true;
-  impl_->done_at = std::chrono::steady_clock::now();
-}
-
-bool Decoder::done() const { return impl_->done; }
+bool Decoder::done() const { return impl_->done_at.has_value(); }
 
 std::optional<std::chrono::steady_clock::time_point> Decoder::first_token_at() const { return impl_->first_token_at; }
 std::optional<std::chrono::steady_clock::time_point> Decoder::done_at() const { return impl_->done_at; }
 
 Generation Decoder::finish() {
   Impl& d = *impl_;
-  if (!d.done) stop(d.out.stop);
+  d.end(d.out.stop);  // a no-op when decoding ended already
   if (!d.output.stopped()) d.emit(d.output.push(d.stream.finish()));
   d.emit(d.output.finish());
   d.out.text = d.output.text();

@@ -102,10 +102,6 @@ Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& de
   return std::nullopt;
 }
 
-}  // namespace kvframe::runtime
-
-namespace kvframe::runtime {
-
 Status decode_branches(const Model& model, const KvCache& shared, BranchCache& branches, const at::Tensor& logits,
                        std::vector<Decoder>& decoders, GenerateStats& stats) {
   const auto start = std::chrono::steady_clock::now();

@@ -72,12 +72,12 @@ int main(int argc, char** argv) {
       query_message(3, a),
       frame_message(4, a, 2, R"({"pot":200,"log":["p2 calls"]})", fb::FrameFormat::MergePatch),
       frame_message(5, a, 3, R"([{"op":"replace","path":"/turn","value":2}])", fb::FrameFormat::JsonPatch),
-      query_message(6, a, {3, fb::TaskKind::Commentary, "Comment on the hand.", 8, true, 0, 0, ""}),
+      query_message(6, a, {3, fb::TaskKind::Commentary, "Comment on the hand.", 8, true, 0, 0, "", {}}),
       close_session_message(7, a)};
   script("conversation", conversation, true);
   script("conversation_queued", conversation);
-  QueryOptions npc{0, fb::TaskKind::NpcAction, "What does p2 do?", 8, false, 0, 0, ""};
-  QueryOptions deadline{0, fb::TaskKind::Text, "Quick!", 4, false, 5, 4, ""};
+  QueryOptions npc{0, fb::TaskKind::NpcAction, "What does p2 do?", 8, false, 0, 0, "", {}};
+  QueryOptions deadline{0, fb::TaskKind::Text, "Quick!", 4, false, 5, 4, "", {}};
   script("two_sessions_superseding",
          {open_session_message(1, fb::AttentionMode::Full), open_session_message(2, fb::AttentionMode::Prefix, 64),
           frame_message(3, a, 1, kState), frame_message(4, b, 1, kState), frame_message(5, a, 2, kState),
@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
          {open_session_message(1, fb::AttentionMode::Block, 100000, R"({"max_depth":3,"pin":["players[*]"]})"),
           open_session_message(2, fb::AttentionMode::Block, 0, R"({"unknown":1})"), open_session_message(3),
           query_message(4, a), frame_message(5, a, 2, "{}", fb::FrameFormat::MergePatch),
-          frame_message(6, a, 3, "{\"bad\": json"), frame_message(7, a, 3, kState), query_message(8, a, {2, fb::TaskKind::Text, "x", 4, false, 0, 0, ""}),
-          query_message(9, 12345), query_message(10, a, {0, fb::TaskKind::NpcAction, "x", 4, false, 0, 0, "{}"}),
+          frame_message(6, a, 3, "{\"bad\": json"), frame_message(7, a, 3, kState), query_message(8, a, {2, fb::TaskKind::Text, "x", 4, false, 0, 0, "", {}}),
+          query_message(9, 12345), query_message(10, a, {0, fb::TaskKind::NpcAction, "x", 4, false, 0, 0, "{}", {}}),
           hello_message(11, 7)});
   {
     std::string s;

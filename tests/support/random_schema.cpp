@@ -1,9 +1,10 @@
 #include "random_schema.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace kvframe::test {
 namespace {
@@ -13,24 +14,9 @@ const std::vector<std::string> kWords = {
     "a", "name", "action", "x y", "caf\xC3\xA9", "quo\"te", "back\\slash", "tab\t", "\xE2\x82\xAC", "emoji\xF0\x9F\x98\x80",
     "", "fold", "call", "raise", "n1", "slash/"};
 
-// A JSON string literal of arbitrary bytes (the validator reads them back).
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", u);
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+// A JSON string literal. Throws on invalid UTF-8: in an output that is
+// itself a failure (the schema's strings are strict UTF-8).
+std::string json_string(const std::string& text) { return nlohmann::json(text).dump(); }
 
 class Generator {
  public:

@@ -108,7 +108,6 @@ class Decoder {
   Generation finish();
 
  private:
-  void end_if_over();  // after a kept token: a stop string, the schema's end or the token limit
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

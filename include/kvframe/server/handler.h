@@ -76,8 +76,7 @@ class RequestHandler {
   Outcome open_session(const Work& work, ReplySink& out);
   Outcome apply_frame(const Work& work, ReplySink& out);
   Outcome run_query(const Work& work, ReplySink& out);
-  std::optional<std::pair<fb::ErrorCode, std::string>> unrunnable(const QueuedRequest& item,
-                                                                  const SessionView& session, double queue_ms) const;
+  std::optional<RequestError> unrunnable(const Work& work, const QueuedRequest& item, double queue_ms) const;
   void send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer, double queue_ms,
                    uint32_t batch_size);
   Outcome close_session(const Work& work, ReplySink& out);
