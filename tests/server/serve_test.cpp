@@ -222,7 +222,12 @@ TEST_F(ServeTest, RepliesToVanishedClientsAreCountedNotWaitedFor) {
   ASSERT_EQ(body_type(busy.request(frame_message(2, busy_session, 1, kState))), fb::Body::FrameAck);
   QueryOptions long_answer;
   long_answer.max_tokens = 400;
-  for (uint64_t id = 10; id < 14; ++id) busy.send(query_message(id, busy_session, long_answer));
+  // A frame between the busy game's queries keeps them out of one batch, so
+  // they take four turns and the leaving game's requests run between them.
+  for (uint64_t id = 10; id < 14; ++id) {
+    busy.send(query_message(id, busy_session, long_answer));
+    busy.send(frame_message(id + 10, busy_session, id - 8, R"({"turn":2})", fb::FrameFormat::MergePatch));
+  }
   {
     // Its query waits behind the busy game's; it leaves before the answer.
     Client leaving(context, server->endpoint());
