@@ -162,6 +162,7 @@ Server::~Server() {
 
 const std::string& Server::endpoint() const { return impl_->endpoint; }
 RequestHandler& Server::handler() { return impl_->handler; }
+void* Server::zmq_context() { return impl_->context.handle(); }
 
 void Server::Impl::engine_loop() {
   // Signals belong to the I/O thread: an interrupted send here would lose a

@@ -40,7 +40,11 @@ Status check_params(const kvf_client_params& p) {
 }  // namespace
 
 Client::Client(const kvf_client_params& params)
-    : endpoint_(params.endpoint), request_timeout_ms_(params.request_timeout_ms), shared_(context_) {
+    : endpoint_(params.endpoint),
+      request_timeout_ms_(params.request_timeout_ms),
+      own_context_(params.zmq_context ? std::nullopt : std::make_optional<zmq::context_t>()),
+      context_(params.zmq_context ? params.zmq_context : own_context_->handle()),
+      shared_(context_) {
   link_ = std::make_unique<Link>(context_, shared_, settings_from(params));
   thread_ = std::thread([this] { link_->run(); });
 }

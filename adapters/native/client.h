@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,8 +46,10 @@ class Client {
   const std::string endpoint_;
   const int32_t request_timeout_ms_;
   std::atomic<kvf_session> next_session_{1};
-  // Destroyed in reverse: the sockets (in link_ and shared_) before their context.
-  zmq::context_t context_;
+  // Destroyed in reverse: the sockets (in link_ and shared_) before their
+  // context. own_context_ is empty when the caller lent one (context_).
+  std::optional<zmq::context_t> own_context_;
+  void* context_;
   Shared shared_;
   std::unique_ptr<Link> link_;
   std::thread thread_;

@@ -25,8 +25,11 @@ constexpr int32_t kCloseGraceMs = 500;
 // Timeouts are checked this often (a scan of the requests in flight).
 constexpr int kExpiryScanMs = 10;
 
-const char* const kMonitorEndpoint = "inproc://kvframe-client-monitor";
-const char* const kWakeEndpoint = "inproc://kvframe-client-wake";
+// Inproc names are per context, and a shared context (kvf_client_params.
+// zmq_context) may hold several clients: each link's names carry its address.
+std::string inproc_name(const char* what, const void* link) {
+  return std::string("inproc://kvframe-client-") + what + "-" + std::to_string(reinterpret_cast<uintptr_t>(link));
+}
 
 uint64_t frame_number_of(const RequestSpec& spec) {
   if (auto* frame = std::get_if<FrameSpec>(&spec)) return frame->frame_number;
@@ -38,14 +41,15 @@ bool is_final(const kvf_event& event) { return event.type != KVF_EVENT_CHUNK; }
 
 }  // namespace
 
-Link::Link(zmq::context_t& context, Shared& shared, LinkSettings settings)
+Link::Link(void* context, Shared& shared, LinkSettings settings)
     : shared_(shared),
       settings_(std::move(settings)),
       dealer_(context, zmq::socket_type::dealer),
       monitor_(context, zmq::socket_type::pair),
       wake_receiver_(context, zmq::socket_type::pair) {
-  shared_.wake_sender.bind(kWakeEndpoint);
-  wake_receiver_.connect(kWakeEndpoint);
+  const std::string wake_endpoint = inproc_name("wake", this);
+  shared_.wake_sender.bind(wake_endpoint);
+  wake_receiver_.connect(wake_endpoint);
 
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.set(zmq::sockopt::immediate, 0);
@@ -62,12 +66,13 @@ Link::Link(zmq::context_t& context, Shared& shared, LinkSettings settings)
     dealer_.set(zmq::sockopt::curve_secretkey, settings_.client_secret_key);
   }
   // The monitor is connected before the DEALER so no connection event is missed.
-  if (zmq_socket_monitor(dealer_.handle(), kMonitorEndpoint,
+  const std::string monitor_endpoint = inproc_name("monitor", this);
+  if (zmq_socket_monitor(dealer_.handle(), monitor_endpoint.c_str(),
                          ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
     throw zmq::error_t();
   }
-  monitor_.connect(kMonitorEndpoint);
+  monitor_.connect(monitor_endpoint);
   dealer_.connect(settings_.endpoint);
 }
 
@@ -94,6 +99,9 @@ void Link::run() {
 
 void Link::loop() {
   last_expiry_scan_ = Clock::now();
+  // An inproc pipe has no handshake, so the monitor reports none: the link is
+  // connected at once (the Hello is retried until a server is bound there).
+  if (settings_.endpoint.rfind("inproc://", 0) == 0) on_connected();
   for (;;) {
     zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
                                {monitor_.handle(), 0, ZMQ_POLLIN, 0},

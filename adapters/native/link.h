@@ -24,7 +24,7 @@ struct LinkSettings {
 class Link {
  public:
   // Creates and connects the sockets; throws zmq::error_t for a bad endpoint or key.
-  Link(zmq::context_t& context, Shared& shared, LinkSettings settings);
+  Link(void* context, Shared& shared, LinkSettings settings);
   // Runs until the client is closed; then every request left has failed with
   // KVF_ERR_CLOSED. Throws nothing.
   void run();
@@ -89,9 +89,9 @@ class Link {
 
   Shared& shared_;
   const LinkSettings settings_;
-  zmq::socket_t dealer_;
-  zmq::socket_t monitor_;
-  zmq::socket_t wake_receiver_;
+  Socket dealer_;
+  Socket monitor_;
+  Socket wake_receiver_;
 
   std::unordered_map<uint64_t, Request> requests_;
   std::map<kvf_session, Session> sessions_;

@@ -16,6 +16,7 @@
 #include <zmq.hpp>
 
 #include "event.h"
+#include "socket.h"
 #include "wire.h"
 
 namespace kvframe::client {
@@ -57,7 +58,7 @@ struct Request {
 
 // State the API threads and the background thread share, each part under its own lock.
 struct Shared {
-  explicit Shared(zmq::context_t& context) : wake_sender(context, zmq::socket_type::pair) {}
+  explicit Shared(void* context) : wake_sender(context, zmq::socket_type::pair) {}
 
   std::atomic<uint64_t> next_request_id{1};
 
@@ -67,7 +68,7 @@ struct Shared {
   bool wake_pending = false;
   bool close_requested = false;
   bool stopped = false;       // the background thread has ended: nothing more is taken
-  zmq::socket_t wake_sender;  // used only under commands_mutex
+  Socket wake_sender;  // used only under commands_mutex
 
   EventQueue events;
 

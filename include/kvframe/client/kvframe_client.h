@@ -136,6 +136,12 @@ typedef struct kvf_client_params {
   const char* server_public_key;
   const char* client_public_key;
   const char* client_secret_key;
+  /* A ZeroMQ context (from zmq_ctx_new) to make the client's sockets in; NULL
+   * (default): the client's own. Share the context of a kvframe server running
+   * in this process (kvframe::server::Server::zmq_context()) to reach its
+   * inproc:// endpoint: inproc works only within one context. It must outlive
+   * the client. */
+  void* zmq_context;
 } kvf_client_params;
 
 KVF_API kvf_client_params kvf_client_default_params(void);

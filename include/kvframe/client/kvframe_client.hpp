@@ -354,6 +354,7 @@ class Client {
     int32_t connect_timeout_ms = 5000;
     int32_t request_timeout_ms = 30000;
     std::string server_public_key, client_public_key, client_secret_key;  // all or none
+    void* zmq_context = nullptr;  // see kvf_client_params.zmq_context (inproc:// to a server in this process)
   };
 
   static Expected<Client> connect(const Params& params) {
@@ -366,6 +367,7 @@ class Client {
     p.server_public_key = key(params.server_public_key);
     p.client_public_key = key(params.client_public_key);
     p.client_secret_key = key(params.client_secret_key);
+    p.zmq_context = params.zmq_context;
     kvf_client* handle = nullptr;
     if (Status status = Status::of_call(kvf_client_connect(&p, &handle)); !status) return status;
     return Client(handle);

@@ -68,6 +68,10 @@ class Server {
 
   // The bound endpoint, port 0 resolved.
   const std::string& endpoint() const;
+  // The ZeroMQ context (a libzmq handle) the server's sockets live in. A
+  // client in the same process passes it as kvf_client_params.zmq_context to
+  // reach an inproc:// endpoint; it lives as long as the Server.
+  void* zmq_context();
   // Serves until stop(). Then answers what is queued with ShuttingDown and
   // waits up to shutdown_grace for the running request. true when it
   // finished; false when it was abandoned, still running: the process should

@@ -28,6 +28,7 @@ namespace Kvframe.Client
             public IntPtr server_public_key;
             public IntPtr client_public_key;
             public IntPtr client_secret_key;
+            public IntPtr zmq_context;  // always IntPtr.Zero: the client's own context
         }
 
         [StructLayout(LayoutKind.Sequential)]
