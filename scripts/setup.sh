@@ -26,6 +26,8 @@ PACKAGES=(
   mono-mcs mono-runtime
   # schema-constrained decoding tests check every output with an independent validator
   python3-jsonschema
+  # the Hold'em replay page is tested in headless Chromium
+  chromium fonts-liberation fonts-dejavu-core
   # tests and benchmarks (gnuplot draws the benchmarks' PNG plots)
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
 )

@@ -1,0 +1,196 @@
+#include "holdem/simulator/llm_player.h"
+
+#include "holdem/simulator/match.h"
+
+#include <chrono>
+#include <future>
+#include <mutex>
+
+namespace kvframe::examples::holdem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+const char* const kPlayerSystem =
+    "You play No-Limit Texas Hold'em for chips. The game state is JSON: state.players has your hole cards, "
+    "state.legal_actions what you may do now, history the last hands, opponent_stats how the others play. "
+    "Answer with your action as JSON.";
+
+const char* const kCommentatorSystem =
+    "You are a lively poker TV commentator. The game state is JSON; history's last entry is the hand just "
+    "played. Comment on it in one or two short sentences.";
+
+// What one query's events leave behind (written on the client's thread).
+struct QueryOutcome {
+  std::mutex mutex;
+  bool first_chunk_seen = false;
+  Clock::time_point first_chunk{};
+  std::promise<client::Answer> done;
+  client::Answer answer;
+};
+
+// Sends the query and waits for its Result or Error, noting when the first
+// chunk came; `on_chunk` sees each streamed piece.
+client::Answer ask_and_wait(client::Session& session, const client::QueryParams& query,
+                            Clock::time_point* first_chunk,
+                            const std::function<void(std::string_view)>& on_chunk = {}) {
+  auto outcome = std::make_shared<QueryOutcome>();
+  std::future<client::Answer> done = outcome->done.get_future();
+  client::Expected<uint64_t> sent = session.query(query, [outcome, on_chunk](const client::Event& e) {
+    if (e.type() == KVF_EVENT_CHUNK) {
+      if (!outcome->first_chunk_seen) {
+        outcome->first_chunk_seen = true;
+        outcome->first_chunk = Clock::now();
+      }
+      outcome->answer.chunks.emplace_back(e.text());
+      if (on_chunk) on_chunk(e.text());
+      return;
+    }
+    if (e.type() == KVF_EVENT_RESULT) {
+      outcome->answer.text = std::string(e.text());
+      outcome->answer.action_json = std::string(e.action_json());
+      outcome->answer.report = e.report();
+    } else {
+      outcome->answer.status = client::Status(e.error_code(), std::string(e.text()));
+    }
+    outcome->done.set_value(std::move(outcome->answer));
+  });
+  if (!sent) {
+    client::Answer failed;
+    failed.status = sent.status();
+    return failed;
+  }
+  client::Answer answer = done.get();
+  *first_chunk = outcome->first_chunk_seen ? outcome->first_chunk : Clock::now();
+  return answer;
+}
+
+// Sends `json` as the session's next whole frame; its error, if any, lands in `error`.
+void send_frame(client::Session& session, uint64_t number, const std::string& json,
+                std::shared_ptr<std::string> error) {
+  client::Status sent = session.send_frame(number, KVF_FRAME_WHOLE, json, [error](const client::Event& e) {
+    if (e.type() == KVF_EVENT_ERROR) *error = std::string(e.text());
+  });
+  if (!sent) *error = sent.message();
+}
+
+std::string instruction_for(const PlayerInfo& me, const LegalActions& legal) {
+  std::string text = "You are " + me.id + " (" + me.name + "). It is your turn. ";
+  text += legal.can_check ? "You may check or raise. " : "Call " + std::to_string(legal.call_amount) + ", raise, or fold. ";
+  return text + "Choose your action.";
+}
+
+}  // namespace
+
+const char* mode_name(kvf_mode mode) {
+  switch (mode) {
+    case KVF_MODE_FULL: return "full";
+    case KVF_MODE_PREFIX: return "prefix";
+    default: return "block";
+  }
+}
+
+client::Expected<std::unique_ptr<LlmPlayer>> LlmPlayer::open(client::Client& client, const PlayerInfo& me,
+                                                             const LlmParams& params) {
+  std::unique_ptr<LlmPlayer> player(new LlmPlayer(me, params));
+  for (kvf_mode mode : params.modes) {
+    client::SessionParams session("holdem");
+    session.rules_json = params.rules_json;
+    session.mode = mode;
+    session.system_prompt = kPlayerSystem;
+    session.context_tokens = params.context_tokens;
+    client::Expected<client::Session> opened = client.open_session(session);
+    if (!opened) return opened.status();
+    player->sessions_.push_back({mode, std::move(opened.value()), 0});
+  }
+  return player;
+}
+
+ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const client::QueryParams& query,
+                           const LegalActions& legal) {
+  ModelSample sample;
+  sample.mode = mode_name(mode.mode);
+  auto frame_error = std::make_shared<std::string>();
+  const Clock::time_point start = Clock::now();
+  send_frame(mode.session, ++mode.frames, frame, frame_error);
+  Clock::time_point first_chunk;
+  client::Answer answer = ask_and_wait(mode.session, query, &first_chunk);
+  const Clock::time_point end = Clock::now();
+  sample.ttft_ms = ms_since(start, first_chunk);
+  sample.total_ms = ms_since(start, end);
+  if (!frame_error->empty() || !answer.status) {
+    last_error_ = !frame_error->empty() ? *frame_error : answer.status.message();
+    return sample;
+  }
+  sample.answer = answer.action_json.empty() ? answer.text : answer.action_json;
+  if (answer.report) {
+    const kvf_report& r = *answer.report;
+    sample.tokens_encoded = r.tokens_encoded;
+    sample.tokens_prompt = r.context_tokens + r.query_tokens;
+    sample.blocks_reused = r.blocks_reused;
+    sample.blocks_total = r.blocks_total;
+  }
+  if (std::optional<Action> action = action_from_json(sample.answer, legal)) {
+    sample.valid = true;
+    sample.action = *action;
+  }
+  return sample;
+}
+
+Decision LlmPlayer::decide(const DecisionView& view) {
+  const LegalActions legal = view.hand.legal();
+  const std::string frame = gamecore_json(view.hand, view.seat, view.memory, view.hand_number);
+  client::QueryParams query(instruction_for(me_, legal));
+  query.kind = KVF_TASK_NPC_ACTION;
+  query.npc_id = me_.id;
+  query.output_schema = action_schema_json(legal);
+  query.max_tokens = params_.max_tokens;
+  query.stream = true;  // the first chunk is the first token: time to first token as the game sees it
+
+  Decision decision;
+  for (ModeSession& mode : sessions_) decision.samples.push_back(ask(mode, frame, query, legal));
+  const ModelSample& played = decision.samples.front();
+  decision.invalid = !played.valid;
+  decision.action = played.valid ? played.action : (legal.can_check ? Action::check() : Action::fold());
+  return decision;
+}
+
+client::Expected<std::unique_ptr<Commentator>> Commentator::open(client::Client& client, const LlmParams& params) {
+  client::SessionParams session("holdem-commentary");
+  session.rules_json = params.rules_json;
+  session.mode = params.modes.front();
+  session.system_prompt = kCommentatorSystem;
+  session.context_tokens = params.context_tokens;
+  client::Expected<client::Session> opened = client.open_session(session);
+  if (!opened) return opened.status();
+  return std::unique_ptr<Commentator>(new Commentator(std::move(opened.value())));
+}
+
+bool Commentator::notable(const Hand& hand) {
+  bool all_in = false;
+  for (const ActionRecord& record : hand.log()) all_in = all_in || record.all_in;
+  return hand.result().showdown || all_in || hand.pot() >= 20 * hand.config().big_blind;
+}
+
+std::string Commentator::comment(const Hand& hand, std::uint64_t hand_number, const MatchMemory& memory, int viewer,
+                                 const std::function<void(std::string_view)>& on_chunk) {
+  auto frame_error = std::make_shared<std::string>();
+  send_frame(session_, ++frames_, gamecore_json(hand, viewer, memory, hand_number), frame_error);
+  // The facts in the question itself: a small model comments on them far
+  // better than on what it has to dig out of the history block.
+  client::QueryParams query("What happened: " + hand_line(hand, hand_number, memory.players()) +
+                            ". Comment on this hand for the viewers.");
+  query.kind = KVF_TASK_COMMENTARY;
+  query.max_tokens = 40;
+  query.stream = true;
+  Clock::time_point first_chunk;
+  client::Answer answer = ask_and_wait(session_, query, &first_chunk, on_chunk);
+  if (!frame_error->empty() || !answer.status) return {};
+  return answer.text;
+}
+
+}  // namespace kvframe::examples::holdem

@@ -1,0 +1,299 @@
+// kvframe-holdem: the headless Hold'em match simulator.
+//
+// Seats a table of bots (rule bots and the LLM bot), plays N hands, prints a
+// line per hand and the commentary as it streams, then the report: standings
+// in bb/100 with 95% intervals, and the LLM bot's decisions per attention mode.
+// The LLM bot and commentator talk to kvframe-serve over the bridge: --server
+// ENDPOINT, or by default a server in this process over inproc://.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "holdem/replay_html.h"
+#include "holdem/simulator/llm_player.h"
+#include "holdem/simulator/match.h"
+#include "holdem/simulator/report.h"
+#include "kvframe/runtime/cpu_process.h"
+#include "kvframe/runtime/default_model.h"
+#include "kvframe/server/engine_backend.h"
+#include "kvframe/server/server.h"
+
+namespace {
+
+namespace hd = kvframe::examples::holdem;
+namespace rt = kvframe::runtime;
+namespace srv = kvframe::server;
+using Json = nlohmann::ordered_json;
+
+constexpr int kSuccess = 0;
+constexpr int kUsageError = 1;
+constexpr int kCannotServe = 2;  // the model or the server cannot be used
+constexpr int kInvalidActions = 3;
+
+const char* const kFooter =
+    "Exit codes:\n"
+    "  0  the match was played, every action legal\n"
+    "  1  usage error\n"
+    "  2  the model or --server cannot be used (the reason is printed)\n"
+    "  3  the match was played, but a bot answered with an invalid action\n"
+    "Example: kvframe-holdem --bots llm,tag,station,random --hands 30 --mode block,full --replay-html match.html";
+
+struct Options {
+  std::vector<std::string> bots = {"llm", "tag", "station", "random"};
+  int seats = 0;
+  int hands = 30;
+  std::uint64_t seed = 1;
+  std::string server;
+  std::string model = rt::default_model_path();
+  std::vector<std::string> modes = {"block"};
+  int history = 100;
+  std::string commentary = "auto";
+  bool json = false;
+  std::string replay_html;
+  std::uint32_t context = 8192;
+  std::uint32_t max_tokens = 32;
+  int threads = 0;
+};
+
+kvf_mode parse_mode(const std::string& name) {
+  return name == "full" ? KVF_MODE_FULL : name == "prefix" ? KVF_MODE_PREFIX : KVF_MODE_BLOCK;
+}
+
+// A kvframe server in this process, bound to inproc://, on its own thread.
+class InProcessServer {
+ public:
+  static std::unique_ptr<InProcessServer> start(const Options& o, std::string* error) {
+    auto self = std::unique_ptr<InProcessServer>(new InProcessServer());
+    rt::EngineParams engine_params;
+    auto loaded = rt::Engine::load(o.model, rt::ModelParams{}, engine_params);
+    if (!loaded) {
+      *error = "cannot load the model " + o.model + ": " + loaded.error().to_string() +
+               " (fetch the default one with scripts/fetch-model.sh, or pass --model or --server)";
+      return nullptr;
+    }
+    self->backend_ = std::make_unique<srv::EngineBackend>(std::move(loaded).value());
+    srv::ServerParams params;
+    params.bind = "inproc://kvframe-holdem";
+    params.handler.default_context = o.context;
+    auto server = srv::Server::create(*self->backend_, params, self->log_);
+    if (!server) {
+      *error = "cannot start the in-process server: " + server.error().message;
+      return nullptr;
+    }
+    self->server_ = std::move(server).value();
+    self->thread_ = std::thread([s = self->server_.get()] { s->run(); });
+    return self;
+  }
+  ~InProcessServer() {
+    if (!server_) return;  // start() failed
+    server_->stop();
+    thread_.join();
+  }
+  kvframe::client::Client::Params client_params() {
+    kvframe::client::Client::Params params(server_->endpoint());
+    params.zmq_context = server_->zmq_context();
+    params.request_timeout_ms = 0;  // a CPU decision on a long state may take long; the server is ours
+    return params;
+  }
+
+ private:
+  InProcessServer() : log_(srv::LogLevel::kWarn) {}
+  srv::Log log_;
+  std::unique_ptr<srv::EngineBackend> backend_;
+  std::unique_ptr<srv::Server> server_;
+  std::thread thread_;
+};
+
+// The replay page's record: the match's, plus the modes, decisions and report.
+Json replay_record(const hd::Match& match, const Options& o, const Json& report) {
+  Json record = match.replay_record();
+  bool llm = false;
+  for (const auto& seat : match.seats()) llm = llm || seat.player->kind() == "llm";
+  record["modes"] = llm ? Json(o.modes) : Json::array();
+  for (const hd::DecisionRecord& d : match.decisions()) {
+    Json samples = Json::object();
+    bool agree = true;
+    for (const hd::ModelSample& s : d.decision.samples) {
+      samples[s.mode] = {{"ttft_ms", s.ttft_ms},         {"total_ms", s.total_ms},
+                         {"tokens_encoded", s.tokens_encoded}, {"tokens_prompt", s.tokens_prompt},
+                         {"answer", s.answer},           {"valid", s.valid}};
+      agree = agree && s.valid && s.action.kind == d.decision.action.kind &&
+              s.action.amount == d.decision.action.amount;
+    }
+    record["decisions"].push_back({{"hand", d.hand},
+                                   {"seat", d.seat},
+                                   {"street", hd::street_name(d.street)},
+                                   {"action", hd::action_name(d.decision.action.kind)},
+                                   {"samples", samples},
+                                   {"agree", agree}});
+  }
+  record["report"] = report;
+  return record;
+}
+
+int run(const Options& o) {
+  const int seats = o.seats > 0 ? o.seats : static_cast<int>(o.bots.size());
+  std::vector<std::string> kinds;
+  for (int s = 0; s < seats; ++s) kinds.push_back(o.bots[static_cast<std::size_t>(s) % o.bots.size()]);
+  const bool llm_seated = std::find(kinds.begin(), kinds.end(), "llm") != kinds.end();
+  const bool commentary = o.commentary == "auto" ? llm_seated : o.commentary != "off";
+  std::ostream& human = o.json ? std::cerr : std::cout;
+
+  // Destroyed in reverse: the players' sessions, the client, then the server.
+  std::unique_ptr<InProcessServer> local;
+  std::optional<kvframe::client::Client> client;
+  if (llm_seated || commentary) {
+    kvframe::client::Client::Params where(o.server);
+    if (o.server.empty()) {
+      std::string error;
+      human << "loading " << o.model << " into an in-process server (inproc://)...\n" << std::flush;
+      local = InProcessServer::start(o, &error);
+      if (!local) {
+        std::cerr << "kvframe-holdem: " << error << "\n";
+        return kCannotServe;
+      }
+      where = local->client_params();
+    }
+    auto connected = kvframe::client::Client::connect(where);
+    if (!connected) {
+      std::cerr << "kvframe-holdem: cannot reach the server at " << where.endpoint << ": "
+                << connected.status().message() << " (is kvframe-serve running? see kvframe-serve --help)\n";
+      return kCannotServe;
+    }
+    client.emplace(std::move(connected.value()));
+  }
+
+  hd::LlmParams llm;
+  llm.modes.clear();
+  for (const std::string& mode : o.modes) llm.modes.push_back(parse_mode(mode));
+  llm.rules_json = hd::holdem_rules_json();
+  llm.context_tokens = o.context;
+  llm.max_tokens = o.max_tokens;
+
+  const std::vector<hd::PlayerInfo> infos = hd::default_players(seats);
+  std::vector<hd::SeatedPlayer> seated;
+  int llm_seat = -1;
+  for (int s = 0; s < seats; ++s) {
+    const hd::PlayerInfo& info = infos[static_cast<std::size_t>(s)];
+    if (kinds[static_cast<std::size_t>(s)] == "llm") {
+      auto player = hd::LlmPlayer::open(*client, info, llm);
+      if (!player) {
+        std::cerr << "kvframe-holdem: the server refused the LLM bot's session: " << player.status().message() << "\n";
+        return kCannotServe;
+      }
+      if (llm_seat < 0) llm_seat = s;
+      seated.push_back({info, std::move(player.value())});
+    } else {
+      seated.push_back({info, hd::make_rule_player(kinds[static_cast<std::size_t>(s)], o.seed * 1000 + s)});
+    }
+  }
+  std::unique_ptr<hd::Commentator> commentator;
+  if (commentary) {
+    auto opened = hd::Commentator::open(*client, llm);
+    if (!opened) {
+      std::cerr << "kvframe-holdem: the server refused the commentator's session: " << opened.status().message() << "\n";
+      return kCannotServe;
+    }
+    commentator = std::move(opened.value());
+  }
+
+  hd::MatchParams params;
+  params.table.seats = seats;
+  params.hands = o.hands;
+  params.seed = o.seed;
+  params.history_hands = o.history;
+  hd::Match match(params, std::move(seated));
+  hd::MatchObserver observer;
+  observer.on_hand_line = [&](std::uint64_t, const std::string& line) { human << line << "\n" << std::flush; };
+  observer.on_decision = [&](const hd::Hand&, int seat, const hd::Decision& d) {
+    if (d.samples.empty()) return;
+    const hd::ModelSample& s = d.samples.front();
+    std::ostringstream line;
+    line << "  " << infos[static_cast<std::size_t>(seat)].id << " (llm) " << (s.answer.empty() ? "<no answer>" : s.answer)
+         << "  " << static_cast<int>(s.ttft_ms) << " ms to first token, " << static_cast<int>(s.total_ms) << " ms, "
+         << s.tokens_encoded << "/" << s.tokens_prompt << " tokens encoded" << (d.invalid ? "  INVALID" : "");
+    for (std::size_t i = 1; i < d.samples.size(); ++i) {
+      line << " | " << d.samples[i].mode << " " << static_cast<int>(d.samples[i].total_ms) << " ms"
+           << (d.samples[i].valid && d.samples[i].action.kind == d.action.kind &&
+                       d.samples[i].action.amount == d.action.amount
+                   ? ""
+                   : " (differs: " + d.samples[i].answer + ")");
+    }
+    human << line.str() << "\n" << std::flush;
+  };
+  if (commentator) {
+    observer.on_hand_end = [&](const hd::Hand& hand, std::uint64_t n, const hd::MatchMemory& memory) -> std::string {
+      if (!hd::Commentator::notable(hand)) return {};
+      human << "  commentary: " << std::flush;
+      std::string text = commentator->comment(hand, n, memory, std::max(llm_seat, 0), [&](std::string_view chunk) {
+        human << chunk << std::flush;
+      });
+      human << "\n";
+      return text;
+    };
+  }
+  match.play(observer);
+
+  const Json report = hd::match_report(match);
+  if (o.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << hd::report_text(report);
+  }
+  if (!o.replay_html.empty()) {
+    hd::write_replay_html(o.replay_html, replay_record(match, o, report).dump());
+    human << "replay: " << o.replay_html << "\n";
+  }
+  std::int64_t invalid = 0;
+  for (const Json& bot : report["llm"]) invalid += bot["invalid"].get<std::int64_t>();
+  return invalid == 0 ? kSuccess : kInvalidActions;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvframe-holdem: a headless No-Limit Hold'em match of rule bots and the LLM bot, "
+               "which asks kvframe for each decision; prints hands, commentary and a report"};
+  app.footer(kFooter);
+  Options o;
+  app.add_option("--bots", o.bots, "players in seat order: llm, tag, station, random")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"llm", "tag", "station", "random"}))
+      ->capture_default_str();
+  app.add_option("--seats", o.seats, "table size 2..9 (default: one per --bots entry, which then repeat)")
+      ->check(CLI::Range(2, 9));
+  app.add_option("--hands", o.hands, "hands to play")->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--seed", o.seed, "the same seed replays the same match")->capture_default_str();
+  app.add_option("--server", o.server, "a running kvframe-serve (e.g. tcp://127.0.0.1:5555); default: one in this process");
+  app.add_option("--model", o.model, "GGUF model for the in-process server")->capture_default_str();
+  app.add_option("--mode", o.modes, "attention modes: the first plays, the others answer the same decisions to compare")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"block", "prefix", "full"}))
+      ->capture_default_str();
+  app.add_option("--history", o.history, "finished hands kept in the gamecore")->check(CLI::Range(0, 1000))->capture_default_str();
+  app.add_option("--commentary", o.commentary, "auto (on with an LLM bot), notable, off")
+      ->check(CLI::IsMember({"auto", "notable", "off"}))
+      ->capture_default_str();
+  app.add_flag("--json", o.json, "print the report as JSON on stdout (hand lines go to stderr)");
+  app.add_option("--replay-html", o.replay_html, "write a self-contained HTML replay of the match");
+  app.add_option("--context", o.context, "context tokens of the LLM sessions")->capture_default_str();
+  app.add_option("--max-tokens", o.max_tokens, "most tokens of one LLM action")->check(CLI::Range(8, 256))->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: all cores)")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kSuccess : kUsageError;
+  }
+  const bool in_process = o.server.empty() &&
+                          (std::find(o.bots.begin(), o.bots.end(), "llm") != o.bots.end() || o.commentary == "notable");
+  if (in_process) rt::tune_cpu_process(argv, o.threads);
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::cerr << "kvframe-holdem: " << e.what() << "\n";
+    return kUsageError;
+  }
+}

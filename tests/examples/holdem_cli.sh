@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# kvframe-holdem as a process: exit codes, replays with a fixed seed, the LLM
+# bot on a tiny model in-process (inproc://, two modes side by side) and over
+# a real kvframe-serve (ipc://), and the replay page it writes.
+# Usage: holdem_cli.sh KVFRAME_HOLDEM WRITE_TINY_MODEL KVFRAME_SERVE WORKDIR
+set -u
+holdem=$1 write_tiny=$2 serve=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/../tools/expect.sh"
+
+tiny=$work/tiny.gguf
+"$write_tiny" "$tiny" llama 4096 || { echo "FAIL: write_tiny_model"; exit 1; }
+
+expect 0 "--help" -- "$holdem" --help
+expect_in out.txt "Exit codes"
+expect 1 "unknown bot" -- "$holdem" --bots tag,shark
+expect 1 "one seat" -- "$holdem" --bots tag --seats 1
+expect 2 "missing model" -- "$holdem" --bots llm,tag --model "$work/missing.gguf"
+expect_in err.txt "fetch-model.sh"
+
+# Rule bots need no model; a fixed seed replays byte for byte.
+expect 0 "rule bots, 200 hands" -- "$holdem" --bots tag,station,random,random --hands 200 --seed 3 --json
+cp "$work/out.txt" "$work/rules_1.json"
+expect 0 "rule bots, same seed" -- "$holdem" --bots tag,station,random,random --hands 200 --seed 3 --json
+cmp -s "$work/out.txt" "$work/rules_1.json" || { echo "FAIL: the same seed played a different match"; failures=$((failures + 1)); }
+expect 0 "rule bots, --seats repeats --bots" -- "$holdem" --bots tag,random --seats 9 --hands 20 --commentary off
+expect_in out.txt "p9"
+
+# The LLM bot and the commentator on the tiny model, in this process: block
+# plays, full answers the same decisions.
+llm_args=(--model "$tiny" --bots llm,tag --hands 4 --seed 5 --mode block,full --history 2 --context 4096 --threads 1)
+expect 0 "LLM bot in-process, block and full" -- "$holdem" "${llm_args[@]}" --json --replay-html "$work/match.html"
+cp "$work/out.txt" "$work/llm_1.json"
+python3 - "$work/llm_1.json" "$work/match.html" <<'PY' || failures=$((failures + 1))
+import json, re, sys
+report = json.load(open(sys.argv[1]))
+llm = report["llm"][0]
+assert llm["invalid"] == 0, llm
+assert llm["decisions"] > 0, llm
+modes = {m["mode"]: m for m in llm["modes"]}
+assert set(modes) == {"block", "full"}, modes
+assert modes["block"]["tokens_encoded"] < modes["full"]["tokens_encoded"], modes
+page = open(sys.argv[2]).read()
+assert "http://" not in page and "https://" not in page, "the replay page must be self-contained"
+record = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', page, re.S).group(1))
+assert len(record["hands"]) == 4 and record["modes"] == ["block", "full"]
+assert all(set(d["samples"]) == {"block", "full"} for d in record["decisions"])
+print("ok: report and replay record")
+PY
+cp "$work/match.html" "$work/match_1.html"
+expect 0 "LLM bot in-process, same seed" -- "$holdem" "${llm_args[@]}" --json --replay-html "$work/match.html"
+python3 - "$work/match_1.html" "$work/match.html" <<'PY' || failures=$((failures + 1))
+import json, re, sys
+def record(path):
+    page = open(path).read()
+    r = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', page, re.S).group(1))
+    return r["hands"], [(d["hand"], d["seat"], d["action"], d["samples"]["block"]["answer"]) for d in r["decisions"]]
+assert record(sys.argv[1]) == record(sys.argv[2]), "a fixed seed must replay the same hands and answers"
+print("ok: the LLM match replays identically")
+PY
+
+# Over the bridge to a kvframe-serve process.
+"$serve" --model "$tiny" --bind "ipc://$work/serve.sock" --threads 1 --log-level info 2>"$work/serve.log" &
+serve_pid=$!
+for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
+expect 0 "LLM bot over --server" -- "$holdem" --server "ipc://$work/serve.sock" --bots llm,random --hands 2 --history 2 --context 4096
+expect_in out.txt "invalid"
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+expect 2 "--server with nobody there" -- "$holdem" --server "ipc://$work/nobody.sock" --bots llm,random --hands 1
+expect_in err.txt "kvframe-serve"
+finish "kvframe-holdem CLI: all passed"

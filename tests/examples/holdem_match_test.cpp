@@ -1,0 +1,81 @@
+// Matches of rule bots (no model): a fixed seed replays identically, chips are
+// conserved, and the report's numbers add up.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "holdem/simulator/match.h"
+#include "holdem/simulator/report.h"
+
+namespace kvframe::examples::holdem {
+namespace {
+
+Match play(std::uint64_t seed, const std::vector<std::string>& kinds, int hands) {
+  MatchParams params;
+  params.table.seats = static_cast<int>(kinds.size());
+  params.hands = hands;
+  params.seed = seed;
+  params.history_hands = 20;
+  std::vector<PlayerInfo> infos = default_players(params.table.seats);
+  std::vector<SeatedPlayer> seats;
+  for (std::size_t s = 0; s < kinds.size(); ++s) seats.push_back({infos[s], make_rule_player(kinds[s], seed * 100 + s)});
+  Match match(params, std::move(seats));
+  match.play();
+  return match;
+}
+
+TEST(HoldemMatchTest, AFixedSeedReplaysIdentically) {
+  const std::vector<std::string> kinds = {"tag", "station", "random", "tag"};
+  const Match a = play(7, kinds, 60);
+  const Match b = play(7, kinds, 60);
+  const Match c = play(8, kinds, 60);
+  EXPECT_EQ(a.replay_record().dump(), b.replay_record().dump());
+  EXPECT_EQ(a.nets(), b.nets());
+  EXPECT_NE(a.replay_record().dump(), c.replay_record().dump());
+}
+
+TEST(HoldemMatchTest, EveryHandConservesChipsAndTheButtonMoves) {
+  const Match match = play(3, {"random", "random", "station", "tag", "random", "tag"}, 120);
+  ASSERT_EQ(match.nets().size(), 120u);
+  for (const auto& net : match.nets()) EXPECT_EQ(std::accumulate(net.begin(), net.end(), std::int64_t{0}), 0);
+  const auto& hands = match.replay_record()["hands"];
+  for (std::size_t i = 0; i < hands.size(); ++i) EXPECT_EQ(hands[i]["button"].get<std::size_t>(), i % 6);
+}
+
+TEST(HoldemMatchTest, ReplayStepsFollowTheHand) {
+  const Match match = play(5, {"tag", "station", "random"}, 20);
+  for (const auto& hand : match.replay_record()["hands"]) {
+    const auto& steps = hand["steps"];
+    ASSERT_GE(steps.size(), 4u);  // deal, two blinds, ..., result
+    EXPECT_EQ(steps.front()["kind"], "deal");
+    EXPECT_EQ(steps.back()["kind"], "result");
+    std::size_t board = 0;
+    for (const auto& step : steps) {
+      EXPECT_GE(step["board"].size(), board) << "the board never shrinks";
+      board = step["board"].size();
+      EXPECT_EQ(step["stacks"].size(), 3u);
+    }
+  }
+}
+
+TEST(HoldemMatchTest, TheReportAddsUp) {
+  const Match match = play(11, {"tag", "station", "random", "random"}, 200);
+  const auto report = match_report(match);
+  EXPECT_EQ(report["hands"], 200);
+  double bb_sum = 0;
+  std::int64_t chips = 0;
+  for (const auto& row : report["standings"]) {
+    bb_sum += row["bb_per_100"].get<double>();
+    chips += row["net_chips"].get<std::int64_t>();
+    EXPECT_GT(row["ci95"].get<double>(), 0);
+  }
+  EXPECT_EQ(chips, 0);
+  EXPECT_NEAR(bb_sum, 0, 0.5);  // rounded to 0.1 each
+  EXPECT_TRUE(report["llm"].empty());
+  const std::string text = report_text(report);
+  EXPECT_NE(text.find("bb/100"), std::string::npos);
+  EXPECT_NE(text.find("station"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvframe::examples::holdem
