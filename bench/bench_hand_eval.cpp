@@ -2,7 +2,7 @@
 //
 //   build/bench/bench_hand_eval [--five] [--random N] [--equity-calls N] [--seed S]
 //
-// Evaluates every one of the 133,784,560 seven-card hands (nested loops, the
+// Evaluates every one of the 133,784,560 seven-card hands (for_each_hand, the
 // cards in deck order) and checks the category counts against the published
 // ones; then times evaluate() on pre-generated random 7-card hands (no
 // loop-to-loop locality) and equity() at 1, 3 and 5 opponents with 1,000
@@ -46,67 +46,21 @@ struct Enumeration {
   double seconds = 0;
 };
 
-// Every 7-card hand. Progress goes to stderr about every 10% of the hands
-// (checked once per second card: 1.6% of the hands at most).
-Enumeration enumerate_seven() {
-  constexpr std::uint64_t kTotal = 133'784'560;
+// Every K-card hand; for 7 cards progress goes to stderr about every 10%
+// of the hands.
+template <std::size_t K>
+Enumeration enumerate(std::uint64_t total) {
   Enumeration out;
-  std::uint64_t next_report = kTotal / 10;
-  std::array<holdem::Card, 7> hand{};
+  std::uint64_t next_report = total / 10;
   const auto start = Clock::now();
-  for (int a = 0; a < holdem::kCards; ++a) {
-    hand[0] = static_cast<holdem::Card>(a);
-    for (int b = a + 1; b < holdem::kCards; ++b) {
-      hand[1] = static_cast<holdem::Card>(b);
-      for (int c = b + 1; c < holdem::kCards; ++c) {
-        hand[2] = static_cast<holdem::Card>(c);
-        for (int d = c + 1; d < holdem::kCards; ++d) {
-          hand[3] = static_cast<holdem::Card>(d);
-          for (int e = d + 1; e < holdem::kCards; ++e) {
-            hand[4] = static_cast<holdem::Card>(e);
-            for (int f = e + 1; f < holdem::kCards; ++f) {
-              hand[5] = static_cast<holdem::Card>(f);
-              for (int g = f + 1; g < holdem::kCards; ++g) {
-                hand[6] = static_cast<holdem::Card>(g);
-                ++out.counts[static_cast<std::size_t>(holdem::evaluate7(hand.data()).category())];
-                ++out.hands;
-              }
-            }
-          }
-        }
-      }
-      if (out.hands >= next_report) {
-        std::fprintf(stderr, "[bench] %3.0f%% of 7-card hands (%.1f s)\n", 100.0 * static_cast<double>(out.hands) / kTotal,
-                     seconds_since(start));
-        next_report += kTotal / 10;
-      }
+  holdem::for_each_hand<K>([&](const holdem::Card* hand) {
+    ++out.counts[static_cast<std::size_t>(holdem::evaluate(hand, K).category())];
+    if (++out.hands == next_report && K == 7) {
+      std::fprintf(stderr, "[bench] %3.0f%% of 7-card hands (%.1f s)\n",
+                   100.0 * static_cast<double>(out.hands) / static_cast<double>(total), seconds_since(start));
+      next_report += total / 10;
     }
-  }
-  out.seconds = seconds_since(start);
-  return out;
-}
-
-Enumeration enumerate_five() {
-  Enumeration out;
-  std::array<holdem::Card, 5> hand{};
-  const auto start = Clock::now();
-  for (int a = 0; a < holdem::kCards; ++a) {
-    hand[0] = static_cast<holdem::Card>(a);
-    for (int b = a + 1; b < holdem::kCards; ++b) {
-      hand[1] = static_cast<holdem::Card>(b);
-      for (int c = b + 1; c < holdem::kCards; ++c) {
-        hand[2] = static_cast<holdem::Card>(c);
-        for (int d = c + 1; d < holdem::kCards; ++d) {
-          hand[3] = static_cast<holdem::Card>(d);
-          for (int e = d + 1; e < holdem::kCards; ++e) {
-            hand[4] = static_cast<holdem::Card>(e);
-            ++out.counts[static_cast<std::size_t>(holdem::evaluate5(hand.data()).category())];
-            ++out.hands;
-          }
-        }
-      }
-    }
-  }
+  });
   out.seconds = seconds_since(start);
   return out;
 }
@@ -193,8 +147,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "random seed")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  bool all_match = report("all 133,784,560 seven-card hands", enumerate_seven(), kPublishedSeven);
-  if (five) all_match = report("all 2,598,960 five-card hands", enumerate_five(), kPublishedFive) && all_match;
+  bool all_match = report("all 133,784,560 seven-card hands", enumerate<7>(133'784'560), kPublishedSeven);
+  if (five) all_match = report("all 2,598,960 five-card hands", enumerate<5>(2'598'960), kPublishedFive) && all_match;
 
   DeterministicRng rng(seed);
   if (random_count > 0) time_random_hands(rng, random_count);

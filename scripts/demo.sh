@@ -9,7 +9,11 @@
 #   3. bench_game_frames: 20 frames of a 4K-token MOBA match (its static shop
 #      catalog dropped to get that small) answered by the
 #      block-attention engine in full, prefix and block modes side by side
-#      (writes bench_game_frames.png).
+#      (writes bench_game_frames.png);
+#   4. kvframe-holdem: 30 hands of Texas Hold'em, the LLM bot (each decision a
+#      frame and an npc_action over the bridge, in-process over inproc://) and
+#      the LLM commentator against the rule bots, with the latency report and a
+#      replay page (build/holdem_replay.html).
 # Usage: scripts/demo.sh [kvframe-stream options, e.g. --frames 200 --frame-kb 1024]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,3 +33,6 @@ build/tools/kvframe-generate --model "$model" --chat --max-tokens 64 \
   --prompt "The wolves took three sheep last night. What do you do about it?"
 echo
 build/bench/bench_game_frames --model "$model" --frames 20 --tokens 4096 --drop shop
+echo
+build/tools/kvframe-holdem --model "$model" --bots llm,tag,station,random --hands 30 --seed 1 \
+  --replay-html build/holdem_replay.html

@@ -48,6 +48,13 @@ assert all(set(d["samples"]) == {"block", "full"} for d in record["decisions"])
 print("ok: report and replay record")
 PY
 cp "$work/match.html" "$work/match_1.html"
+# The page of a real match draws (tests/examples/replay has the thorough page test).
+if command -v chromium >/dev/null; then
+  chromium --headless --no-sandbox --disable-gpu --user-data-dir="$work/chromium" --virtual-time-budget=2000 \
+    --dump-dom "file://$work/match.html#hand=2&step=3" >"$work/dom.html" 2>/dev/null
+  grep -q 'data-drawn="1"' "$work/dom.html" && grep -q 'data-hand="2"' "$work/dom.html" && ! grep -q 'data-error=' "$work/dom.html" ||
+    { echo "FAIL: the real match's replay page did not draw hand 2"; failures=$((failures + 1)); }
+fi
 expect 0 "LLM bot in-process, same seed" -- "$holdem" "${llm_args[@]}" --json --replay-html "$work/match.html"
 python3 - "$work/match_1.html" "$work/match.html" <<'PY' || failures=$((failures + 1))
 import json, re, sys

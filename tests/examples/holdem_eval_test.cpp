@@ -165,26 +165,12 @@ TEST(HoldemEval, AllFiveCardHandsMatchPublishedCountsAnd7462Classes) {
   std::uint64_t royals = 0;
   ValueSet values;
   const HandValue royal = eval("As Ks Qs Js Ts");
-  std::array<Card, 5> hand{};
-  for (int a = 0; a < kCards; ++a) {
-    hand[0] = static_cast<Card>(a);
-    for (int b = a + 1; b < kCards; ++b) {
-      hand[1] = static_cast<Card>(b);
-      for (int c = b + 1; c < kCards; ++c) {
-        hand[2] = static_cast<Card>(c);
-        for (int d = c + 1; d < kCards; ++d) {
-          hand[3] = static_cast<Card>(d);
-          for (int e = d + 1; e < kCards; ++e) {
-            hand[4] = static_cast<Card>(e);
-            const HandValue value = evaluate5(hand.data());
-            ++counts[index_of(value.category())];
-            royals += value == royal;
-            values.add(value);
-          }
-        }
-      }
-    }
-  }
+  for_each_hand<5>([&](const Card* hand) {
+    const HandValue value = evaluate5(hand);
+    ++counts[index_of(value.category())];
+    royals += value == royal;
+    values.add(value);
+  });
   const Counts published = {1'302'540, 1'098'240, 123'552, 54'912, 10'200, 5'108, 3'744, 624, 40};
   EXPECT_EQ(counts, published);
   EXPECT_EQ(royals, 4u);
@@ -198,32 +184,12 @@ TEST(HoldemEval, AllSevenCardHandsMatchPublishedCountsAnd4824Classes) {
   std::uint64_t royals = 0;
   ValueSet values;
   const HandValue royal = eval("Ah Kh Qh Jh Th");
-  std::array<Card, 7> hand{};
-  for (int a = 0; a < kCards; ++a) {
-    hand[0] = static_cast<Card>(a);
-    for (int b = a + 1; b < kCards; ++b) {
-      hand[1] = static_cast<Card>(b);
-      for (int c = b + 1; c < kCards; ++c) {
-        hand[2] = static_cast<Card>(c);
-        for (int d = c + 1; d < kCards; ++d) {
-          hand[3] = static_cast<Card>(d);
-          for (int e = d + 1; e < kCards; ++e) {
-            hand[4] = static_cast<Card>(e);
-            for (int f = e + 1; f < kCards; ++f) {
-              hand[5] = static_cast<Card>(f);
-              for (int g = f + 1; g < kCards; ++g) {
-                hand[6] = static_cast<Card>(g);
-                const HandValue value = evaluate7(hand.data());
-                ++counts[index_of(value.category())];
-                royals += value == royal;
-                values.add(value);
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  for_each_hand<7>([&](const Card* hand) {
+    const HandValue value = evaluate7(hand);
+    ++counts[index_of(value.category())];
+    royals += value == royal;
+    values.add(value);
+  });
   const Counts published = {23'294'460, 58'627'800, 31'433'400, 6'461'620, 6'180'020,
                             4'047'644,  3'473'184,  224'848,    41'584};
   EXPECT_EQ(counts, published);

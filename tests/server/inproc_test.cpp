@@ -15,18 +15,27 @@ namespace {
 
 namespace kc = kvframe::client;
 
-TEST(InprocTest, ClientsInTheServersContextAreServed) {
+// A Server on `endpoint` over the state-echo backend.
+struct InprocServer {
+  explicit InprocServer(const std::string& endpoint) {
+    ServerParams params;
+    params.bind = endpoint;
+    auto created = Server::create(backend, params, log);
+    if (created) server = std::move(created).value();
+  }
   StateEchoBackend backend;
   std::ostringstream log_text;
-  Log log(LogLevel::kError, &log_text);
-  ServerParams params;
-  params.bind = "inproc://kvframe-inproc-test";
-  auto server = Server::create(backend, params, log);
-  ASSERT_TRUE(server) << server.error().message;
-  std::thread serving([&] { (*server)->run(); });
+  Log log{LogLevel::kError, &log_text};
+  std::unique_ptr<Server> server;
+};
+
+TEST(InprocTest, ClientsInTheServersContextAreServed) {
+  InprocServer local("inproc://kvframe-inproc-test");
+  ASSERT_TRUE(local.server) << local.log_text.str();
+  std::thread serving([&] { local.server->run(); });
   {
-    kc::Client::Params where((*server)->endpoint());
-    where.zmq_context = (*server)->zmq_context();
+    kc::Client::Params where(local.server->endpoint());
+    where.zmq_context = local.server->zmq_context();
     auto first = kc::Client::connect(where);
     auto second = kc::Client::connect(where);  // same context: its inproc names must not clash
     ASSERT_TRUE(first) << first.status().message();
@@ -40,22 +49,16 @@ TEST(InprocTest, ClientsInTheServersContextAreServed) {
       EXPECT_NE(answer.text.find("What now?"), std::string::npos) << answer.text;
     }
   }
-  (*server)->stop();
+  local.server->stop();
   serving.join();
 }
 
 TEST(InprocTest, WithoutTheContextAnInprocEndpointIsNotReached) {
-  StateEchoBackend backend;
-  std::ostringstream log_text;
-  Log log(LogLevel::kError, &log_text);
-  ServerParams params;
-  params.bind = "inproc://kvframe-inproc-unreached";
-  auto server = Server::create(backend, params, log);
-  ASSERT_TRUE(server) << server.error().message;
-  kc::Client::Params where((*server)->endpoint());
+  InprocServer local("inproc://kvframe-inproc-unreached");
+  ASSERT_TRUE(local.server) << local.log_text.str();
+  kc::Client::Params where(local.server->endpoint());
   where.connect_timeout_ms = 200;
-  auto client = kc::Client::connect(where);  // its own context: nothing bound there
-  EXPECT_FALSE(client);
+  EXPECT_FALSE(kc::Client::connect(where));  // its own context: nothing is bound there
 }
 
 }  // namespace
