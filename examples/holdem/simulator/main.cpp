@@ -49,7 +49,7 @@ struct Options {
   std::string server;
   std::string model = rt::default_model_path();
   std::vector<std::string> modes = {"block"};
-  int history = 40;  // ~4.5K tokens at a 4-seat table: the default model has 8K
+  int history = 30;  // up to ~5.5K tokens at a 4-seat table: the default model has 8K
   std::string commentary = "auto";
   bool json = false;
   std::string replay_html;

@@ -10,7 +10,12 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-double round_to(double value, double step) { return std::round(value / step) * step; }
+// Rounded to `digits` decimals, dividing last so JSON prints 162.2, not
+// 162.20000000000002 (1622 * 0.1 is not the double nearest 162.2).
+double round_to(double value, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(value * scale) / scale;
+}
 
 // bb/100 and the half-width of its 95% confidence interval (normal
 // approximation over per-hand results), from per-hand results in chips.
@@ -21,7 +26,7 @@ Json win_rate(const std::vector<double>& chips, std::int64_t big_blind) {
   const double mean = n > 0 ? sum / n : 0;
   for (double c : chips) squares += std::pow(c / static_cast<double>(big_blind) - mean, 2);
   const double sd = n > 1 ? std::sqrt(squares / (n - 1)) : 0;
-  return {{"bb_per_100", round_to(100 * mean, 0.1)}, {"ci95", round_to(n > 0 ? 196 * sd / std::sqrt(n) : 0, 0.1)}};
+  return {{"bb_per_100", round_to(100 * mean, 1)}, {"ci95", round_to(n > 0 ? 196 * sd / std::sqrt(n) : 0, 1)}};
 }
 
 // Per hand, what `a` won from `b`: every loser's chips go to the winners in
@@ -45,7 +50,7 @@ double percentile(std::vector<double> values, double p) {
 }
 
 Json spread(const std::vector<double>& values) {
-  return {{"p50", round_to(percentile(values, 50), 0.1)}, {"p99", round_to(percentile(values, 99), 0.1)}};
+  return {{"p50", round_to(percentile(values, 50), 1)}, {"p99", round_to(percentile(values, 99), 1)}};
 }
 
 bool same_action(const Action& a, const Action& b) {
@@ -77,12 +82,12 @@ Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*
           {"decisions", played_here},
           {"ttft_ms", spread(ttft)},
           {"total_ms", spread(total)},
-          {"tokens_encoded", round_to(encoded / n, 0.1)},
-          {"tokens_prompt", round_to(prompt / n, 0.1)},
-          {"encoded_share", prompt > 0 ? round_to(encoded / prompt, 0.0001) : 0.0},
-          {"cache_hit_rate", blocks > 0 ? round_to(reused / blocks, 0.0001) : 0.0},
+          {"tokens_encoded", round_to(encoded / n, 1)},
+          {"tokens_prompt", round_to(prompt / n, 1)},
+          {"encoded_share", prompt > 0 ? round_to(encoded / prompt, 4) : 0.0},
+          {"cache_hit_rate", blocks > 0 ? round_to(reused / blocks, 4) : 0.0},
           {"valid", valid},
-          {"agreement", round_to(static_cast<double>(agree) / n, 0.0001)}};
+          {"agreement", round_to(static_cast<double>(agree) / n, 4)}};
 }
 
 }  // namespace
