@@ -170,11 +170,7 @@ client::Expected<std::unique_ptr<Commentator>> Commentator::open(client::Client&
   return std::unique_ptr<Commentator>(new Commentator(std::move(opened.value())));
 }
 
-bool Commentator::notable(const Hand& hand) {
-  bool all_in = false;
-  for (const ActionRecord& record : hand.log()) all_in = all_in || record.all_in;
-  return hand.result().showdown || all_in || hand.pot() >= 20 * hand.config().big_blind;
-}
+bool Commentator::notable(const Hand& hand) { return hand.pot() >= 100 * hand.config().big_blind; }
 
 std::string Commentator::comment(const Hand& hand, std::uint64_t hand_number, const MatchMemory& memory, int viewer,
                                  const std::function<void(std::string_view)>& on_chunk) {
@@ -187,6 +183,7 @@ std::string Commentator::comment(const Hand& hand, std::uint64_t hand_number, co
   query.kind = KVF_TASK_COMMENTARY;
   query.max_tokens = 40;
   query.stream = true;
+  query.stop = {". ", "! ", "? ", "\n"};  // one sentence: the table does not wait for more
   Clock::time_point first_chunk;
   client::Answer answer = ask_and_wait(session_, query, &first_chunk, on_chunk);
   if (!frame_error->empty() || !answer.status) return {};

@@ -55,9 +55,10 @@ class LlmPlayer : public Player {
   std::string last_error_;
 };
 
-// Streams commentary on the notable hands: a showdown, an all-in, or a pot of
-// at least 20 big blinds. Each is one text query on the finished hand's
-// gamecore, its chunks handed to `on_chunk` as they arrive.
+// Streams commentary on the notable hands, those whose pot reached 100 big
+// blinds (a stack's worth: an all-in was called, or a big multiway pot). Each
+// is one sentence from a text query on the finished hand's gamecore, its
+// chunks handed to `on_chunk` as they arrive.
 class Commentator {
  public:
   static client::Expected<std::unique_ptr<Commentator>> open(client::Client& client, const LlmParams& params);
