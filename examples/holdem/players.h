@@ -36,6 +36,9 @@ struct ModelSample {
   std::string answer;          // the action JSON as the model wrote it
   bool valid = false;          // a legal action
   Action action;               // when valid
+
+  // Whether this answer is the action that was played.
+  bool chose(const Action& played) const { return valid && action == played; }
 };
 
 struct Decision {

@@ -65,6 +65,11 @@ struct Action {
   static Action check() { return {ActionKind::kCheck, 0}; }
   static Action call() { return {ActionKind::kCall, 0}; }
   static Action raise_to(std::int64_t to) { return {ActionKind::kRaise, to}; }
+  // The same move: the amount counts only for raises.
+  friend bool operator==(const Action& a, const Action& b) {
+    return a.kind == b.kind && (a.kind != ActionKind::kRaise || a.amount == b.amount);
+  }
+  friend bool operator!=(const Action& a, const Action& b) { return !(a == b); }
 };
 
 // What the seat to act may do. Folding is always allowed.

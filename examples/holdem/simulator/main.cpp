@@ -120,8 +120,7 @@ Json replay_record(const hd::Match& match, const Options& o, const Json& report)
       samples[s.mode] = {{"ttft_ms", s.ttft_ms},         {"total_ms", s.total_ms},
                          {"tokens_encoded", s.tokens_encoded}, {"tokens_prompt", s.tokens_prompt},
                          {"answer", s.answer},           {"valid", s.valid}};
-      agree = agree && s.valid && s.action.kind == d.decision.action.kind &&
-              s.action.amount == d.decision.action.amount;
+      agree = agree && s.chose(d.decision.action);
     }
     record["decisions"].push_back({{"hand", d.hand},
                                    {"seat", d.seat},
@@ -217,10 +216,7 @@ int run(const Options& o) {
          << s.tokens_encoded << "/" << s.tokens_prompt << " tokens encoded" << (d.invalid ? "  INVALID" : "");
     for (std::size_t i = 1; i < d.samples.size(); ++i) {
       line << " | " << d.samples[i].mode << " " << static_cast<int>(d.samples[i].total_ms) << " ms"
-           << (d.samples[i].valid && d.samples[i].action.kind == d.action.kind &&
-                       d.samples[i].action.amount == d.action.amount
-                   ? ""
-                   : " (differs: " + d.samples[i].answer + ")");
+           << (d.samples[i].chose(d.action) ? "" : " (differs: " + d.samples[i].answer + ")");
     }
     human << line.str() << "\n" << std::flush;
   };

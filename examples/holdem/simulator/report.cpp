@@ -53,10 +53,6 @@ Json spread(const std::vector<double>& values) {
   return {{"p50", round_to(percentile(values, 50), 1)}, {"p99", round_to(percentile(values, 99), 1)}};
 }
 
-bool same_action(const Action& a, const Action& b) {
-  return a.kind == b.kind && (a.kind != ActionKind::kRaise || a.amount == b.amount);
-}
-
 Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*>& decisions) {
   std::vector<double> ttft, total;
   double encoded = 0, prompt = 0, reused = 0, blocks = 0;
@@ -74,7 +70,7 @@ Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*
       reused += static_cast<double>(s.blocks_reused);
       blocks += static_cast<double>(s.blocks_total);
       valid += s.valid;
-      agree += s.valid && same_action(s.action, record->decision.action);
+      agree += s.chose(record->decision.action);
     }
   }
   const double n = std::max<double>(1, static_cast<double>(played_here));
