@@ -3,8 +3,6 @@
 #include "holdem/simulator/match.h"
 
 #include <chrono>
-#include <future>
-#include <mutex>
 
 namespace kvframe::examples::holdem {
 namespace {
@@ -23,51 +21,6 @@ const char* const kPlayerSystem =
 const char* const kCommentatorSystem =
     "You are a lively poker TV commentator. The game state is JSON; history's last entry is the hand just "
     "played. Comment on it in one or two short sentences.";
-
-// What one query's events leave behind (written on the client's thread).
-struct QueryOutcome {
-  std::mutex mutex;
-  bool first_chunk_seen = false;
-  Clock::time_point first_chunk{};
-  std::promise<client::Answer> done;
-  client::Answer answer;
-};
-
-// Sends the query and waits for its Result or Error, noting when the first
-// chunk came; `on_chunk` sees each streamed piece.
-client::Answer ask_and_wait(client::Session& session, const client::QueryParams& query,
-                            Clock::time_point* first_chunk,
-                            const std::function<void(std::string_view)>& on_chunk = {}) {
-  auto outcome = std::make_shared<QueryOutcome>();
-  std::future<client::Answer> done = outcome->done.get_future();
-  client::Expected<uint64_t> sent = session.query(query, [outcome, on_chunk](const client::Event& e) {
-    if (e.type() == KVF_EVENT_CHUNK) {
-      if (!outcome->first_chunk_seen) {
-        outcome->first_chunk_seen = true;
-        outcome->first_chunk = Clock::now();
-      }
-      outcome->answer.chunks.emplace_back(e.text());
-      if (on_chunk) on_chunk(e.text());
-      return;
-    }
-    if (e.type() == KVF_EVENT_RESULT) {
-      outcome->answer.text = std::string(e.text());
-      outcome->answer.action_json = std::string(e.action_json());
-      outcome->answer.report = e.report();
-    } else {
-      outcome->answer.status = client::Status(e.error_code(), std::string(e.text()));
-    }
-    outcome->done.set_value(std::move(outcome->answer));
-  });
-  if (!sent) {
-    client::Answer failed;
-    failed.status = sent.status();
-    return failed;
-  }
-  client::Answer answer = done.get();
-  *first_chunk = outcome->first_chunk_seen ? outcome->first_chunk : Clock::now();
-  return answer;
-}
 
 // Sends `json` as the session's next whole frame; its error, if any, lands in `error`.
 void send_frame(client::Session& session, uint64_t number, const std::string& json,
@@ -117,10 +70,9 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
   auto frame_error = std::make_shared<std::string>();
   const Clock::time_point start = Clock::now();
   send_frame(mode.session, ++mode.frames, frame, frame_error);
-  Clock::time_point first_chunk;
-  client::Answer answer = ask_and_wait(mode.session, query, &first_chunk);
+  client::Answer answer = mode.session.ask(query).get();
   const Clock::time_point end = Clock::now();
-  sample.ttft_ms = ms_since(start, first_chunk);
+  sample.ttft_ms = ms_since(start, answer.first_chunk_at.value_or(end));
   sample.total_ms = ms_since(start, end);
   if (!frame_error->empty() || !answer.status) {
     last_error_ = !frame_error->empty() ? *frame_error : answer.status.message();
@@ -184,8 +136,7 @@ std::string Commentator::comment(const Hand& hand, std::uint64_t hand_number, co
   query.max_tokens = 40;
   query.stream = true;
   query.stop = {". ", "! ", "? ", "\n"};  // one sentence: the table does not wait for more
-  Clock::time_point first_chunk;
-  client::Answer answer = ask_and_wait(session_, query, &first_chunk, on_chunk);
+  client::Answer answer = session_.ask(query, on_chunk).get();
   if (!frame_error->empty() || !answer.status) return {};
   return answer.text;
 }

@@ -13,6 +13,7 @@
 // Session must not outlive its Client.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <future>
@@ -186,6 +187,8 @@ struct Answer {
   std::string action_json;
   std::optional<kvf_report> report;
   std::vector<std::string> chunks;  // streamed pieces, in order
+  // When the first chunk arrived (time to first token as the game sees it).
+  std::optional<std::chrono::steady_clock::time_point> first_chunk_at;
   // The Result event (a kvf_event_clone), kept when it carries an action:
   // the Values of action() read it in place.
   std::shared_ptr<const PolledEvent> action_event;
@@ -307,15 +310,18 @@ class Session {
     return request_id;
   }
 
-  // The query's whole answer, chunks included, once it is there.
-  std::future<Answer> ask(const QueryParams& params) {
+  // The query's whole answer, chunks included, once it is there. `on_chunk`
+  // sees each streamed piece as it arrives (on the client's thread).
+  std::future<Answer> ask(const QueryParams& params, std::function<void(std::string_view)> on_chunk = {}) {
     auto promise = std::make_shared<std::promise<Answer>>();
     auto answer = std::make_shared<Answer>();
     std::future<Answer> future = promise->get_future();
-    Expected<uint64_t> sent = query(params, [promise, answer](const Event& e) {
+    Expected<uint64_t> sent = query(params, [promise, answer, on_chunk](const Event& e) {
       switch (e.type()) {
         case KVF_EVENT_CHUNK:
+          if (answer->chunks.empty()) answer->first_chunk_at = std::chrono::steady_clock::now();
           answer->chunks.emplace_back(e.text());
+          if (on_chunk) on_chunk(e.text());
           return;
         case KVF_EVENT_RESULT: {
           answer->text = std::string(e.text());
