@@ -31,22 +31,6 @@ struct Engine::Impl {
   SchemaCache schemas;               // over the tokenizer, ended by stop_tokens
 };
 
-namespace {
-
-// What a block's KV depends on besides its tokens and context: the model's
-// shape, weights' name and compute dtype.
-uint64_t model_fingerprint(const Model& model) {
-  const ModelConfig& c = model.config();
-  const std::string text = c.arch + "|" + c.name + "|" + std::to_string(c.n_layer) + "|" + std::to_string(c.n_embd) +
-                           "|" + std::to_string(c.n_head) + "|" + std::to_string(c.n_head_kv) + "|" +
-                           std::to_string(c.head_dim) + "|" + std::to_string(c.n_ff) + "|" +
-                           std::to_string(c.n_vocab) + "|" + std::to_string(c.rope.freq_base) + "|" +
-                           std::string(c10::toString(model.dtype()));
-  return XXH3_64bits(text.data(), text.size());
-}
-
-}  // namespace
-
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
@@ -80,7 +64,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, Tok
                                                   std::to_string(model->config().n_vocab)};
   }
   if (params.cache_bytes < 0) return Error{ErrorCode::kInvalidArgument, "cache_bytes must not be negative"};
-  const uint64_t fingerprint = model_fingerprint(*model);
+  const uint64_t fingerprint = model->context_fingerprint();
   std::vector<TokenId> stops =
       default_stop_tokens(tokenizer, chat_template ? chat_template->end_of_turn() : std::string());
   auto vocabulary = token_vocabulary(tokenizer, stops);

@@ -21,6 +21,30 @@ Result<std::vector<BlockKv>> Model::encode_blocks(const std::vector<std::vector<
   }
 }
 
+namespace {
+
+// Each block a row with no earlier entries of its own; every layer's keys
+// (before RoPE) and values kept, and the pass ends at the last layer's.
+class EncoderPlan final : public RowsPlan {
+ public:
+  EncoderPlan(std::vector<Group> groups, const KvCache* context, Rope::Table table, const AttentionShape& shape,
+              at::Tensor& all_k, at::Tensor& all_v)
+      : RowsPlan(std::move(groups), context, std::move(table), shape), all_k_(all_k), all_v_(all_v) {}
+
+ protected:
+  bool keep(int64_t l, const at::Tensor& k_raw, const at::Tensor&, const at::Tensor& v) override {
+    all_k_[l].copy_(k_raw.transpose(0, 1));
+    all_v_[l].copy_(v.transpose(0, 1));
+    return l + 1 < all_k_.size(0);  // nothing reads the last layer's output
+  }
+
+ private:
+  at::Tensor& all_k_;
+  at::Tensor& all_v_;
+};
+
+}  // namespace
+
 Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                                         const KvCache* context) const {
   const int64_t n_layer = config.n_layer, H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
@@ -41,37 +65,13 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   const int64_t T = packed.tokens();
   at::Tensor context_padding;
   if (S > 0 && context->padding.defined()) context_padding = context->padding.narrow(0, 0, S);
-  const std::vector<Group> groups = plan_groups(packed, S, context_padding, H, device);
-  const Rope::Table rope_table = rope.table(at::tensor(packed.positions, at::kLong).to(device));
   // Keys before RoPE and values, per layer: [n_layer, KH, T, d].
   const auto options = at::TensorOptions(dtype).device(device);
   at::Tensor all_k = at::empty({n_layer, KH, T, d}, options), all_v = at::empty({n_layer, KH, T, d}, options);
-
-  at::Tensor x = weights.embed.index_select(0, at::tensor(packed.ids, at::kLong).to(device));
-  for (int64_t l = 0; l < n_layer; ++l) {
-    const LayerWeights& w = weights.layers[l];
-    // Nothing reads the last layer's output: it needs keys and values only, so
-    // its query rows of the fused projection are skipped and it ends there.
-    const bool last = l == n_layer - 1;
-    const int64_t skip = last ? H * d : 0;
-    at::Tensor qkv = at::linear(rms_norm(x, w.attn_norm), w.wqkv.narrow(0, skip, w.wqkv.size(0) - skip),
-                                w.bqkv.defined() ? w.bqkv.narrow(0, skip, w.bqkv.size(0) - skip) : at::Tensor());
-    at::Tensor k = qkv.narrow(1, H * d - skip, KH * d).view({T, KH, d});
-    at::Tensor v = qkv.narrow(1, (H + KH) * d - skip, KH * d).view({T, KH, d});
-    all_k[l].copy_(k.transpose(0, 1));
-    all_v[l].copy_(v.transpose(0, 1));
-    if (last) break;
-
-    at::Tensor q = Rope::apply(qkv.narrow(1, 0, H * d).view({T, H, d}), rope_table);
-    k = Rope::apply(k, rope_table);
-    // A block's own keys are its new tokens, gathered into each group's slots.
-    x = grouped_attention_and_ffn(w, x, q, groups, context, l, [&](const Group& g) {
-      auto slots = [&](const at::Tensor& t) {
-        return t.index_select(0, g.gather).view({g.B, g.Lmax, KH, d}).permute({2, 0, 1, 3});
-      };
-      return std::pair{slots(k), slots(v)};
-    });
-  }
+  const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device));
+  EncoderPlan plan(plan_groups(packed, S, context_padding, H, device), context, rope_table, {H, KH, d, dtype}, all_k,
+                   all_v);
+  run(id_tensor(packed.ids, device), rope_table, plan, adapts(PromptPart::kContext));
 
   // Each block's own contiguous copy: a block kept across frames must not pin
   // this call's whole buffer. Keys first, then values, to bound the peak.

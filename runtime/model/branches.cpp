@@ -20,6 +20,35 @@
 #include "model_impl.h"
 
 namespace kvframe::runtime {
+namespace {
+
+// Each row's new keys and values are written to its branch (entries after
+// its earlier ones), and its own keys are then the branch's entries.
+class BranchPlan final : public RowsPlan {
+ public:
+  BranchPlan(std::vector<Group> groups, const KvCache* shared, Rope::Table table, const AttentionShape& shape,
+             BranchCache& branches, at::Tensor row_of, at::Tensor entry_of)
+      : RowsPlan(std::move(groups), shared, std::move(table), shape),
+        branches_(branches), row_of_(std::move(row_of)), entry_of_(std::move(entry_of)) {}
+
+ protected:
+  bool keep(int64_t l, const at::Tensor&, const at::Tensor& k, const at::Tensor& v) override {
+    using at::indexing::Slice;
+    branches_.k[static_cast<size_t>(l)].index_put_({row_of_, Slice(), entry_of_}, k);
+    branches_.v[static_cast<size_t>(l)].index_put_({row_of_, Slice(), entry_of_}, v);
+    return true;
+  }
+  std::pair<at::Tensor, at::Tensor> own_kv(int64_t l, const Group& g, const at::Tensor&, const at::Tensor&) override {
+    auto own = [&](const at::Tensor& t) { return t.narrow(2, 0, g.keys).index_select(0, g.members).permute({1, 0, 2, 3}); };
+    return {own(branches_.k[static_cast<size_t>(l)]), own(branches_.v[static_cast<size_t>(l)])};
+  }
+
+ private:
+  BranchCache& branches_;
+  at::Tensor row_of_, entry_of_;
+};
+
+}  // namespace
 
 Result<BranchCache> Model::new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const {
   try {
@@ -97,8 +126,6 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
   const int64_t S = shared.length;
   at::Tensor shared_padding;
   if (S > 0 && shared.padding.defined()) shared_padding = shared.padding.narrow(0, 0, S);
-  const std::vector<Group> groups = plan_groups(packed, S, shared_padding, H, device);
-  const Rope::Table rope_table = rope.table(at::tensor(packed.positions, at::kLong).to(device));
   // Where each packed token goes (branch, entry), and each row's last token.
   std::vector<int64_t> rows, entries, active, last;
   for (size_t b : packed.order) {
@@ -109,29 +136,11 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
     active.push_back(static_cast<int64_t>(b));
     last.push_back(packed.starts[b] + packed.lengths[b] - 1);
   }
-  const at::Tensor row_of = at::tensor(rows, at::kLong).to(device), entry_of = at::tensor(entries, at::kLong).to(device);
-  using at::indexing::Slice;
-
-  at::Tensor x = weights.embed.index_select(0, at::tensor(packed.ids, at::kLong).to(device));
-  for (int64_t l = 0; l < config.n_layer; ++l) {
-    const LayerWeights& w = weights.layers[l];
-    at::Tensor qkv = at::linear(rms_norm(x, w.attn_norm), w.wqkv, w.bqkv);
-    at::Tensor q = Rope::apply(qkv.narrow(1, 0, H * d).view({T, H, d}), rope_table);
-    at::Tensor k = Rope::apply(qkv.narrow(1, H * d, KH * d).view({T, KH, d}), rope_table);
-    branches.k[l].index_put_({row_of, Slice(), entry_of}, k);
-    branches.v[l].index_put_({row_of, Slice(), entry_of}, qkv.narrow(1, (H + KH) * d, KH * d).view({T, KH, d}));
-    // A row's own keys are its branch's entries, new ones included.
-    x = grouped_attention_and_ffn(w, x, q, groups, &shared, l, [&](const Group& g) {
-      auto own = [&](const at::Tensor& t) {
-        return t.narrow(2, 0, g.keys).index_select(0, g.members).permute({1, 0, 2, 3});
-      };
-      return std::pair{own(branches.k[l]), own(branches.v[l])};
-    });
-  }
-
-  x = x.index_select(0, at::tensor(last, at::kLong).to(device));
-  logits.index_copy_(0, at::tensor(active, at::kLong).to(device),
-                     at::linear(rms_norm(x, weights.output_norm), weights.output).to(at::kFloat));
+  const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device));
+  BranchPlan plan(plan_groups(packed, S, shared_padding, H, device), &shared, rope_table, {H, KH, d, dtype}, branches,
+                  id_tensor(rows, device), id_tensor(entries, device));
+  at::Tensor x = run(id_tensor(packed.ids, device), rope_table, plan, adapts(PromptPart::kQuery));
+  logits.index_copy_(0, id_tensor(active, device), head(x.index_select(0, id_tensor(last, device))));
   for (size_t b : packed.order) branches.length[b] += packed.lengths[b];
   return logits;
 }

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "model_impl.h"
+#include "model_impl.h"  // check_ids, check_cache
 
 namespace kvframe::runtime {
 namespace {
@@ -128,21 +128,24 @@ at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor
   return out.permute({1, 3, 0, 2, 4}).reshape({B * Lmax, H * d}).index_select(0, g.real);
 }
 
-at::Tensor Model::Impl::grouped_attention_and_ffn(const LayerWeights& w, const at::Tensor& x, const at::Tensor& q,
-                                                  const std::vector<Group>& groups, const KvCache* context, int64_t l,
-                                                  const OwnKv& own_kv) const {
-  const AttentionShape shape{config.n_head, config.n_head_kv, config.head_dim, dtype};
+at::Tensor gather_slots(const Group& g, const at::Tensor& t) {
+  return t.index_select(0, g.gather).view({g.B, g.Lmax, t.size(1), t.size(2)}).permute({2, 0, 1, 3});
+}
+
+at::Tensor RowsPlan::attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const at::Tensor rotated = Rope::apply(k, rope_table_);
+  if (!keep(layer, k, rotated, v)) return {};
   at::Tensor ctx_k, ctx_v;
-  if (context && context->length > 0) {
-    ctx_k = context->k[l].narrow(1, 0, context->length);
-    ctx_v = context->v[l].narrow(1, 0, context->length);
+  if (context_ && context_->length > 0) {
+    ctx_k = context_->k[static_cast<size_t>(layer)].narrow(1, 0, context_->length);
+    ctx_v = context_->v[static_cast<size_t>(layer)].narrow(1, 0, context_->length);
   }
   std::vector<at::Tensor> outs;
-  for (const Group& g : groups) {
-    const auto [k, v] = own_kv(g);
-    outs.push_back(group_attention(g, q, k, v, ctx_k, ctx_v, shape));
+  for (const Group& g : groups_) {
+    const auto [own_k, own_v] = own_kv(layer, g, rotated, v);
+    outs.push_back(group_attention(g, q, own_k, own_v, ctx_k, ctx_v, shape_));
   }
-  return feed_forward(w, x + at::linear(groups.size() == 1 ? outs[0] : at::cat(outs), w.wo));
+  return outs.size() == 1 ? outs[0] : at::cat(outs);
 }
 
 Status Model::Impl::check_ids(const std::vector<std::vector<int32_t>>& rows, const std::string& what) const {

@@ -1,7 +1,8 @@
 // Batched attention over ragged rows of new tokens (grouped_attention.cpp),
 // shared by block attention's encoder (block_encoder.cpp: each row a block,
-// with no earlier entries of its own) and branch decoding (branches.cpp: each
-// row a branch's new tokens, after the branch's earlier entries).
+// with no earlier entries of its own), branch decoding (branches.cpp: each
+// row a branch's new tokens, after the branch's earlier entries) and
+// training (training.cpp: a sample's prefix, blocks and query).
 //
 // All rows' tokens are packed into one [T, n_embd] sequence, so embeddings,
 // norms and the QKV / output / FFN matmuls run once over all of them. Only
@@ -22,7 +23,11 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
+
+#include "forward_pass.h"
+#include "kvframe/runtime/model.h"
 
 namespace kvframe::runtime {
 
@@ -78,6 +83,41 @@ std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor&
 // or undefined. Returns the group's real rows [tokens, H d], in packed order.
 at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
                            const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s);
+
+// Slots [KH, B, Lmax, d] of group g filled from packed rows t [T, KH, d]
+// (each row's own keys or values when they are this pass's new tokens alone).
+at::Tensor gather_slots(const Group& g, const at::Tensor& t);
+
+// The attention plan of ragged rows: per layer, each group's queries over the
+// context's visible entries (read from `context`; none when null) and the
+// row's own keys and values, which own_kv gives. Keys are rotated at the
+// tokens' positions (rope_table) before own_kv sees them.
+class RowsPlan : public AttentionPlan {
+ public:
+  RowsPlan(std::vector<Group> groups, const KvCache* context, Rope::Table rope_table, const AttentionShape& shape)
+      : groups_(std::move(groups)), context_(context), rope_table_(std::move(rope_table)), shape_(shape) {}
+  at::Tensor attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) final;
+
+ protected:
+  // Called first in every layer with the packed keys, un-rotated and rotated,
+  // and values (to store them). False ends the pass after this layer.
+  virtual bool keep(int64_t /*layer*/, const at::Tensor& /*k_raw*/, const at::Tensor& /*k*/,
+                    const at::Tensor& /*v*/) {
+    return true;
+  }
+  // Group g's own keys and values [KH, B, >= g.keys, d]. By default this
+  // pass's new tokens, gathered into the group's slots.
+  virtual std::pair<at::Tensor, at::Tensor> own_kv(int64_t /*layer*/, const Group& g, const at::Tensor& k,
+                                                   const at::Tensor& v) {
+    return {gather_slots(g, k), gather_slots(g, v)};
+  }
+
+ private:
+  std::vector<Group> groups_;
+  const KvCache* context_;
+  Rope::Table rope_table_;
+  AttentionShape shape_;
+};
 
 // Softmax over the last dimension in fp32 whatever the dtype, returned in `dtype`.
 inline at::Tensor softmax_fp32(const at::Tensor& scores, at::ScalarType dtype) {

@@ -1,7 +1,10 @@
-// The decoder's forward pass (Model::Impl is in model_impl.h; shapes as there).
+// Model: loading, KV caches, and forward() — the forward pass (forward_pass.cpp)
+// appending to a KvCache, as prefills and decoding steps do.
 #include "kvframe/runtime/model.h"
 
+#include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,69 +16,76 @@
 #include "weights.h"
 
 namespace kvframe::runtime {
+namespace {
 
-// Causal attention of the n new queries (entries start .. start+n-1) over the
-// cached keys of one layer, in chunks of query rows so the score matrix stays
-// small at 8K-token prefills and each chunk reads only the keys it can see.
-// padding: undefined, or bool [start] masking the cache's earlier entries.
-at::Tensor Model::Impl::attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                                  int64_t start, const at::Tensor& padding) const {
-  constexpr int64_t kQueryChunk = 512;
-  const int64_t n = q.size(0);
-  if (n <= kQueryChunk) return attention_chunk(q, keys, values, padding);
-  std::vector<at::Tensor> parts;
-  for (int64_t i = 0; i < n; i += kQueryChunk) {
-    const int64_t rows = std::min(kQueryChunk, n - i), visible = start + i + rows;
-    parts.push_back(
-        attention_chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible), values.narrow(1, 0, visible), padding));
+// forward()'s plan: n new tokens appended to one sequence's cache. Each
+// layer's keys (rotated) and values are written to entries length .. +n-1,
+// and the tokens attend causally over every visible entry.
+class CachePlan final : public AttentionPlan {
+ public:
+  CachePlan(const ModelConfig& config, KvCache& cache, Rope::Table rope_table)
+      : config_(config), cache_(cache), rope_table_(std::move(rope_table)) {
+    // Only the entries cached before this call can be masked: the new tokens'
+    // own entries are always visible.
+    if (cache.padding.defined() && cache.length > 0) padding_ = cache.padding.narrow(0, 0, cache.length);
   }
-  return at::cat(parts);
-}
 
-// n queries over L keys, the last n of which are the queries' own entries;
-// padding (if defined) masks the leading padding.size(0) keys.
-at::Tensor Model::Impl::attention_chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                                        const at::Tensor& padding) const {
-  const int64_t n = q.size(0), H = config.n_head, KH = config.n_head_kv, G = H / KH;
-  const int64_t d = config.head_dim, L = keys.size(1);
-  // Query head h reads key/value head h / G: group the G heads of each KV head
-  // so one batched matmul per KV head covers them without copying K or V.
-  at::Tensor qg = q.reshape({n, KH, G, d}).permute({1, 2, 0, 3}).reshape({KH, G * n, d});
-  // Query i (entry L - n + i) sees keys 0 .. L - n + i: only the last n keys
-  // (the diagonal block) can be in a query's future, so the causal mask is
-  // applied there alone, in place; scaling q instead of the scores saves
-  // another pass over the [KH, G n, L] scores (each pass measured as slow as
-  // the matmul on CPU at 8K tokens). A padded cache costs one more pass, over
-  // its earlier entries only.
-  at::Tensor scores = at::matmul(qg * (1.0 / std::sqrt(static_cast<double>(d))), keys.transpose(1, 2));
-  if (n > 1) {
-    const auto on_device = at::TensorOptions(at::kLong).device(device);
-    at::Tensor rows = at::arange(0, n, on_device);
-    at::Tensor future = rows.unsqueeze(0) > rows.unsqueeze(1);  // [n, n], broadcast over KH and G
-    scores.view({KH, G, n, L}).narrow(3, L - n, n).masked_fill_(future, -INFINITY);
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
+    const int64_t n = q.size(0), start = cache_.length;
+    cache_.k[l].narrow(1, start, n).copy_(Rope::apply(k, rope_table_).transpose(0, 1));
+    cache_.v[l].narrow(1, start, n).copy_(v.transpose(0, 1));
+    return attention(q, cache_.k[l].narrow(1, 0, start + n), cache_.v[l].narrow(1, 0, start + n), start);
   }
-  if (padding.defined()) scores.narrow(2, 0, padding.size(0)).masked_fill_(padding, -INFINITY);
-  at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(dtype);  // softmax in fp32 whatever the dtype
-  at::Tensor out = at::matmul(probs, values);  // [KH, G n, d]
-  return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});
-}
 
-at::Tensor Model::Impl::layer(const LayerWeights& w, at::Tensor x, KvCache& cache, int64_t l,
-                              const Rope::Table& rope_table, const at::Tensor& padding) const {
-  const int64_t n = x.size(0), start = cache.length;
-  const int64_t H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
+ private:
+  // Causal attention of the n new queries (entries start .. start+n-1) over
+  // the cached keys of one layer, in chunks of query rows so the score matrix
+  // stays small at 8K-token prefills and each chunk reads only the keys it can see.
+  at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t start) const {
+    constexpr int64_t kQueryChunk = 512;
+    const int64_t n = q.size(0);
+    if (n <= kQueryChunk) return chunk(q, keys, values);
+    std::vector<at::Tensor> parts;
+    for (int64_t i = 0; i < n; i += kQueryChunk) {
+      const int64_t rows = std::min(kQueryChunk, n - i), visible = start + i + rows;
+      parts.push_back(chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible), values.narrow(1, 0, visible)));
+    }
+    return at::cat(parts);
+  }
 
-  at::Tensor qkv = at::linear(rms_norm(x, w.attn_norm), w.wqkv, w.bqkv);
-  at::Tensor q = Rope::apply(qkv.narrow(1, 0, H * d).view({n, H, d}), rope_table);
-  at::Tensor k = Rope::apply(qkv.narrow(1, H * d, KH * d).view({n, KH, d}), rope_table);
-  at::Tensor v = qkv.narrow(1, (H + KH) * d, KH * d).view({n, KH, d});
-  cache.k[l].narrow(1, start, n).copy_(k.transpose(0, 1));
-  cache.v[l].narrow(1, start, n).copy_(v.transpose(0, 1));
-  at::Tensor keys = cache.k[l].narrow(1, 0, start + n);
-  at::Tensor values = cache.v[l].narrow(1, 0, start + n);
-  x = x + at::linear(attention(q, keys, values, start, padding), w.wo);
-  return feed_forward(w, x);
-}
+  // n queries over L keys, the last n of which are the queries' own entries;
+  // padding_ (if defined) masks the leading padding_.size(0) keys.
+  at::Tensor chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values) const {
+    const ModelConfig& c = config_;
+    const int64_t n = q.size(0), H = c.n_head, KH = c.n_head_kv, G = H / KH, d = c.head_dim, L = keys.size(1);
+    // Query head h reads key/value head h / G: group the G heads of each KV head
+    // so one batched matmul per KV head covers them without copying K or V.
+    at::Tensor qg = q.reshape({n, KH, G, d}).permute({1, 2, 0, 3}).reshape({KH, G * n, d});
+    // Query i (entry L - n + i) sees keys 0 .. L - n + i: only the last n keys
+    // (the diagonal block) can be in a query's future, so the causal mask is
+    // applied there alone, in place; scaling q instead of the scores saves
+    // another pass over the [KH, G n, L] scores (each pass measured as slow as
+    // the matmul on CPU at 8K tokens). A padded cache costs one more pass, over
+    // its earlier entries only.
+    at::Tensor scores = at::matmul(qg * (1.0 / std::sqrt(static_cast<double>(d))), keys.transpose(1, 2));
+    if (n > 1) {
+      at::Tensor rows = at::arange(0, n, at::TensorOptions(at::kLong).device(q.device()));
+      at::Tensor future = rows.unsqueeze(0) > rows.unsqueeze(1);  // [n, n], broadcast over KH and G
+      scores.view({KH, G, n, L}).narrow(3, L - n, n).masked_fill_(future, -INFINITY);
+    }
+    if (padding_.defined()) scores.narrow(2, 0, padding_.size(0)).masked_fill_(padding_, -INFINITY);
+    at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());  // softmax in fp32 whatever the dtype
+    at::Tensor out = at::matmul(probs, values);                          // [KH, G n, d]
+    return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});
+  }
+
+  const ModelConfig& config_;
+  KvCache& cache_;
+  Rope::Table rope_table_;
+  at::Tensor padding_;
+};
+
+}  // namespace
 
 Status Model::Impl::check_padding(const KvCache& cache) const {
   const at::Tensor& p = cache.padding;
@@ -129,12 +139,24 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
   }
 
   try {
-    c10::InferenceMode inference;  // no autograd bookkeeping
+    // No autograd bookkeeping, but ordinary tensors (not InferenceMode's):
+    // training passes read the weights under autograd.
+    at::NoGradGuard no_grad;
     auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
     if (!weights) return weights.error();
     auto impl = std::make_unique<Impl>(
-        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype});
-    return std::unique_ptr<Model>(new Model(std::move(impl)));
+        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0});
+    std::unique_ptr<Model> model(new Model(std::move(impl)));
+    if (!params.lora.empty()) {
+      auto adapter = LoraAdapter::load(params.lora, model->config(), *device);
+      if (!adapter) return adapter.error();
+      if (params.lora_merge) {
+        if (auto failed = model->impl_->merge(**adapter)) return *failed;
+      } else if (auto failed = model->set_adapter(std::move(adapter).value())) {
+        return *failed;
+      }
+    }
+    return model;
   } catch (const c10::Error& e) {
     return backend_error(e, "loading the weights");
   }
@@ -152,12 +174,66 @@ Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& con
   auto dtype = parse_dtype(params.dtype, *device);
   if (!dtype) return dtype.error();
   try {
-    c10::InferenceMode inference;
-    auto impl = std::make_unique<Impl>(Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype});
+    at::NoGradGuard no_grad;
+    auto impl = std::make_unique<Impl>(
+        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0});
     return std::unique_ptr<Model>(new Model(std::move(impl)));
   } catch (const c10::Error& e) {
     return backend_error(e, "making the weights");
   }
+}
+
+uint64_t Model::context_fingerprint() const {
+  const ModelConfig& c = impl_->config;
+  uint64_t adapter = impl_->merged_adapter;
+  if (impl_->adapter && impl_->adapts(PromptPart::kContext)) adapter ^= impl_->adapter->fingerprint();
+  const std::string text = c.arch + "|" + c.name + "|" + std::to_string(c.n_layer) + "|" + std::to_string(c.n_embd) +
+                           "|" + std::to_string(c.n_head) + "|" + std::to_string(c.n_head_kv) + "|" +
+                           std::to_string(c.head_dim) + "|" + std::to_string(c.n_ff) + "|" +
+                           std::to_string(c.n_vocab) + "|" + std::to_string(c.rope.freq_base) + "|" +
+                           std::string(c10::toString(impl_->dtype)) + "|" + std::to_string(adapter);
+  return XXH3_64bits(text.data(), text.size());
+}
+
+const std::shared_ptr<LoraAdapter>& Model::adapter() const { return impl_->adapter; }
+
+Status Model::set_adapter(std::shared_ptr<LoraAdapter> adapter) {
+  if (adapter) {
+    const LoraAdapter::Impl& a = LoraAccess::of(*adapter);
+    const ModelConfig& c = impl_->config;
+    if (a.arch != c.arch || a.n_layer != c.n_layer || a.n_head != c.n_head || a.n_head_kv != c.n_head_kv ||
+        a.head_dim != c.head_dim || a.shapes[kFfnDown] != lora_target_shape(c, kFfnDown)) {
+      return Error{ErrorCode::kInvalidArgument, "the LoRA adapter was made for a model of another shape"};
+    }
+    if (!a.parameters.empty() && a.parameters.front().device().type() != impl_->device.type()) {
+      return Error{ErrorCode::kInvalidArgument, "the LoRA adapter lives on " + a.parameters.front().device().str() +
+                                                    ", the model on " + impl_->device.str()};
+    }
+  }
+  impl_->adapter = std::move(adapter);
+  return std::nullopt;
+}
+
+Status Model::Impl::merge(const LoraAdapter& merged) {
+  if (merged.params().scope != LoraScope::kAll) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "a LoRA adapter of scope 'query' changes the final block and answer only, so it cannot be merged "
+                 "into the weights; load it without merging"};
+  }
+  at::NoGradGuard no_grad;
+  const std::vector<LayerLora> fused = LoraAccess::of(merged).fuse(at::kFloat);
+  auto add = [&](at::Tensor& weight, const FusedLora& lora) {
+    if (lora.a.defined()) weight.copy_(weight.to(at::kFloat) + at::matmul(lora.b, lora.a).to(weight.device()));
+  };
+  for (size_t l = 0; l < weights.layers.size(); ++l) {
+    LayerWeights& w = weights.layers[l];
+    add(w.wqkv, fused[l].qkv);
+    add(w.wo, fused[l].o);
+    add(w.w_gate_up, fused[l].gate_up);
+    add(w.w_down, fused[l].down);
+  }
+  merged_adapter ^= merged.fingerprint();
+  return std::nullopt;
 }
 
 Result<KvCache> Model::new_cache(int64_t capacity) const {
@@ -177,16 +253,16 @@ Result<KvCache> Model::new_cache(int64_t capacity) const {
   return cache;
 }
 
-Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const {
+Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits, PromptPart part) const {
   try {
-    return impl_->forward(tokens, cache, all_logits);
+    return impl_->forward(tokens, cache, all_logits, part);
   } catch (const c10::Error& e) {
     return backend_error(e, "running the model (the cache is unchanged)");
   }
 }
 
-Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const {
-  const Impl& m = *this;
+Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits,
+                                        PromptPart part) const {
   const int64_t n = tokens.numel();
   if (n == 0) return Error{ErrorCode::kInvalidArgument, "forward() needs at least one token"};
   if (cache.length + n > cache.capacity) {
@@ -194,33 +270,22 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
                                               " tokens; " + std::to_string(cache.length) + " + " +
                                               std::to_string(n) + " do not fit — allocate a larger cache"};
   }
-  if (auto bad = m.check_padding(cache)) return *bad;
+  if (auto bad = check_padding(cache)) return *bad;
   c10::InferenceMode inference;  // no autograd bookkeeping
   at::Tensor ids = tokens.to(at::kLong).reshape({n});
-  if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= m.config.n_vocab) {
-    return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " +
-                                                  std::to_string(m.config.n_vocab) + ")"};
+  if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config.n_vocab) {
+    return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
   }
-  ids = ids.to(m.device);
-
   // Positions follow next_position, not the entry index: an assembled cache
   // may hold slack entries (masked by padding) that take no position.
-  const auto on_device = at::TensorOptions(at::kLong).device(m.device);
-  const Rope::Table rope_table = m.rope.table(at::arange(cache.next_position, cache.next_position + n, on_device));
-  // Only the entries cached before this call can be masked: the new tokens'
-  // own entries are always visible (and unmasked below for later calls).
-  at::Tensor padding;
-  if (cache.padding.defined() && cache.length > 0) padding = cache.padding.narrow(0, 0, cache.length);
-  at::Tensor x = m.weights.embed.index_select(0, ids);
-  for (int64_t l = 0; l < m.config.n_layer; ++l) {
-    x = m.layer(m.weights.layers[l], x, cache, l, rope_table, padding);
-  }
+  const auto on_device = at::TensorOptions(at::kLong).device(device);
+  const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device));
+  CachePlan plan(config, cache, rope_table);
+  at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
   if (cache.padding.defined()) cache.padding.narrow(0, cache.length, n).fill_(false);
   cache.length += n;
   cache.next_position += n;
-
-  if (!all_logits) x = x.narrow(0, n - 1, 1);
-  return at::linear(m.rms_norm(x, m.weights.output_norm), m.weights.output).to(at::kFloat);
+  return head(all_logits ? x : x.narrow(0, n - 1, 1));
 }
 
 }  // namespace kvframe::runtime

@@ -1,23 +1,25 @@
-// Model::Impl: the loaded model, shared by the forward pass (model.cpp),
-// block attention's encoder (block_encoder.cpp) and branch decoding
-// (branches.cpp); the latter two batch ragged rows (grouped_attention.h). Shapes: n new tokens, L keys,
-// H query heads, KH key/value heads (GQA: H = KH * G), d head size.
+// Model::Impl: the loaded model and its one forward pass (forward_pass.h),
+// which the KV-cache path (model.cpp), block attention's encoder
+// (block_encoder.cpp), branch decoding (branches.cpp) and training
+// (training.cpp) all run, each with its own attention plan. Shapes: n or T
+// new tokens, L keys, H query heads, KH key/value heads (GQA: H = KH * G),
+// d head size.
 #pragma once
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
-#include <functional>
+#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "forward_pass.h"
+#include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/model.h"
+#include "lora_impl.h"
 #include "weights.h"
 
 namespace kvframe::runtime {
-
-struct Group;  // grouped_attention.h
 
 struct Model::Impl {
   ModelConfig config;
@@ -25,6 +27,10 @@ struct Model::Impl {
   Rope rope;
   at::Device device;
   at::ScalarType dtype;
+  // The adapter applied on the fly (null: none), and one merged into
+  // `weights` at load (its fingerprint, 0: none).
+  std::shared_ptr<LoraAdapter> adapter;
+  uint64_t merged_adapter = 0;
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.
@@ -33,21 +39,23 @@ struct Model::Impl {
     return (normed * weight).to(dtype);
   }
 
-  // x + SwiGLU(rms(x)): the second half of every layer.
-  at::Tensor feed_forward(const LayerWeights& w, const at::Tensor& x) const {
-    at::Tensor gate_up = at::linear(rms_norm(x, w.ffn_norm), w.w_gate_up);
-    at::Tensor gate = gate_up.narrow(1, 0, config.n_ff), up = gate_up.narrow(1, config.n_ff, config.n_ff);
-    return x + at::linear(at::silu(gate) * up, w.w_down);
+  // Whether the adapter changes tokens of this part of the prompt.
+  bool adapts(PromptPart part) const {
+    return adapter && (adapter->params().scope == LoraScope::kAll || part == PromptPart::kQuery);
   }
 
-  // The forward pass (model.cpp).
-  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits) const;
-  at::Tensor layer(const LayerWeights& w, at::Tensor x, KvCache& cache, int64_t l, const Rope::Table& rope_table,
-                   const at::Tensor& padding) const;
-  at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t start,
-                       const at::Tensor& padding) const;
-  at::Tensor attention_chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                             const at::Tensor& padding) const;
+  // The forward pass (forward_pass.cpp): tokens ids [T] at rope_table's
+  // positions through every layer, attention as `plan` says, the adapter
+  // applied when `adapted`. Returns the last hidden states [T, n_embd] (or
+  // those of the layer where the plan ended the pass).
+  at::Tensor run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan, bool adapted) const;
+  // fp32 logits [rows, n_vocab] of hidden states [rows, n_embd].
+  at::Tensor head(const at::Tensor& hidden) const;
+  // Adds an adapter of scope kAll into the weights (model.cpp).
+  Status merge(const LoraAdapter& merged);
+
+  // The KV-cache attention of forward() and decoding (model.cpp).
+  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits, PromptPart part) const;
 
   // Block attention's encoder (block_encoder.cpp).
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
@@ -58,21 +66,16 @@ struct Model::Impl {
   Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,
                                       BranchCache& branches) const;
 
-  // What the batched paths share (grouped_attention.cpp). The rest of layer l
-  // over a packed batch once its queries q [T, H, d] are rotated: x + Wo ·
-  // attention of every group (over `context`'s visible entries, nullptr:
-  // none, and the own keys and values own_kv(g) gives, [KH, B, keys, d]),
-  // then the FFN.
-  using OwnKv = std::function<std::pair<at::Tensor, at::Tensor>(const Group&)>;
-  at::Tensor grouped_attention_and_ffn(const LayerWeights& w, const at::Tensor& x, const at::Tensor& q,
-                                       const std::vector<Group>& groups, const KvCache* context, int64_t l,
-                                       const OwnKv& own_kv) const;
+  // Training (training.cpp).
+  Result<at::Tensor> forward_over(const std::vector<int32_t>& tokens, const KvCache& context, PromptPart part,
+                                  int64_t logit_rows) const;
+  Result<KvCache> context_kv(const PromptSample& sample, AttentionMask mask, bool blocks_after_prefix) const;
+
   // kInvalidArgument naming "<what> i" for a token id of row i outside the vocabulary.
   Status check_ids(const std::vector<std::vector<int32_t>>& rows, const std::string& what) const;
   // kInvalidArgument unless `cache` is a KV cache of this model (layers,
   // length, device; padding as check_padding); `what` names it.
   Status check_cache(const KvCache& cache, const std::string& what) const;
-
   // kInvalidArgument unless cache.padding is undefined or bool [capacity] on
   // the cache's device.
   Status check_padding(const KvCache& cache) const;
@@ -81,5 +84,8 @@ struct Model::Impl {
 // libtorch reports failures (out of memory above all) by throwing; the public
 // API returns them as kBackend.
 Error backend_error(const c10::Error& e, const std::string& doing);
+
+// ids as an int64 tensor on `device`.
+at::Tensor id_tensor(const std::vector<int64_t>& ids, at::Device device);
 
 }  // namespace kvframe::runtime

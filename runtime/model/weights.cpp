@@ -118,11 +118,24 @@ Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t laye
 
 }  // namespace
 
-at::Tensor unpermute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim) {
-  std::vector<int64_t> split = {n_heads, head_dim / 2, 2};
+namespace {
+
+// Rows viewed as [n_heads, a, b, rest...], a and b swapped.
+at::Tensor swap_row_pairs(const at::Tensor& rows, int64_t n_heads, int64_t a, int64_t b) {
+  std::vector<int64_t> split = {n_heads, a, b};
   std::vector<int64_t> rest(rows.sizes().begin() + 1, rows.sizes().end());
   split.insert(split.end(), rest.begin(), rest.end());
   return rows.reshape(split).transpose(1, 2).reshape(rows.sizes()).contiguous();
+}
+
+}  // namespace
+
+at::Tensor unpermute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim) {
+  return swap_row_pairs(rows, n_heads, head_dim / 2, 2);
+}
+
+at::Tensor permute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim) {
+  return swap_row_pairs(rows, n_heads, 2, head_dim / 2);
 }
 
 Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Device device,

@@ -44,5 +44,7 @@ Weights random_weights(const ModelConfig& config, at::Device device, at::ScalarT
 // are interleaved (2i, 2i+1); this restores the half-split order (i, i + d/2)
 // of rope.h. rows: [n_heads * head_dim, ...] (a weight or a bias).
 at::Tensor unpermute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim);
+// Its inverse: half-split order back to the file's interleaved one (writing adapters).
+at::Tensor permute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim);
 
 }  // namespace kvframe::runtime

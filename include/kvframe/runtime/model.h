@@ -7,8 +7,10 @@
 //   logits = Woutput · rms(x)          (Woutput = embed when the file ties them)
 //
 // Weights are dequantized once at load to the compute dtype (fp32 by default
-// on CPU, bf16 by default on CUDA); the same code runs on either device.
-// The forward pass itself reads top to bottom in runtime/model/model.cpp.
+// on CPU, bf16 by default on CUDA); the same code runs on either device. A
+// LoRA adapter (lora.h) is applied on the fly or merged at load.
+// The forward pass itself reads top to bottom in runtime/model/forward_pass.cpp:
+// inference and training run the same one.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -21,6 +23,7 @@
 
 #include "kvframe/runtime/error.h"
 #include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/rope.h"
 
 namespace kvframe::runtime {
@@ -58,6 +61,32 @@ struct ModelParams {
   std::string dtype;
   // Called while weights load: (tensors done, tensors total).
   std::function<void(int64_t, int64_t)> on_progress;
+  // A LoRA adapter file to apply (empty: none), and whether to merge it into
+  // the weights at load (no per-token cost; adapters of scope kAll only).
+  std::string lora;
+  bool lora_merge = false;
+};
+
+// Which part of the prompt a pass runs (session.h): the frame's context
+// (prefix and blocks) or the query (final block and answer). An adapter of
+// scope kQuery changes the query only.
+enum class PromptPart { kContext, kQuery };
+
+// How the context's tokens attend during training (Model::context_kv):
+//   kCausal  every token to everything before it: `full` mode;
+//   kBlock   the prefix causally, each block to itself (after the prefix when
+//            blocks_after_prefix) and nothing else, at the positions block
+//            mode encodes it at: `block` mode.
+enum class AttentionMask { kCausal, kBlock };
+
+// One prompt as the engine runs it, token ids per part (Engine::render_prompt),
+// and the answer a training sample wants after it.
+struct PromptSample {
+  std::vector<int32_t> prefix;
+  std::vector<std::vector<int32_t>> blocks;
+  std::vector<int32_t> final_block;
+  std::vector<int32_t> answer;
+  int64_t context_tokens() const;  // prefix + blocks
 };
 
 // Keys and values of every layer for one sequence, preallocated to capacity.
@@ -121,6 +150,15 @@ class Model {
   const Rope& rope() const;
   at::Device device() const;
   at::ScalarType dtype() const;
+  // What KV computed for the prompt's context depends on: the shape, weights'
+  // name, dtype, and an adapter that changes the context (scope kAll, or merged).
+  uint64_t context_fingerprint() const;
+
+  // The adapter applied on the fly (null: none). set_adapter replaces it
+  // (null removes it); kInvalidArgument when it was made for another shape.
+  // Not while another thread runs the model.
+  const std::shared_ptr<LoraAdapter>& adapter() const;
+  Status set_adapter(std::shared_ptr<LoraAdapter> adapter);
 
   // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1.
   Result<KvCache> new_cache(int64_t capacity) const;
@@ -132,8 +170,10 @@ class Model {
   // when all_logits, else [1, n_vocab] for the last token only (the head is
   // then computed for that token alone). kContextFull when the cache has no
   // room; kInvalidArgument for token ids outside the vocabulary or a padding
-  // tensor that is not bool [capacity] on the cache's device.
-  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false) const;
+  // tensor that is not bool [capacity] on the cache's device. `part` says
+  // whether an adapter of scope kQuery applies.
+  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false,
+                             PromptPart part = PromptPart::kQuery) const;
 
   // Block attention's encoder: runs independent token blocks through the
   // model in one batched pass. Block b's tokens take positions
@@ -162,6 +202,24 @@ class Model {
   // ids outside the vocabulary or mismatched sizes.
   Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,
                                       BranchCache& branches) const;
+
+  // Training. Both are differentiable with respect to the adapter's
+  // parameters when autograd is on (and the parameters require grad); the
+  // base weights never take gradients.
+  //
+  // The context of a sample (prefix, then blocks) as `mask` attends it: a
+  // cache of exactly its tokens at contiguous positions, keys rotated — for
+  // kBlock what encode_blocks + kv_diff's assembly make of it, for kCausal
+  // what forward() makes. The adapter applies when it changes the context
+  // (scope kAll). kInvalidArgument for an empty context or bad ids.
+  Result<KvCache> context_kv(const PromptSample& sample, AttentionMask mask, bool blocks_after_prefix = false) const;
+  // `tokens` appended after `context` (only read: nothing is written to it),
+  // as forward() would run them on a copy of it: fp32 logits of the last
+  // `logit_rows` tokens [logit_rows, n_vocab]. kContextFull never: the pass
+  // holds its own keys; kInvalidArgument for no tokens, logit_rows outside
+  // [1, tokens], bad ids or a cache of another model.
+  Result<at::Tensor> forward_over(const std::vector<int32_t>& tokens, const KvCache& context,
+                                  PromptPart part = PromptPart::kQuery, int64_t logit_rows = 1) const;
 
  private:
   struct Impl;

@@ -117,7 +117,7 @@ class TempFile {
 
 TEST(GgufOpen, MapsAFileFromDisk) {
   TempFile temp;
-  three_tensors(64).write(temp.path());
+  ASSERT_FALSE(three_tensors(64).write(temp.path()));
   const Result<GgufFile> file = GgufFile::open(temp.path());
   ASSERT_TRUE(file.ok()) << file.error().to_string();
   EXPECT_EQ(file->path(), temp.path());

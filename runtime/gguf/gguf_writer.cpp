@@ -1,12 +1,13 @@
-#include "gguf_writer.h"
+#include "kvframe/runtime/gguf_writer.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <type_traits>
 
-namespace kvframe::test {
+namespace kvframe::runtime {
 namespace {
 
 constexpr uint64_t kDefaultAlignment = 32;
@@ -166,18 +167,18 @@ void GgufWriter::add_raw(const std::string& key, uint32_t type,
 }
 
 void GgufWriter::add_tensor(const std::string& name, const std::vector<int64_t>& dims,
-                            runtime::GgmlType type, std::vector<uint8_t> bytes) {
+                            GgmlType type, std::vector<uint8_t> bytes) {
   tensors_.push_back(Tensor{name, dims, type, std::move(bytes), std::nullopt});
 }
 
 void GgufWriter::add_tensor_f32(const std::string& name, const std::vector<int64_t>& dims,
-                                const std::vector<float>& values, runtime::GgmlType type) {
+                                const std::vector<float>& values, GgmlType type) {
   std::vector<uint8_t> bytes;
   for (float v : values) {
     switch (type) {
-      case runtime::GgmlType::kF32: put(bytes, v); break;
-      case runtime::GgmlType::kF16: put(bytes, fp32_to_fp16(v)); break;
-      case runtime::GgmlType::kBF16: put(bytes, fp32_to_bf16(v)); break;
+      case GgmlType::kF32: put(bytes, v); break;
+      case GgmlType::kF16: put(bytes, fp32_to_fp16(v)); break;
+      case GgmlType::kBF16: put(bytes, fp32_to_bf16(v)); break;
       default:
         throw std::invalid_argument("GgufWriter::add_tensor_f32: type must be F32, F16 or BF16");
     }
@@ -227,12 +228,17 @@ std::vector<uint8_t> GgufWriter::bytes() const {
   return out;
 }
 
-void GgufWriter::write(const std::string& path) const {
+Status GgufWriter::write(const std::string& path) const {
+  // Written beside the target and renamed over it: a crash mid-write (a
+  // training checkpoint, say) never leaves a truncated file where a good one was.
   const std::vector<uint8_t> data = bytes();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::string partial = path + ".partial";
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
   out.close();
-  if (!out) throw std::runtime_error("GgufWriter: cannot write " + path);
+  if (out && std::rename(partial.c_str(), path.c_str()) == 0) return std::nullopt;
+  std::remove(partial.c_str());
+  return Error{ErrorCode::kIo, "cannot write " + path + ": check that its folder exists and is writable"};
 }
 
 uint16_t fp32_to_fp16(float f) {
@@ -262,4 +268,4 @@ uint16_t fp32_to_bf16(float f) {
   return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
 
-}  // namespace kvframe::test
+}  // namespace kvframe::runtime

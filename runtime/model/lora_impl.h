@@ -1,0 +1,70 @@
+// LoraAdapter::Impl: the adapter's fp32 masters, and the form the forward
+// pass applies them in — one (A, B) pair per fused projection of a layer
+// (Q|K|V, O, gate|up, down; weights.h fuses the base projections alike), so
+// an adapted projection costs two extra small matmuls whatever its parts.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kvframe/runtime/lora.h"
+#include "kvframe/runtime/model.h"
+
+namespace kvframe::runtime {
+
+// The adaptable projections, in lora_target_names() order.
+enum LoraTarget { kAttnQ, kAttnK, kAttnV, kAttnOutput, kFfnGate, kFfnUp, kFfnDown, kLoraTargets };
+
+// Torch shape [out, in] of a target's base weight.
+std::array<int64_t, 2> lora_target_shape(const ModelConfig& config, int target);
+
+// delta(x) = (x A^T) B^T for one fused projection, the alpha / rank scale
+// folded into B. Undefined when the adapter leaves every part alone.
+struct FusedLora {
+  at::Tensor a;  // [sum of the parts' ranks, in]
+  at::Tensor b;  // [out, sum of ranks]: block-diagonal over the parts, zero rows for unadapted parts
+  at::Tensor apply(const at::Tensor& x) const { return at::linear(at::linear(x, a), b); }
+};
+struct LayerLora {
+  FusedLora qkv, o, gate_up, down;
+};
+
+struct LoraAdapter::Impl {
+  struct Pair {
+    at::Tensor a, b;  // fp32 masters: A [rank, in], B [out, rank]; undefined: not adapted
+  };
+
+  LoraParams params;
+  std::string base_name;
+  std::string arch;  // the base model's architecture (Q/K rows of 'llama' files are permuted on disk)
+  int64_t n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+  std::array<std::array<int64_t, 2>, kLoraTargets> shapes{};  // each target's base weight [out, in]
+  std::vector<std::array<Pair, kLoraTargets>> layers;
+  std::vector<at::Tensor> parameters;  // a then b of each pair, layer by layer, target by target
+  std::vector<std::string> names;      // their GGUF tensor names
+
+  // Takes the base model's shape (before layers are filled).
+  void set_shape(const ModelConfig& config);
+  // Collects parameters and names from layers (after they are filled).
+  void index();
+  // The fused pairs in `dtype`, built from the masters: differentiable
+  // (training) and otherwise cached until a master changes.
+  std::vector<LayerLora> fuse(at::ScalarType dtype) const;
+  const std::vector<LayerLora>& fused(at::ScalarType dtype) const;
+
+ private:
+  mutable std::vector<LayerLora> cache_;
+  mutable at::ScalarType cache_dtype_ = at::kFloat;
+  mutable int64_t cache_version_ = -1;
+  int64_t version() const;
+};
+
+struct LoraAccess {
+  static const LoraAdapter::Impl& of(const LoraAdapter& adapter) { return *adapter.impl_; }
+};
+
+}  // namespace kvframe::runtime
