@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kvframe/runtime/model.h"
-#include "tiny_model.h"
+#include "tiny_runtime.h"
 
 namespace kvframe::runtime {
 namespace {
@@ -20,43 +20,11 @@ using test::TinyModelSpec;
 // order (values and logits here are of magnitude ~0.1-10).
 constexpr double kRtol = 1e-5, kAtol = 1e-5;
 
-std::unique_ptr<Model> tiny_model(const TinyModelSpec& spec) {
-  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
-  auto file = GgufFile::parse(bytes.data(), bytes.size());
-  EXPECT_TRUE(file.ok()) << (file.ok() ? "" : file.error().to_string());
-  auto model = Model::load(*file);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
-  return std::move(model).value();
-}
-
-TinyModelSpec qwen2_spec() {
-  TinyModelSpec spec;
-  spec.arch = "qwen2";
-  spec.qkv_bias = true;
-  spec.tied = false;
-  spec.rope_base = 1000000.0f;
-  return spec;
-}
-
-// The shapes block attention meets: GQA (the default), Qwen2 biases, plain multi-head.
-std::vector<TinyModelSpec> specs() {
-  TinyModelSpec mha;
-  mha.n_head_kv = mha.n_head;
-  return {TinyModelSpec{}, qwen2_spec(), mha};
-}
-
-std::vector<int32_t> random_tokens(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(test::kTinyVocab) - 1);
-  std::vector<int32_t> tokens(static_cast<size_t>(n));
-  for (int32_t& t : tokens) t = id(rng);
-  return tokens;
-}
-
+using test::random_tokens;
+std::unique_ptr<Model> tiny_model(const TinyModelSpec& spec) { return test::load_tiny_model(spec); }
+std::vector<TinyModelSpec> specs() { return test::tiny_shapes(); }
 std::vector<std::vector<int32_t>> random_blocks(const std::vector<int64_t>& lengths, uint32_t seed) {
-  std::vector<std::vector<int32_t>> blocks;
-  for (int64_t n : lengths) blocks.push_back(random_tokens(n, seed++));
-  return blocks;
+  return test::random_rows(lengths, seed);
 }
 
 at::Tensor ids(const std::vector<int32_t>& tokens) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kvframe/runtime/model.h"
-#include "tiny_model.h"
+#include "tiny_runtime.h"
 
 namespace kvframe::runtime {
 namespace {
@@ -23,37 +23,11 @@ using Rows = std::vector<std::vector<int32_t>>;
 constexpr double kLogitAtol = 1e-4;
 constexpr double kKvAtol = 1e-5;
 
-std::unique_ptr<Model> load_tiny(const TinyModelSpec& spec) {
-  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
-  auto model = Model::load(GgufFile::parse(bytes.data(), bytes.size()).value());
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
-  return std::move(model).value();
-}
-
-// GQA (the default), Qwen2 biases and untied head, plain multi-head.
-std::vector<TinyModelSpec> specs() {
-  TinyModelSpec qwen2, mha;
-  qwen2.arch = "qwen2", qwen2.qkv_bias = true, qwen2.tied = false, qwen2.rope_base = 1000000.0f;
-  mha.n_head_kv = mha.n_head;
-  return {TinyModelSpec{}, qwen2, mha};
-}
-
-std::string describe(const TinyModelSpec& spec) {
-  return spec.arch + ", " + std::to_string(spec.n_head) + " heads over " + std::to_string(spec.n_head_kv) + " kv heads";
-}
-
-std::vector<int32_t> random_tokens(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> out(static_cast<size_t>(n));
-  for (int32_t& t : out) t = static_cast<int32_t>(rng() % test::kTinyVocab);
-  return out;
-}
-
-Rows random_rows(const std::vector<int64_t>& lengths, uint32_t seed) {
-  Rows rows;
-  for (int64_t n : lengths) rows.push_back(random_tokens(n, seed++));
-  return rows;
-}
+using test::describe;
+using test::random_rows;
+using test::random_tokens;
+std::unique_ptr<Model> load_tiny(const TinyModelSpec& spec) { return test::load_tiny_model(spec); }
+std::vector<TinyModelSpec> specs() { return test::tiny_shapes(); }
 
 at::Tensor ids(const std::vector<int32_t>& tokens) {
   return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);

@@ -1,0 +1,43 @@
+#include "tiny_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace kvframe::test {
+
+std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, const runtime::ModelParams& params) {
+  const std::vector<uint8_t> bytes = tiny_model_bytes(spec);
+  auto file = runtime::GgufFile::parse(bytes.data(), bytes.size());
+  EXPECT_TRUE(file.ok()) << (file.ok() ? "" : file.error().to_string());
+  auto model = runtime::Model::load(*file, params);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
+  return model.ok() ? std::move(model).value() : nullptr;
+}
+
+std::vector<TinyModelSpec> tiny_shapes() {
+  TinyModelSpec qwen2, mha;
+  qwen2.arch = "qwen2", qwen2.qkv_bias = true, qwen2.tied = false, qwen2.rope_base = 1000000.0f;
+  mha.n_head_kv = mha.n_head;
+  return {TinyModelSpec{}, qwen2, mha};
+}
+
+std::string describe(const TinyModelSpec& spec) {
+  return spec.arch + ", " + std::to_string(spec.n_head) + " heads over " + std::to_string(spec.n_head_kv) + " kv heads";
+}
+
+std::vector<int32_t> random_tokens(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(kTinyVocab) - 1);
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  for (int32_t& t : tokens) t = id(rng);
+  return tokens;
+}
+
+std::vector<std::vector<int32_t>> random_rows(const std::vector<int64_t>& lengths, uint32_t seed) {
+  std::vector<std::vector<int32_t>> rows;
+  for (int64_t n : lengths) rows.push_back(random_tokens(n, seed++));
+  return rows;
+}
+
+}  // namespace kvframe::test

@@ -1,0 +1,25 @@
+// Tiny random-weight models loaded into the runtime, and random token rows:
+// what the model, training and LoRA tests share.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvframe/runtime/model.h"
+#include "tiny_model.h"
+
+namespace kvframe::test {
+
+std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, const runtime::ModelParams& params = {});
+
+// The shapes block attention meets: GQA (the default), Qwen2 biases and an
+// untied head, plain multi-head.
+std::vector<TinyModelSpec> tiny_shapes();
+std::string describe(const TinyModelSpec& spec);
+
+std::vector<int32_t> random_tokens(int64_t n, uint32_t seed);
+std::vector<std::vector<int32_t>> random_rows(const std::vector<int64_t>& lengths, uint32_t seed);
+
+}  // namespace kvframe::test
