@@ -421,8 +421,8 @@ int main(int argc, char** argv) {
   }
 
   if (!o.plot.empty()) {
-    kvframe::bench::PlotSeries full_line{"full (prefill every query)", {}, {}, false, "linespoints lw 2 pt 7"};
-    kvframe::bench::PlotSeries block_line{"block (all blocks cached)", {}, {}, false, "linespoints lw 2 pt 5"};
+    kvframe::plot::PlotSeries full_line{"full (prefill every query)", {}, {}, false, "linespoints lw 2 pt 7"};
+    kvframe::plot::PlotSeries block_line{"block (all blocks cached)", {}, {}, false, "linespoints lw 2 pt 5"};
     for (const Row& r : rows) {
       const auto tokens = static_cast<double>(r.context_tokens + r.query_tokens);
       full_line.x.push_back(tokens);
@@ -430,13 +430,13 @@ int main(int argc, char** argv) {
       block_line.x.push_back(tokens);
       block_line.y.push_back(r.ttft_block);
     }
-    kvframe::bench::PlotOptions options;
+    kvframe::plot::PlotOptions options;
     options.title = "time to first token, " + std::to_string(rows.empty() ? 0 : rows.front().query_tokens) +
                     "-token query · " + config.name + " · " + o.engine.device + " " + at::toString(engine->model().dtype());
     options.x = {"context tokens (prefix + blocks + query)", 2, "*:*"};
     options.y = {"TTFT (ms, median)", 10, "*:*"};
     options.key = "top left";
-    if (kvframe::bench::write_plot(o.plot, options, {full_line, block_line})) {
+    if (kvframe::plot::write_plot(o.plot, options, {full_line, block_line})) {
       std::fprintf(stderr, "[bench] plot: %s\n", o.plot.c_str());
     } else {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");

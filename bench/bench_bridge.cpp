@@ -340,7 +340,7 @@ std::vector<double> percentile_points() { return {50, 75, 90, 95, 99, 99.9}; }
 
 void plot(const Options& o, const OverheadSamples& s, const std::vector<ThroughputRow>& rows) {
   if (o.plot.empty()) return;
-  std::vector<kvframe::bench::PlotSeries> series(4);
+  std::vector<kvframe::plot::PlotSeries> series(4);
   series[0].title = "round trip (game side)";
   series[1].title = "engine (reported by the server)";
   series[2].title = "bridge overhead = round trip - engine";
@@ -353,18 +353,18 @@ void plot(const Options& o, const OverheadSamples& s, const std::vector<Throughp
       series[static_cast<std::size_t>(k)].y.push_back(1000 * percentile(*sets[k], p));
     }
   }
-  kvframe::bench::PlotOptions options;
+  kvframe::plot::PlotOptions options;
   options.title = "Frame + Query round trip on loopback, tiny model (" + std::to_string(s.round_trip.size()) + " samples)";
   options.x.label = "percentile";
   options.y.label = "microseconds";
   options.y.log_base = 10;
   options.y.range = "10:100000";  // room above the curves for the key
   options.key = "top left";
-  if (!kvframe::bench::write_plot(o.plot, options, series)) {
+  if (!kvframe::plot::write_plot(o.plot, options, series)) {
     std::fprintf(stderr, "bench_bridge: no plot written (is gnuplot installed?)\n");
   }
-  kvframe::bench::PlotSeries bridge{"through the bridge (applied frames/s, all sessions)", {}, {}};
-  kvframe::bench::PlotSeries alone{"json_blocker alone, one thread (no bridge)", {}, {}};
+  kvframe::plot::PlotSeries bridge{"through the bridge (applied frames/s, all sessions)", {}, {}};
+  kvframe::plot::PlotSeries alone{"json_blocker alone, one thread (no bridge)", {}, {}};
   for (const ThroughputRow& r : rows) {
     bridge.x.push_back(r.clients);
     bridge.y.push_back(r.frames_per_second);
@@ -372,7 +372,7 @@ void plot(const Options& o, const OverheadSamples& s, const std::vector<Throughp
     alone.y.push_back(r.alone);
   }
   alone.style = "lines lw 2 dt 2";
-  kvframe::bench::PlotOptions t;
+  kvframe::plot::PlotOptions t;
   t.title = "Sustained frames/s, " + std::to_string(o.frame_kb) + " KiB MOBA frames as merge patches";
   t.x.label = "clients (one session each)";
   t.x.log_base = 2;
@@ -380,7 +380,7 @@ void plot(const Options& o, const OverheadSamples& s, const std::vector<Throughp
   t.y.range = "0:*";
   t.key = "bottom right";
   const std::string path = o.plot.substr(0, o.plot.rfind('.')) + "_throughput.png";
-  kvframe::bench::write_plot(path, t, {bridge, alone});
+  kvframe::plot::write_plot(path, t, {bridge, alone});
 }
 
 }  // namespace

@@ -82,6 +82,7 @@ struct Options {
   std::vector<std::string> drop;
   std::string device = "cpu";
   std::string dtype;
+  std::string lora = "auto";
   int threads = 0;
   int frames = 200;
   int64_t tokens = 8192;
@@ -228,6 +229,8 @@ int main(int argc, char** argv) {
                  "catalog blocks to ~2.5K tokens, so frames below ~5.5K tokens need it gone")
       ->delimiter(',');
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
+                                   "default model)")->capture_default_str();
   app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
@@ -277,7 +280,9 @@ int main(int argc, char** argv) {
   rt::ModelParams model_params;
   model_params.device = o.device;
   model_params.dtype = o.dtype;
-  std::fprintf(stderr, "[bench] loading %s\n", o.model.c_str());
+  model_params.lora = rt::resolve_lora(o.lora, o.model);
+  std::fprintf(stderr, "[bench] loading %s (LoRA: %s)\n", o.model.c_str(),
+               model_params.lora.empty() ? "none" : model_params.lora.c_str());
   auto loaded = rt::Engine::load(o.model, model_params);
   if (!loaded) {
     if (loaded.error().code == rt::ErrorCode::kIo) {
@@ -510,10 +515,10 @@ int main(int argc, char** argv) {
   }
 
   if (!o.plot.empty()) {
-    std::array<kvframe::bench::PlotSeries, kModes> series = {
-        kvframe::bench::PlotSeries{"full", {}, {}, false, "linespoints lw 2 pt 7"},
-        kvframe::bench::PlotSeries{"prefix", {}, {}, false, "linespoints lw 2 pt 5 dt 2"},
-        kvframe::bench::PlotSeries{"block", {}, {}, false, "lines lw 2"}};
+    std::array<kvframe::plot::PlotSeries, kModes> series = {
+        kvframe::plot::PlotSeries{"full", {}, {}, false, "linespoints lw 2 pt 7"},
+        kvframe::plot::PlotSeries{"prefix", {}, {}, false, "linespoints lw 2 pt 5 dt 2"},
+        kvframe::plot::PlotSeries{"block", {}, {}, false, "lines lw 2"}};
     for (const FrameRow& r : rows) {
       for (int m = 0; m < kModes; ++m) {
         if (!r.q[m]) continue;
@@ -521,13 +526,13 @@ int main(int argc, char** argv) {
         series[m].y.push_back(r.q[m]->ttft);
       }
     }
-    kvframe::bench::PlotOptions options;
+    kvframe::plot::PlotOptions options;
     options.title = "TTFT per frame · MOBA, " + std::to_string(frame0_tokens) + " blocked tokens · " + config.name +
                     " · " + o.device + " " + dtype_name;
     options.x = {"frame", 0, "*:*"};
     options.y = {"TTFT (ms)", 10, "*:*"};
     options.key = "top right";
-    if (kvframe::bench::write_plot(o.plot, options, {series.begin(), series.end()})) {
+    if (kvframe::plot::write_plot(o.plot, options, {series.begin(), series.end()})) {
       std::fprintf(stderr, "[bench] plot: %s\n", o.plot.c_str());
     } else {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");

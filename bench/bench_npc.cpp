@@ -488,7 +488,7 @@ int main(int argc, char** argv) {
 
   // The plot.
   if (!o.plot_dir.empty()) {
-    using kvframe::bench::PlotSeries;
+    using kvframe::plot::PlotSeries;
     std::vector<PlotSeries> series = {
         PlotSeries{"sequential total", {}, {}, false, "linespoints lw 2 pt 7"},
         PlotSeries{"batched total", {}, {}, false, "linespoints lw 2 pt 5"},
@@ -509,13 +509,13 @@ int main(int argc, char** argv) {
     const std::string path = (std::filesystem::path(o.plot_dir) / ("bench_npc_" + device + ".png")).string();
     std::error_code ignored;
     std::filesystem::create_directories(o.plot_dir, ignored);
-    kvframe::bench::PlotOptions options;
+    kvframe::plot::PlotOptions options;
     options.title = "NPC actions on one Hold'em frame (" + std::to_string(frame_report.context_tokens) +
                     " tokens) · " + config.name + " · " + o.engine.device + " " + dtype_name;
     options.x = {"NPCs per frame", 2, "*:*"};
     options.y = {"latency (ms)", 10, "*:*"};
     options.key = "top left";
-    if (kvframe::bench::write_plot(path, options, series)) {
+    if (kvframe::plot::write_plot(path, options, series)) {
       std::fprintf(stderr, "[bench] plot: %s\n", path.c_str());
     } else {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");

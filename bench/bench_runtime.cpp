@@ -191,8 +191,8 @@ int main(int argc, char** argv) {
 
   if (!plot.empty()) {
     // Prefill tokens/s and the share of the roofline against prompt length.
-    kvframe::bench::PlotSeries speed{"prefill tokens/s", {}, {}, false, "linespoints lw 2 pt 7"};
-    kvframe::bench::PlotSeries share{"% of roofline", {}, {}, true, "linespoints lw 2 pt 5 dt 2"};
+    kvframe::plot::PlotSeries speed{"prefill tokens/s", {}, {}, false, "linespoints lw 2 pt 7"};
+    kvframe::plot::PlotSeries share{"% of roofline", {}, {}, true, "linespoints lw 2 pt 5 dt 2"};
     for (const Row& r : rows) {
       if (r.phase != "prefill") continue;
       speed.x.push_back(static_cast<double>(r.tokens));
@@ -200,13 +200,13 @@ int main(int argc, char** argv) {
       share.x.push_back(static_cast<double>(r.tokens));
       share.y.push_back(100.0 * r.flops / r.seconds / 1e9 / roof);
     }
-    kvframe::bench::PlotOptions options;
+    kvframe::plot::PlotOptions options;
     options.title = c.name + " · " + device + " " + at::toString(model->dtype()) + " · roofline " +
                     std::to_string(static_cast<int>(roof)) + " GFLOP/s";
     options.x = {"prompt tokens", 2, "*:*"};
     options.y = {"prefill tokens/s", 0, "0:*"};
     options.y2 = {"% of at::matmul roofline", 0, "0:100"};
-    if (kvframe::bench::write_plot(plot, options, {speed, share})) {
+    if (kvframe::plot::write_plot(plot, options, {speed, share})) {
       std::fprintf(stderr, "[bench] plot: %s\n", plot.c_str());
     } else {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");

@@ -20,6 +20,8 @@ void add_engine_options(CLI::App& app, EngineOptions& o) {
   app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
+                                   "default model)")->capture_default_str();
 }
 
 rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, const char* program,
@@ -38,6 +40,7 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, cons
   rt::ModelParams params;
   params.device = o.device;
   params.dtype = o.dtype;
+  if (o.shape.empty()) params.lora = rt::resolve_lora(o.lora, o.model);  // random weights take none
   rt::ModelConfig shape;
   if (!o.shape.empty()) {
     shape = model_shape(o.shape);
@@ -45,13 +48,14 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, cons
     shape.n_ctx_train = std::max(shape.n_ctx_train, min_context);
   }
   auto model = o.shape.empty() ? rt::Model::load(*file, params) : rt::Model::with_random_weights(shape, params);
-  if (!model) return failed(model.error(), "check --device and --dtype");
+  if (!model) return failed(model.error(), "check --device, --dtype and --lora");
   auto engine = rt::Engine::create(std::move(model).value(), std::move(tokenizer).value(), chat);
   if (!engine) return failed(engine.error(), "check --model");
   const rt::ModelConfig& config = (*engine)->model().config();
-  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s; %s\n", config.name.c_str(),
+  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s; LoRA %s; %s\n", config.name.c_str(),
                static_cast<long long>(config.n_layer), static_cast<long long>(config.n_embd), o.device.c_str(),
-               at::toString((*engine)->model().dtype()), rt::cpu_backend_description().c_str());
+               at::toString((*engine)->model().dtype()), params.lora.empty() ? "none" : params.lora.c_str(),
+               rt::cpu_backend_description().c_str());
   return engine;
 }
 

@@ -1,5 +1,5 @@
 // What the engine benchmarks share: the model options (--model, --shape,
-// --device, --dtype, --threads), an Engine loaded from them, and a frame's
+// --device, --dtype, --lora, --threads), an Engine loaded from them, and a frame's
 // token count as the engine sees it.
 #pragma once
 
@@ -21,6 +21,7 @@ struct EngineOptions {
   std::string shape;  // non-empty: random weights of this shape (model_shapes.h)
   std::string device = "cpu";
   std::string dtype;
+  std::string lora = "auto";
   int threads = 0;
 };
 void add_engine_options(CLI::App& app, EngineOptions& options);

@@ -61,6 +61,8 @@ struct Options {
   std::string log_level = "info";
   std::string device = "cpu";
   std::string dtype;
+  std::string lora = "auto";
+  bool lora_merge = false;
   int threads = 0;
   std::string curve_secret;
   std::string curve_allow;
@@ -154,6 +156,9 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
+                                   "default model)")->capture_default_str();
+  app.add_flag("--lora-merge", o.lora_merge, "merge the adapter into the weights (scope 'all' adapters only)");
   app.add_option("--curve-secret", o.curve_secret, "server's CURVE secret key file (Z85; from --gen-keys): encrypts");
   app.add_option("--curve-allow", o.curve_allow, "allowed client public keys, Z85, one per line ('#' lines are comments)")
       ->needs(app.get_option("--curve-secret"));
@@ -185,14 +190,19 @@ int main(int argc, char** argv) {
   rt::ModelParams model_params;
   model_params.device = o.device;
   model_params.dtype = o.dtype;
+  model_params.lora = rt::resolve_lora(o.lora, o.model);
+  model_params.lora_merge = o.lora_merge;
   rt::EngineParams engine_params;
   engine_params.cache_bytes = o.cache_mb << 20;
-  log.info("loading model", {{"model", o.model}, {"device", o.device}, {"cpu", rt::cpu_backend_description()}});
+  log.info("loading model", {{"model", o.model},
+                             {"lora", model_params.lora.empty() ? "none" : model_params.lora},
+                             {"device", o.device},
+                             {"cpu", rt::cpu_backend_description()}});
   auto loaded = rt::Engine::load(o.model, model_params, engine_params);
   if (!loaded) {
     log.error("cannot load the model", {{"model", o.model},
                                         {"reason", loaded.error().to_string()},
-                                        {"next", "check --model and --device; the default model comes from scripts/fetch-model.sh"}});
+                                        {"next", "check --model, --lora and --device; the default model comes from scripts/fetch-model.sh"}});
     return kConfigError;
   }
   if (!(*loaded)->chat_template()) {

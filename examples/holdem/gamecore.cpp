@@ -435,6 +435,12 @@ std::optional<Action> action_from_json(std::string_view json, const LegalActions
   return std::nullopt;
 }
 
+std::string action_json(const Action& action) {
+  Json answer = {{"action", action_name(action.kind)}};
+  if (action.kind == ActionKind::kRaise) answer["amount"] = action.amount;
+  return answer.dump();
+}
+
 std::string action_line(const PlayerInfo& player, const ActionRecord& record) {
   std::string line = player.id + " " + action_name(record.kind);
   switch (record.kind) {

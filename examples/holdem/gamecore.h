@@ -128,6 +128,8 @@ std::string action_schema_json(const LegalActions& legal);
 // The action an answer valid under action_schema_json names; nullopt when the
 // JSON is not one of the legal actions (then the bot's answer was invalid).
 std::optional<Action> action_from_json(std::string_view json, const LegalActions& legal);
+// An action as the LLM bot answers it: {"action":"raise","amount":120}, {"action":"fold"}.
+std::string action_json(const Action& action);
 
 // The action as the history and commentary write it: "p4 raise 30", "p1 fold".
 std::string action_line(const PlayerInfo& player, const ActionRecord& record);

@@ -1,6 +1,8 @@
 #include <xxhash.h>
 
+#include "kvframe/json_blocker/partition.h"
 #include "kvframe/runtime/session.h"
+#include "prompt_parts.h"
 
 namespace kvframe::runtime {
 
@@ -80,7 +82,33 @@ const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer; }
 const std::optional<ChatTemplate>& Engine::chat_template() const { return impl_->chat_template; }
 kv_diff::BlockStore& Engine::store() { return impl_->store; }
 uint64_t Engine::fingerprint() const { return impl_->fingerprint; }
+
+Status Engine::set_adapter(std::shared_ptr<LoraAdapter> adapter) {
+  if (auto failed = impl_->model->set_adapter(std::move(adapter))) return failed;
+  const uint64_t fingerprint = impl_->model->context_fingerprint();
+  if (fingerprint != impl_->fingerprint) impl_->store.clear();
+  impl_->fingerprint = fingerprint;
+  return std::nullopt;
+}
 const std::vector<TokenId>& Engine::stop_tokens() const { return impl_->stop_tokens; }
 SchemaCache& Engine::schemas() { return impl_->schemas; }
+
+Result<PromptSample> Engine::render_prompt(const SessionParams& params, std::string_view frame_json,
+                                           const std::string& instruction) const {
+  if (auto bad = json_blocker::check_rules(params.rules)) {
+    return Error{ErrorCode::kInvalidArgument, "bad block rules: " + bad->to_string()};
+  }
+  if (instruction.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
+  auto partition = json_blocker::partition(frame_json, params.rules);
+  if (!partition) return Error{ErrorCode::kInvalidArgument, "the frame: " + partition.error().to_string()};
+  const PromptFrame frame = make_prompt_frame(impl_->tokenizer, impl_->chat_template, params.system_prompt);
+  PromptSample sample;
+  sample.prefix = frame.prefix;
+  for (const json_blocker::Block& block : partition->blocks()) {
+    sample.blocks.push_back(impl_->tokenizer.encode(block_prompt_text(block)));
+  }
+  sample.final_block = impl_->tokenizer.encode(instruction + frame.final_suffix);
+  return sample;
+}
 
 }  // namespace kvframe::runtime

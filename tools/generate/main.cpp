@@ -44,6 +44,7 @@ struct Options {
   float top_p = 1.0f;
   std::string device = "cpu";
   std::string dtype;
+  std::string lora = "auto";
   int threads = 0;
   std::string schema_file;
   std::vector<std::string> stop;
@@ -80,6 +81,8 @@ int main(int argc, char** argv) {
   app.add_option("--top-k", o.top_k, "sample from the k most likely tokens; 0: all")->check(CLI::NonNegativeNumber);
   app.add_option("--top-p", o.top_p, "nucleus sampling mass")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
+                                   "default model)")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
@@ -144,6 +147,7 @@ int main(int argc, char** argv) {
   rt::ModelParams model_params;
   model_params.device = o.device;
   model_params.dtype = o.dtype;
+  model_params.lora = rt::resolve_lora(o.lora, o.model);
   model_params.on_progress = show_progress;
   auto model = rt::Model::load(*file, model_params);
   if (!model) return fail(model.error(), "check --model and --device");

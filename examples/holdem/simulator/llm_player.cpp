@@ -13,14 +13,18 @@ double ms_since(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double, std::milli>(end - start).count();
 }
 
-const char* const kPlayerSystem =
+}  // namespace
+
+const char* const kPlayerSystemPrompt =
     "You play No-Limit Texas Hold'em for chips. The game state is JSON: state.players has your hole cards, "
     "state.legal_actions what you may do now, history the last hands, opponent_stats how the others play. "
     "Answer with your action as JSON.";
 
-const char* const kCommentatorSystem =
+const char* const kCommentatorSystemPrompt =
     "You are a lively poker TV commentator. The game state is JSON; history's last entry is the hand just "
     "played. Comment on it in one or two short sentences.";
+
+namespace {
 
 // Sends `json` as the session's next whole frame; its error, if any, lands in `error`.
 void send_frame(client::Session& session, uint64_t number, const std::string& json,
@@ -31,13 +35,19 @@ void send_frame(client::Session& session, uint64_t number, const std::string& js
   if (!sent) *error = sent.message();
 }
 
-std::string instruction_for(const PlayerInfo& me, const LegalActions& legal) {
+}  // namespace
+
+std::string player_instruction(const PlayerInfo& me, const LegalActions& legal) {
   std::string text = "You are " + me.id + " (" + me.name + "). It is your turn. ";
   text += legal.can_check ? "You may check or raise. " : "Call " + std::to_string(legal.call_amount) + ", raise, or fold. ";
   return text + "Choose your action.";
 }
 
-}  // namespace
+std::string commentary_question(const Hand& hand, std::uint64_t hand_number, const std::vector<PlayerInfo>& players) {
+  // The facts in the question itself: a small model comments on them far
+  // better than on what it has to dig out of the history block.
+  return "What happened: " + hand_line(hand, hand_number, players) + ". Comment on this hand for the viewers.";
+}
 
 const char* mode_name(kvf_mode mode) {
   switch (mode) {
@@ -54,7 +64,7 @@ client::Expected<std::unique_ptr<LlmPlayer>> LlmPlayer::open(client::Client& cli
     client::SessionParams session("holdem");
     session.rules_json = params.rules_json;
     session.mode = mode;
-    session.system_prompt = kPlayerSystem;
+    session.system_prompt = kPlayerSystemPrompt;
     session.context_tokens = params.context_tokens;
     client::Expected<client::Session> opened = client.open_session(session);
     if (!opened) return opened.status();
@@ -96,7 +106,7 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
 Decision LlmPlayer::decide(const DecisionView& view) {
   const LegalActions legal = view.hand.legal();
   const std::string frame = gamecore_json(view.hand, view.seat, view.memory, view.hand_number);
-  client::QueryParams query(instruction_for(me_, legal));
+  client::QueryParams query(player_instruction(me_, legal));
   query.kind = KVF_TASK_NPC_ACTION;
   query.npc_id = me_.id;
   query.output_schema = action_schema_json(legal);
@@ -115,7 +125,7 @@ client::Expected<std::unique_ptr<Commentator>> Commentator::open(client::Client&
   client::SessionParams session("holdem-commentary");
   session.rules_json = params.rules_json;
   session.mode = params.modes.front();
-  session.system_prompt = kCommentatorSystem;
+  session.system_prompt = kCommentatorSystemPrompt;
   session.context_tokens = params.context_tokens;
   client::Expected<client::Session> opened = client.open_session(session);
   if (!opened) return opened.status();
@@ -128,10 +138,7 @@ std::string Commentator::comment(const Hand& hand, std::uint64_t hand_number, co
                                  const std::function<void(std::string_view)>& on_chunk) {
   auto frame_error = std::make_shared<std::string>();
   send_frame(session_, ++frames_, gamecore_json(hand, viewer, memory, hand_number), frame_error);
-  // The facts in the question itself: a small model comments on them far
-  // better than on what it has to dig out of the history block.
-  client::QueryParams query("What happened: " + hand_line(hand, hand_number, memory.players()) +
-                            ". Comment on this hand for the viewers.");
+  client::QueryParams query(commentary_question(hand, hand_number, memory.players()));
   query.kind = KVF_TASK_COMMENTARY;
   query.max_tokens = 40;
   query.stream = true;

@@ -29,6 +29,13 @@ struct LlmParams {
 
 const char* mode_name(kvf_mode mode);  // "full", "prefix", "block"
 
+// What the LLM bot and the commentator say to the model: their system
+// prompts and questions (kvframe-finetune's data asks the same).
+extern const char* const kPlayerSystemPrompt;
+extern const char* const kCommentatorSystemPrompt;
+std::string player_instruction(const PlayerInfo& me, const LegalActions& legal);
+std::string commentary_question(const Hand& hand, std::uint64_t hand_number, const std::vector<PlayerInfo>& players);
+
 class LlmPlayer : public Player {
  public:
   // Opens one session per mode. Fails with the server's reason.

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "holdem/replay_html.h"
+#include "holdem/simulator/dataset.h"
 #include "holdem/simulator/llm_player.h"
 #include "holdem/simulator/match.h"
 #include "holdem/simulator/report.h"
@@ -56,6 +57,9 @@ struct Options {
   std::uint32_t context = 8192;
   std::uint32_t max_tokens = 32;
   int threads = 0;
+  std::string dataset;
+  std::string lora = "auto";
+  std::string dtype;
 };
 
 kvf_mode parse_mode(const std::string& name) {
@@ -68,7 +72,10 @@ class InProcessServer {
   static std::unique_ptr<InProcessServer> start(const Options& o, std::string* error) {
     auto self = std::unique_ptr<InProcessServer>(new InProcessServer());
     rt::EngineParams engine_params;
-    auto loaded = rt::Engine::load(o.model, rt::ModelParams{}, engine_params);
+    rt::ModelParams model_params;
+    model_params.dtype = o.dtype;
+    model_params.lora = rt::resolve_lora(o.lora, o.model);
+    auto loaded = rt::Engine::load(o.model, model_params, engine_params);
     if (!loaded) {
       *error = "cannot load the model " + o.model + ": " + loaded.error().to_string() +
                " (fetch the default one with scripts/fetch-model.sh, or pass --model or --server)";
@@ -205,7 +212,17 @@ int run(const Options& o) {
   params.seed = o.seed;
   params.history_hands = o.history;
   hd::Match match(params, std::move(seated));
+  std::unique_ptr<hd::DatasetWriter> dataset;
+  if (!o.dataset.empty()) {
+    std::string error;
+    dataset = hd::DatasetWriter::open(o.dataset, o.seed, &error);
+    if (!dataset) {
+      std::cerr << "kvframe-holdem: " << error << "\n";
+      return kUsageError;
+    }
+  }
   hd::MatchObserver observer;
+  if (dataset) observer.on_turn = [&](const hd::DecisionView& view) { dataset->decision(view, infos); };
   observer.on_hand_line = [&](std::uint64_t, const std::string& line) { human << line << "\n" << std::flush; };
   observer.on_decision = [&](const hd::Hand&, int seat, const hd::Decision& d) {
     if (d.samples.empty()) return;
@@ -220,9 +237,11 @@ int run(const Options& o) {
     }
     human << line.str() << "\n" << std::flush;
   };
-  if (commentator) {
+  if (commentator || dataset) {
     observer.on_hand_end = [&](const hd::Hand& hand, std::uint64_t n, const hd::MatchMemory& memory) -> std::string {
       if (!hd::Commentator::notable(hand)) return {};
+      if (dataset) dataset->commentary(hand, n, memory, std::max(llm_seat, 0));
+      if (!commentator) return {};
       human << "  commentary: " << std::flush;
       std::string text = commentator->comment(hand, n, memory, std::max(llm_seat, 0), [&](std::string_view chunk) {
         human << chunk << std::flush;
@@ -243,6 +262,7 @@ int run(const Options& o) {
     hd::write_replay_html(o.replay_html, replay_record(match, o, report).dump());
     human << "replay: " << o.replay_html << "\n";
   }
+  if (dataset) human << "dataset: " << dataset->records() << " records appended to " << o.dataset << "\n";
   std::int64_t invalid = 0;
   for (const Json& bot : report["llm"]) invalid += bot["invalid"].get<std::int64_t>();
   return invalid == 0 ? kSuccess : kInvalidActions;
@@ -278,6 +298,13 @@ int main(int argc, char** argv) {
   app.add_option("--context", o.context, "context tokens of the LLM sessions")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "most tokens of one LLM action")->check(CLI::Range(8, 256))->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: all cores)")->capture_default_str();
+  app.add_option("--lora", o.lora, "LoRA adapter of the in-process model: a file, none, or auto (kvframe's "
+                                   "block-tuned adapter with the default model)")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: fp32 on cpu)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  app.add_option("--dataset", o.dataset,
+                 "append every decision (target: the tight-aggressive bot's action) and notable hand's commentary "
+                 "to this JSONL file as kvframe-finetune training data; rules.json goes beside it");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

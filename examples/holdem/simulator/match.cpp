@@ -83,6 +83,25 @@ std::string hand_line(const Hand& hand, std::uint64_t number, const std::vector<
   return line;
 }
 
+std::string hand_summary(const Hand& hand, const std::vector<PlayerInfo>& players) {
+  const HandResult& result = hand.result();
+  if (result.awards.empty()) return "The pot goes nowhere.";
+  const PotAward& award = result.awards.front();
+  std::string who;
+  for (std::size_t w = 0; w < award.winners.size(); ++w) {
+    who += (w ? " and " : "") + players[static_cast<std::size_t>(award.winners[w])].name;
+  }
+  std::string text = who + (award.winners.size() > 1 ? " split " : " takes ") + std::to_string(award.amount) + " chips";
+  if (result.showdown) {
+    if (const auto& shown = result.shown[static_cast<std::size_t>(award.winners.front())]) {
+      text += " with " + describe(*shown);
+    }
+  } else {
+    text += " without a showdown";
+  }
+  return text + "!";
+}
+
 Match::Match(MatchParams params, std::vector<SeatedPlayer> seats)
     : params_(std::move(params)), seats_(std::move(seats)), memory_([&] {
         std::vector<PlayerInfo> infos;
@@ -135,7 +154,9 @@ void Match::play_hand(std::uint64_t number, const MatchObserver& observer) {
     const int seat = hand.to_act();
     const Street street = hand.street();
     Player& player = *seats_[static_cast<std::size_t>(seat)].player;
-    Decision decision = player.decide(DecisionView{hand, seat, memory_, number});
+    const DecisionView view{hand, seat, memory_, number};
+    if (observer.on_turn) observer.on_turn(view);
+    Decision decision = player.decide(view);
     if (!hand.check(decision.action).empty()) {
       // A player must not stall the table: an illegal action is a fold (or
       // a check when free) and is counted against it.

@@ -50,6 +50,8 @@ struct DecisionRecord {
 // in the match's memory and may add comment lines to the replay.
 struct MatchObserver {
   std::function<void(std::uint64_t hand, const std::string& line)> on_hand_line;
+  // Before a seat decides, with what it sees (training data records it).
+  std::function<void(const DecisionView& view)> on_turn;
   std::function<void(const Hand& hand, int seat, const Decision& decision)> on_decision;
   // Returns the commentary on the hand (empty: none).
   std::function<std::string(const Hand& hand, std::uint64_t hand_number, const MatchMemory& memory)> on_hand_end;
@@ -83,5 +85,8 @@ class Match {
 
 // One line per finished hand: "hand_0007  p3 wins 120 (showdown: two pair, kings and nines)  p1 -20 p3 +120 ...".
 std::string hand_line(const Hand& hand, std::uint64_t number, const std::vector<PlayerInfo>& players);
+// A commentator's sentence of the same facts: "Ada takes 120 chips with two pair, kings and nines!"
+// (the commentary target of kvframe-finetune's data).
+std::string hand_summary(const Hand& hand, const std::vector<PlayerInfo>& players);
 
 }  // namespace kvframe::examples::holdem

@@ -48,6 +48,8 @@ enum class AttentionMode { kFull, kPrefix, kBlock };
 const char* attention_mode_name(AttentionMode mode);  // "full", "prefix", "block"
 Result<AttentionMode> parse_attention_mode(std::string_view name);
 
+struct SessionParams;
+
 struct EngineParams {
   // Budget of the block KV store shared by all sessions (bytes). Blocks of
   // every live session's current frame stay in memory regardless; the budget
@@ -78,12 +80,27 @@ class Engine {
   // Output schemas compiled against this engine's tokenizer, by their text
   // (Task::output_schema goes through it).
   SchemaCache& schemas();
-  // Identifies model weights + shape for block keys: sessions of different
-  // engines never share a store entry by accident.
+  // Identifies model weights + shape (+ an adapter that changes block KV)
+  // for block keys: sessions of different engines never share a store entry
+  // by accident (Model::context_fingerprint).
   uint64_t fingerprint() const;
+  // Replaces the model's LoRA adapter (null: none); kvframe-finetune swaps in
+  // the one it trains. When block KV changes with it (scope kAll) the store
+  // is emptied and the fingerprint changes: sessions opened afterwards never
+  // read KV of the old adapter (sessions opened before keep what they hold).
+  // kInvalidArgument for an adapter of another model shape.
+  Status set_adapter(std::shared_ptr<LoraAdapter> adapter);
   // Where answers end unless a task says otherwise: the tokenizer's eos and
   // the chat template's end-of-turn token (default_stop_tokens).
   const std::vector<TokenId>& stop_tokens() const;
+
+  // The prompt a session opened with `params` runs for this whole frame and
+  // task instruction, token ids per part, exactly as its query would (what
+  // kvframe-finetune trains on; the answer is left empty). kInvalidArgument
+  // for bad rules, a frame that does not parse or partition, or an empty
+  // instruction.
+  Result<PromptSample> render_prompt(const SessionParams& params, std::string_view frame_json,
+                                     const std::string& instruction) const;
 
  private:
   struct Impl;

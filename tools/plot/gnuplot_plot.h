@@ -1,12 +1,13 @@
 // PNG plots of benchmark results through gnuplot (scripts/setup.sh installs
 // gnuplot-nox): plotting by hand is not this project's business. Shared by the
-// programs in bench/ so that none of them writes gnuplot scripts of its own.
+// programs in bench/ and the tools (kvframe-finetune's loss curve) so that
+// none of them writes gnuplot scripts of its own.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace kvframe::bench {
+namespace kvframe::plot {
 
 // One line of a plot. Points whose x or y is not finite are left out, so a
 // series may cover only some of the x values (e.g. a baseline run on a sample
@@ -37,4 +38,4 @@ struct PlotOptions {
 // when there is nothing to draw; the caller says so on stderr.
 bool write_plot(const std::string& path, const PlotOptions& options, const std::vector<PlotSeries>& series);
 
-}  // namespace kvframe::bench
+}  // namespace kvframe::plot

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace kvframe::bench {
+namespace kvframe::plot {
 
 namespace {
 
@@ -66,4 +66,4 @@ bool write_plot(const std::string& path, const PlotOptions& options, const std::
   return pclose(gnuplot) == 0 && written;
 }
 
-}  // namespace kvframe::bench
+}  // namespace kvframe::plot

@@ -1,0 +1,63 @@
+// Held-out evaluation of block fine-tuning: each example asked in several
+// attention modes through real Sessions (the engine's own query path, output
+// schema included), answers compared with the target and with the reference
+// mode (full), first-token distributions compared by KL.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvframe/finetune/dataset.h"
+#include "kvframe/runtime/session.h"
+
+namespace kvframe::finetune {
+
+struct EvalParams {
+  // The first mode is the reference the others are compared with.
+  std::vector<runtime::AttentionMode> modes = {runtime::AttentionMode::kFull, runtime::AttentionMode::kBlock};
+  int32_t max_tokens = 32;
+  bool blocks_after_prefix = false;
+};
+
+struct ModeAnswer {
+  std::string text;
+  int64_t first_token = -1;  // argmax of the first token's logits
+  double kl_vs_reference = 0;  // KL(reference || this mode) of the first token, nats
+  double ms = 0;               // query latency (TTFT + decoding)
+  bool matches_target = false;
+  bool matches_reference = false;
+};
+
+struct EvalRecord {
+  std::string id;
+  std::vector<ModeAnswer> modes;  // in EvalParams::modes order
+};
+
+struct ModeSummary {
+  runtime::AttentionMode mode;
+  int64_t answers = 0;
+  int64_t correct = 0;           // equal to the target (as JSON when the example has a schema)
+  int64_t agree = 0;             // equal to the reference mode's answer
+  int64_t first_token_agree = 0;
+  double kl_mean = 0;            // mean KL(reference || mode) of the first token, nats
+  double ms_p50 = 0;
+};
+
+struct EvalReport {
+  std::vector<EvalRecord> records;
+  std::vector<ModeSummary> modes;
+};
+
+// Runs every example in every mode. One session per mode and system prompt
+// serves consecutive examples, so block mode reuses the blocks frames share,
+// as in a game. A failed query fails the evaluation (its error, naming the
+// example).
+Result<EvalReport> evaluate(runtime::Engine& engine, const std::vector<Example>& examples, const EvalParams& params,
+                            const std::function<void(size_t done, size_t total, const EvalRecord&)>& on_record = {});
+
+// Whether two answers are the same: as JSON values when `as_json`, else as text.
+bool same_answer(const std::string& a, const std::string& b, bool as_json);
+
+}  // namespace kvframe::finetune

@@ -1,0 +1,395 @@
+// kvframe-finetune: block fine-tuning of a LoRA adapter on a game's own
+// frames (train), its held-out evaluation in block and full mode side by
+// side (eval), and targets from the base model for data that has none
+// (distill). docs/finetune.md walks through it.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gnuplot_plot.h"
+#include "kvframe/finetune/dataset.h"
+#include "kvframe/finetune/evaluate.h"
+#include "kvframe/finetune/trainer.h"
+#include "kvframe/runtime/cpu_process.h"
+#include "kvframe/runtime/default_model.h"
+#include "kvframe/runtime/session.h"
+
+namespace {
+
+namespace ft = kvframe::finetune;
+namespace rt = kvframe::runtime;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kTrainingError = 3 };
+
+constexpr const char* kFooter =
+    "Exit status:\n"
+    "  0  done\n"
+    "  1  usage error\n"
+    "  2  the model, adapter, data or checkpoint cannot be used (the reason is printed)\n"
+    "  3  training or evaluation failed while running (libtorch; the last checkpoint is kept)\n"
+    "\n"
+    "Data: JSONL records {frame, instruction, target, system?, schema?, rules?} (docs/finetune.md);\n"
+    "kvframe-holdem --dataset and kvframe-stream --dataset write them from the games.";
+
+struct ModelOptions {
+  std::string model = rt::default_model_path();
+  std::string lora = "auto";
+  std::string device = "cpu";
+  std::string dtype = "bf16";
+  int threads = 0;
+};
+
+void add_model_options(CLI::App& app, ModelOptions& o, bool lora) {
+  app.add_option("--model", o.model, "GGUF model")->capture_default_str();
+  if (lora) {
+    app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's own for the default model)")
+        ->capture_default_str();
+  }
+  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (fp16: cuda only)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+}
+
+int fail(const rt::Error& error, const std::string& next, int code = kInputError) {
+  std::cerr << "kvframe-finetune: " << error.to_string() << "\n  next: " << next << "\n";
+  return code;
+}
+
+rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
+  rt::ModelParams params;
+  params.device = o.device;
+  params.dtype = o.dtype;
+  if (with_lora) params.lora = rt::resolve_lora(o.lora, o.model);
+  std::cerr << "[finetune] loading " << o.model << (params.lora.empty() ? "" : " + " + params.lora) << " ("
+            << o.dtype << ", " << rt::cpu_backend_description() << ")\n";
+  return rt::Engine::load(o.model, params);
+}
+
+rt::Result<std::vector<ft::Example>> read_all(const std::vector<std::string>& paths) {
+  std::vector<ft::Example> all;
+  for (const std::string& path : paths) {
+    auto examples = ft::read_examples(path);
+    if (!examples) return examples.error();
+    all.insert(all.end(), examples->begin(), examples->end());
+  }
+  return all;
+}
+
+std::string duration(double seconds) {
+  const auto s = static_cast<int64_t>(std::max(0.0, seconds));
+  char text[32];
+  if (s >= 3600) {
+    std::snprintf(text, sizeof text, "%ldh%02ldm", static_cast<long>(s / 3600), static_cast<long>(s / 60 % 60));
+  } else {
+    std::snprintf(text, sizeof text, "%ldm%02lds", static_cast<long>(s / 60), static_cast<long>(s % 60));
+  }
+  return text;
+}
+
+// ---- train ------------------------------------------------------------------
+
+struct TrainOptions {
+  ModelOptions model;
+  std::vector<std::string> train, heldout;
+  std::string out;
+  std::string targets = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down";
+  std::string scope = "query";
+  std::string schedule = "cosine";
+  int64_t eval_every = 50;
+  int64_t heldout_limit = 32;
+  bool resume = false;
+  ft::TrainParams params;
+};
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+void plot_losses(const std::string& out_dir) {
+  std::ifstream log(out_dir + "/train_log.jsonl");
+  kvframe::plot::PlotSeries block{"train, block mask", {}, {}, false, "lines lw 1"};
+  kvframe::plot::PlotSeries causal{"train, causal mask", {}, {}, false, "lines lw 1 dt 2"};
+  kvframe::plot::PlotSeries held_block{"held out, block mask", {}, {}, false, "linespoints lw 2 pt 7"};
+  kvframe::plot::PlotSeries held_causal{"held out, causal mask", {}, {}, false, "linespoints lw 2 pt 5"};
+  for (std::string line; std::getline(log, line);) {
+    const json r = json::parse(line, nullptr, false);
+    if (!r.is_object()) continue;
+    const double step = r.value("step", 0.0);
+    if (r.contains("heldout_block")) {
+      held_block.x.push_back(step), held_block.y.push_back(r["heldout_block"]);
+      held_causal.x.push_back(step), held_causal.y.push_back(r["heldout_causal"]);
+    } else if (r.contains("loss_block")) {
+      block.x.push_back(step), block.y.push_back(r["loss_block"]);
+      if (r.value("causal_samples", 0) > 0) causal.x.push_back(step), causal.y.push_back(r["loss_causal"]);
+    }
+  }
+  kvframe::plot::PlotOptions options;
+  options.title = "kvframe-finetune: answer loss per token";
+  options.x.label = "optimizer step";
+  options.y.label = "cross-entropy (nats / token)";
+  options.y.range = "0:*";
+  const std::string path = out_dir + "/loss.png";
+  if (kvframe::plot::write_plot(path, options, {block, causal, held_block, held_causal})) {
+    std::cerr << "[finetune] wrote " << path << "\n";
+  } else {
+    std::cerr << "[finetune] no loss plot (gnuplot missing or failed)\n";
+  }
+}
+
+int run_train(TrainOptions& o) {
+  ft::TrainParams& p = o.params;
+  p.out_dir = o.out;
+  p.lora.targets = split_commas(o.targets);
+  auto scope = rt::parse_lora_scope(o.scope);
+  if (!scope) return fail(scope.error(), "--scope all or query", kUsageError);
+  p.lora.scope = *scope;
+  auto schedule = ft::parse_schedule(o.schedule);
+  if (!schedule) return fail(schedule.error(), "--schedule cosine, linear or constant", kUsageError);
+  p.schedule = *schedule;
+  std::error_code made;
+  fs::create_directories(o.out, made);
+  if (made) return fail({rt::ErrorCode::kIo, "cannot create " + o.out + ": " + made.message()}, "check --out");
+
+  auto train = read_all(o.train);
+  if (!train) return fail(train.error(), "fix the --train files");
+  auto heldout = read_all(o.heldout);
+  if (!heldout) return fail(heldout.error(), "fix the --heldout files");
+  if (static_cast<int64_t>(heldout->size()) > o.heldout_limit) heldout->resize(static_cast<size_t>(o.heldout_limit));
+  auto engine = load_engine(o.model, /*with_lora=*/false);
+  if (!engine) return fail(engine.error(), "check --model, --device and --dtype");
+  auto trainer = ft::Trainer::create(**engine, p, *train, o.resume);
+  if (!trainer) return fail(trainer.error(), "check the data and options (see --help)");
+  ft::Trainer& t = **trainer;
+  std::cerr << "[finetune] " << t.samples() << " samples (" << t.skipped() << " left out), adapter rank "
+            << p.lora.rank << " scope " << o.scope << ", " << t.adapter()->n_parameters() << " parameters"
+            << (t.resumed() ? ", resumed at step " + std::to_string(t.step()) : "") << "\n";
+
+  std::ofstream log(o.out + "/train_log.jsonl", t.resumed() ? std::ios::app : std::ios::trunc);
+  auto held_out = [&]() -> int {
+    if (heldout->empty()) return kSuccess;
+    auto loss = t.heldout_loss(*heldout);
+    if (!loss) return fail(loss.error(), "lower --max-context or free memory", kTrainingError);
+    std::cerr << "[finetune] step " << t.step() << " held-out loss: block " << loss->block << ", causal "
+              << loss->causal << " (" << loss->samples << " samples)\n";
+    log << json{{"step", t.step()}, {"heldout_block", loss->block}, {"heldout_causal", loss->causal},
+                {"heldout_samples", loss->samples}}.dump()
+        << "\n" << std::flush;
+    return kSuccess;
+  };
+  if (!t.resumed()) {
+    if (int code = held_out()) return code;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t first = t.step();
+  while (t.step() < p.steps) {
+    auto step = t.train_step();
+    if (!step) return fail(step.error(), "resume with --resume from the last checkpoint", kTrainingError);
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = elapsed / static_cast<double>(t.step() - first) * static_cast<double>(p.steps - t.step());
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "step %ld/%ld  loss %.4f (block %.4f, causal %.4f x%ld)  lr %.2e  |g| %.3f  %.0f tok/s  %s  eta %s",
+                  static_cast<long>(step->step), static_cast<long>(p.steps), step->loss, step->loss_block,
+                  step->loss_causal, static_cast<long>(step->causal_samples), step->lr, step->grad_norm,
+                  static_cast<double>(step->tokens) / step->seconds, duration(step->seconds).c_str(),
+                  duration(eta).c_str());
+    std::cerr << line << "\n";
+    log << json{{"step", step->step}, {"loss", step->loss}, {"loss_block", step->loss_block},
+                {"loss_causal", step->loss_causal}, {"causal_samples", step->causal_samples}, {"lr", step->lr},
+                {"grad_norm", step->grad_norm}, {"samples", step->samples}, {"tokens", step->tokens},
+                {"seconds", step->seconds}}.dump()
+        << "\n" << std::flush;
+    if (o.eval_every > 0 && (t.step() % o.eval_every == 0 || t.step() == p.steps)) {
+      if (int code = held_out()) return code;
+    }
+  }
+  const std::string adapter = o.out + "/adapter.gguf";
+  if (auto failed = t.save_adapter(adapter)) return fail(*failed, "check --out");
+  std::cerr << "[finetune] wrote " << adapter << " (" << fs::file_size(adapter) / 1024 << " KiB)\n";
+  plot_losses(o.out);
+  return kSuccess;
+}
+
+// ---- eval -------------------------------------------------------------------
+
+struct EvalOptions {
+  ModelOptions model;
+  std::vector<std::string> data;
+  std::string modes = "full,block";
+  int64_t limit = 0;
+  int32_t max_tokens = 32;
+  bool blocks_after_prefix = false;
+  bool json_output = false;
+};
+
+int run_eval(const EvalOptions& o) {
+  ft::EvalParams params;
+  params.modes.clear();
+  for (const std::string& name : split_commas(o.modes)) {
+    auto mode = rt::parse_attention_mode(name);
+    if (!mode) return fail(mode.error(), "--modes full,block (the first is the reference)", kUsageError);
+    params.modes.push_back(*mode);
+  }
+  if (params.modes.empty()) return fail({rt::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
+  params.max_tokens = o.max_tokens;
+  params.blocks_after_prefix = o.blocks_after_prefix;
+  auto examples = read_all(o.data);
+  if (!examples) return fail(examples.error(), "fix the --data files");
+  if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));
+  auto engine = load_engine(o.model, /*with_lora=*/true);
+  if (!engine) return fail(engine.error(), "check --model, --lora, --device and --dtype");
+  auto report = ft::evaluate(**engine, *examples, params, [&](size_t done, size_t total, const ft::EvalRecord& r) {
+    std::cerr << "[" << done << "/" << total << "] " << r.id;
+    for (size_t m = 0; m < r.modes.size(); ++m) {
+      std::cerr << "  " << rt::attention_mode_name(params.modes[m]) << ": " << r.modes[m].text
+                << (m > 0 && !r.modes[m].matches_reference ? " (differs)" : "");
+    }
+    std::cerr << "\n";
+  });
+  if (!report) return fail(report.error(), "check the data and the model", kTrainingError);
+  if (o.json_output) {
+    json out = json::array();
+    for (const ft::ModeSummary& s : report->modes) {
+      out.push_back({{"mode", rt::attention_mode_name(s.mode)}, {"answers", s.answers}, {"correct", s.correct},
+                     {"agree", s.agree}, {"first_token_agree", s.first_token_agree}, {"kl_mean", s.kl_mean},
+                     {"ms_p50", s.ms_p50}});
+    }
+    std::cout << json{{"modes", out}}.dump(2) << "\n";
+    return kSuccess;
+  }
+  const char* reference = rt::attention_mode_name(params.modes[0]);
+  std::printf("%-8s %8s %14s %16s %22s %14s %10s\n", "mode", "answers", "= target", (std::string("= ") + reference).c_str(),
+              (std::string("1st token = ") + reference).c_str(), "KL 1st token", "p50 ms");
+  for (const ft::ModeSummary& s : report->modes) {
+    auto pct = [&](int64_t n) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%ld (%.1f%%)", static_cast<long>(n),
+                    s.answers ? 100.0 * static_cast<double>(n) / static_cast<double>(s.answers) : 0.0);
+      return std::string(text);
+    };
+    std::printf("%-8s %8ld %14s %16s %22s %14.4f %10.0f\n", rt::attention_mode_name(s.mode),
+                static_cast<long>(s.answers), pct(s.correct).c_str(), pct(s.agree).c_str(),
+                pct(s.first_token_agree).c_str(), s.kl_mean, s.ms_p50);
+  }
+  return kSuccess;
+}
+
+// ---- distill ----------------------------------------------------------------
+
+struct DistillOptions {
+  ModelOptions model;
+  std::string data, out;
+  int32_t max_tokens = 32;
+};
+
+int run_distill(const DistillOptions& o) {
+  auto examples = ft::read_examples(o.data);
+  if (!examples) return fail(examples.error(), "fix --data");
+  auto engine = load_engine(o.model, /*with_lora=*/true);
+  if (!engine) return fail(engine.error(), "check --model, --lora, --device and --dtype");
+  std::vector<ft::Example> missing;
+  for (const ft::Example& e : *examples) {
+    if (e.target.empty()) missing.push_back(e);
+  }
+  ft::EvalParams params;
+  params.modes = {rt::AttentionMode::kFull};
+  params.max_tokens = o.max_tokens;
+  auto report = ft::evaluate(**engine, missing, params, [](size_t done, size_t total, const ft::EvalRecord& r) {
+    std::cerr << "[" << done << "/" << total << "] " << r.id << ": " << r.modes[0].text << "\n";
+  });
+  if (!report) return fail(report.error(), "check the data and the model", kTrainingError);
+  size_t next = 0;
+  for (ft::Example& e : *examples) {
+    if (e.target.empty()) e.target = report->records[next++].modes[0].text;
+  }
+  if (auto failed = ft::write_examples(o.out, *examples)) return fail(*failed, "check --out");
+  std::cerr << "[finetune] " << missing.size() << " targets from full mode; wrote " << o.out << "\n";
+  return kSuccess;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Block fine-tuning: trains a LoRA adapter so block mode answers as full mode does, and measures it."};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+
+  TrainOptions train;
+  CLI::App* train_cmd = app.add_subcommand("train", "train an adapter (checkpoints, --resume, loss curve)");
+  add_model_options(*train_cmd, train.model, /*lora=*/false);
+  train_cmd->add_option("--train", train.train, "training data (JSONL; repeat for several)")->required();
+  train_cmd->add_option("--heldout", train.heldout, "held-out data for the loss curve (JSONL)");
+  train_cmd->add_option("--heldout-limit", train.heldout_limit, "held-out examples used")->capture_default_str();
+  train_cmd->add_option("--out", train.out, "folder for checkpoints, the log, adapter.gguf and loss.png")->required();
+  train_cmd->add_option("--rank", train.params.lora.rank, "LoRA rank")->check(CLI::PositiveNumber)->capture_default_str();
+  train_cmd->add_option("--alpha", train.params.lora.alpha, "LoRA alpha (scale alpha / rank)")->capture_default_str();
+  train_cmd->add_option("--targets", train.targets, "projections to adapt")->capture_default_str();
+  train_cmd->add_option("--scope", train.scope,
+                        "query: the final block and answer only (block KV stays the base model's); all: every token")
+      ->capture_default_str();
+  train_cmd->add_option("--steps", train.params.steps, "optimizer steps")->capture_default_str();
+  train_cmd->add_option("--batch", train.params.batch, "samples per step (gradient accumulation)")->capture_default_str();
+  train_cmd->add_option("--lr", train.params.lr, "peak learning rate")->capture_default_str();
+  train_cmd->add_option("--warmup", train.params.warmup, "warm-up steps")->capture_default_str();
+  train_cmd->add_option("--schedule", train.schedule, "cosine, linear or constant")->capture_default_str();
+  train_cmd->add_option("--min-lr", train.params.min_lr, "final learning rate, as a share of --lr")->capture_default_str();
+  train_cmd->add_option("--weight-decay", train.params.weight_decay, "AdamW weight decay")->capture_default_str();
+  train_cmd->add_option("--clip", train.params.clip, "gradient norm clipping (0: none)")->capture_default_str();
+  train_cmd->add_option("--causal-fraction", train.params.causal_fraction,
+                        "share of samples also trained under the causal mask (full mode)")->capture_default_str();
+  train_cmd->add_flag("--blocks-after-prefix", train.params.blocks_after_prefix,
+                      "blocks encoded after the system prompt, as sessions with that option");
+  train_cmd->add_option("--max-context", train.params.max_context, "leave out samples with more context tokens (0: none)")
+      ->capture_default_str();
+  train_cmd->add_option("--seed", train.params.seed, "adapter initialisation and sample order")->capture_default_str();
+  train_cmd->add_option("--checkpoint-every", train.params.checkpoint_every, "steps between checkpoints")
+      ->capture_default_str();
+  train_cmd->add_option("--eval-every", train.eval_every, "steps between held-out losses (0: start and end only)")
+      ->capture_default_str();
+  train_cmd->add_flag("--resume", train.resume, "continue from --out's checkpoint, if there is one");
+
+  EvalOptions eval;
+  CLI::App* eval_cmd = app.add_subcommand("eval", "answers in several modes side by side: agreement, accuracy, KL");
+  add_model_options(*eval_cmd, eval.model, /*lora=*/true);
+  eval_cmd->add_option("--data", eval.data, "examples (JSONL; repeat for several)")->required();
+  eval_cmd->add_option("--modes", eval.modes, "modes, the first the reference")->capture_default_str();
+  eval_cmd->add_option("--limit", eval.limit, "first N examples only (0: all)")->capture_default_str();
+  eval_cmd->add_option("--max-tokens", eval.max_tokens, "most tokens per answer")->capture_default_str();
+  eval_cmd->add_flag("--blocks-after-prefix", eval.blocks_after_prefix, "block sessions encode blocks after the prefix");
+  eval_cmd->add_flag("--json", eval.json_output, "the summary as JSON on stdout");
+
+  DistillOptions distill;
+  CLI::App* distill_cmd = app.add_subcommand("distill", "fill missing targets with the model's full-mode answers");
+  add_model_options(*distill_cmd, distill.model, /*lora=*/true);
+  distill_cmd->add_option("--data", distill.data, "examples (JSONL)")->required();
+  distill_cmd->add_option("--out", distill.out, "where to write them with targets (JSONL)")->required();
+  distill_cmd->add_option("--max-tokens", distill.max_tokens, "most tokens per target")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kSuccess : kUsageError;
+  }
+  const ModelOptions& model = train_cmd->parsed() ? train.model : eval_cmd->parsed() ? eval.model : distill.model;
+  rt::tune_cpu_process(argv, model.threads);
+  if (train_cmd->parsed()) return run_train(train);
+  if (eval_cmd->parsed()) return run_eval(eval);
+  return run_distill(distill);
+}
