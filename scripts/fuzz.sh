@@ -2,17 +2,19 @@
 # Fuzzes one target (tests/fuzz) for a while and reports what was found.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET]   default 600 s, json_blocker
-#                                        TARGET: json_blocker, gguf, server or schema
+#                                        TARGET: json_blocker, gguf, lora, server or schema
 #   FUZZ_MAX_LEN=N scripts/fuzz.sh       longest input tried, default 4096 bytes
 #                                        (server: 12288, room for an oversize message)
 #
 # Builds build-fuzz/ with clang++, libFuzzer, ASan and UBSan (separate from
-# build/), without libtorch. Per target, a work corpus is kept between runs
-# and starts from the target's seeds:
+# build/), without libtorch — lora (adapter files, read into libtorch
+# tensors) in build-fuzz-torch/ with it. Per target, a work corpus is kept
+# between runs and starts from the target's seeds:
 #   json_blocker  tests/fuzz/corpus/       build-fuzz/fuzz-corpus/       build-fuzz/fuzz-artifacts/
 #   gguf          tests/fuzz/gguf_corpus/  build-fuzz/fuzz-corpus-gguf/  build-fuzz/fuzz-artifacts-gguf/
 #   server        tests/fuzz/server_corpus/ build-fuzz/fuzz-corpus-server/ build-fuzz/fuzz-artifacts-server/
 #   schema        tests/fuzz/schema_corpus/ build-fuzz/fuzz-corpus-schema/ build-fuzz/fuzz-artifacts-schema/
+#   lora          tests/fuzz/lora_corpus/  build-fuzz-torch/fuzz-corpus-lora/ build-fuzz-torch/fuzz-artifacts-lora/
 # Crash inputs land in the artifacts folder. Exits non-zero if the fuzzer
 # found a crash, a violated invariant, a leak or a hang.
 set -euo pipefail
@@ -22,6 +24,7 @@ seconds=${1:-600}
 target=${2:-json_blocker}
 default_max_len=4096
 build=$root/build-fuzz
+torch=OFF
 case "$target" in
   json_blocker)
     seeds=$root/tests/fuzz/corpus
@@ -44,8 +47,16 @@ case "$target" in
     work_corpus=$build/fuzz-corpus-schema
     artifacts=$build/fuzz-artifacts-schema
     log=$build/fuzz-schema.log ;;
+  lora)
+    torch=ON
+    build=$root/build-fuzz-torch
+    seeds=$root/tests/fuzz/lora_corpus
+    work_corpus=$build/fuzz-corpus-lora
+    artifacts=$build/fuzz-artifacts-lora
+    log=$build/fuzz-lora.log
+    default_max_len=20000 ;;
   *)
-    echo "usage: $0 [SECONDS] [json_blocker|gguf|server|schema]" >&2
+    echo "usage: $0 [SECONDS] [json_blocker|gguf|lora|server|schema]" >&2
     exit 2 ;;
 esac
 max_len=${FUZZ_MAX_LEN:-$default_max_len}
@@ -56,7 +67,7 @@ dict_args=()  # a target without a dictionary runs without one
 # RelWithDebInfo at -O1 without NDEBUG: readable stacks, assert()s kept.
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-  -DKVFRAME_FUZZ=ON -DKVFRAME_SANITIZE=ON -DKVFRAME_BUILD_BENCH=OFF -DKVFRAME_TORCH=OFF >/dev/null
+  -DKVFRAME_FUZZ=ON -DKVFRAME_SANITIZE=ON -DKVFRAME_BUILD_BENCH=OFF -DKVFRAME_TORCH=$torch >/dev/null
 cmake --build "$build" --target "fuzz_$target"
 mkdir -p "$work_corpus" "$artifacts"
 artifacts_before=$(ls "$artifacts" | wc -l)

@@ -1,0 +1,72 @@
+// Writes the seed inputs of fuzz_lora (tests/fuzz/lora_corpus/): adapters for
+// the tiny model the target checks against (F32, F16, BF16; every target, a
+// few, one), and truncated and corrupted variants of one.
+// Regenerate: build/tests/fuzz/make_lora_corpus tests/fuzz/lora_corpus
+#include <ATen/ATen.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kvframe/runtime/lora.h"
+#include "kvframe/runtime/model.h"
+#include "tiny_model.h"
+
+namespace {
+
+using namespace kvframe::runtime;
+
+void write(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  kvframe::test::TinyModelSpec spec;
+  spec.n_layer = 2;
+  const std::vector<uint8_t> model_bytes = kvframe::test::tiny_model_bytes(spec);
+  const ModelConfig config = read_model_config(GgufFile::parse(model_bytes.data(), model_bytes.size()).value()).value();
+  struct Seed {
+    std::string name;
+    std::vector<std::string> targets;
+    int64_t rank;
+    LoraScope scope;
+    GgmlType type;
+  };
+  const std::vector<Seed> seeds = {
+      {"all_f32", lora_target_names(), 2, LoraScope::kAll, GgmlType::kF32},
+      {"all_f16_query", lora_target_names(), 2, LoraScope::kQuery, GgmlType::kF16},
+      {"qv_bf16", {"attn_q", "attn_v"}, 1, LoraScope::kAll, GgmlType::kBF16},
+      {"down_f32", {"ffn_down"}, 3, LoraScope::kQuery, GgmlType::kF32},
+  };
+  std::vector<uint8_t> first;
+  for (const Seed& s : seeds) {
+    LoraParams params;
+    params.rank = s.rank;
+    params.targets = s.targets;
+    params.scope = s.scope;
+    auto adapter = LoraAdapter::create(config, params, at::kCPU, 5).value();
+    for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.01);
+    const std::vector<uint8_t> bytes = adapter->bytes(s.type);
+    if (first.empty()) first = bytes;
+    write(dir + "/" + s.name + ".gguf", bytes);
+  }
+  // Damaged copies of the first: cut short, and with bytes flipped in the
+  // metadata and in a tensor's data.
+  write(dir + "/truncated.gguf", std::vector<uint8_t>(first.begin(), first.begin() + first.size() / 3));
+  std::vector<uint8_t> flipped = first;
+  for (size_t i = 40; i < flipped.size(); i += flipped.size() / 7) flipped[i] ^= 0x5A;
+  write(dir + "/flipped.gguf", flipped);
+  return 0;
+}
