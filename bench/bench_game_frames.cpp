@@ -119,17 +119,7 @@ struct FrameRow {
   std::array<std::optional<Query>, kModes> q;
 };
 
-// The generator's population scaled by s (heroes at most 10, at least 2).
-moba::StreamParams scaled(double s, const Options& o) {
-  moba::StreamParams p;
-  p.seed = o.seed;
-  p.change_rate = o.change;
-  p.heroes = static_cast<int>(std::clamp<long>(std::lround(10 * std::min(s, 1.0)), 2, 10));
-  p.units = static_cast<int>(std::max<long>(1, std::lround(240 * s)));
-  p.towers = static_cast<int>(std::max<long>(2, std::lround(22 * std::min(s, 1.0))));
-  p.events = static_cast<int>(std::max<long>(4, std::lround(200 * s)));
-  return p;
-}
+moba::StreamParams scaled(double s, const Options& o) { return moba::scaled_params(s, o.seed, o.change); }
 
 // Stream parameters whose first frame blocks to about `target` tokens, found by
 // measuring (bisection on the population scale). Returns them and the tokens.

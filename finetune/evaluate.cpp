@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -103,6 +104,32 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
     s.ms_p50 = median(ms[m]);
   }
   return report;
+}
+
+Result<double> perplexity(const rt::Model& model, const std::vector<int32_t>& tokens, int64_t window) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (n < 2) return Error{ErrorCode::kInvalidArgument, "perplexity needs at least 2 tokens"};
+  if (window < 1) return Error{ErrorCode::kInvalidArgument, "the window must be at least 1 token"};
+  const int64_t span = window * 4;  // tokens a cache holds before it restarts
+  auto cache = model.new_cache(span);
+  if (!cache) return cache.error();
+  double nll = 0;
+  int64_t scored = 0;
+  for (int64_t start = 0; start + 1 < n; start += window) {
+    if (cache->length + window > span) cache->length = cache->next_position = 0;
+    const int64_t len = std::min(window, n - start);
+    const at::Tensor ids = at::tensor(std::vector<int64_t>(tokens.begin() + start, tokens.begin() + start + len), at::kLong);
+    auto logits = model.forward(ids, *cache, /*all_logits=*/true);
+    if (!logits) return logits.error();
+    // Row i predicts token start + i + 1.
+    const int64_t rows = std::min(len, n - 1 - start);
+    const at::Tensor next =
+        at::tensor(std::vector<int64_t>(tokens.begin() + start + 1, tokens.begin() + start + 1 + rows), at::kLong);
+    nll += at::cross_entropy_loss(logits->narrow(0, 0, rows), next.to(logits->device()), {}, at::Reduction::Sum)
+               .item<double>();
+    scored += rows;
+  }
+  return std::exp(nll / static_cast<double>(scored));
 }
 
 }  // namespace kvframe::finetune

@@ -38,6 +38,17 @@ const char* change_kind_name(PathChange::Kind kind) {
   return "unknown";
 }
 
+StreamParams scaled_params(double scale, std::uint64_t seed, double change_rate) {
+  StreamParams p;
+  p.seed = seed;
+  p.change_rate = change_rate;
+  p.heroes = static_cast<int>(std::clamp<long>(std::lround(10 * std::min(scale, 1.0)), 2, 10));
+  p.units = static_cast<int>(std::max<long>(1, std::lround(240 * scale)));
+  p.towers = static_cast<int>(std::max<long>(2, std::lround(22 * std::min(scale, 1.0))));
+  p.events = static_cast<int>(std::max<long>(4, std::lround(200 * scale)));
+  return p;
+}
+
 StreamParams params_for_bytes(std::size_t target_frame_bytes, std::uint64_t seed) {
   StreamParams params;
   params.seed = seed;

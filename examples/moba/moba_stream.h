@@ -44,6 +44,10 @@ struct StreamParams {
 // `target_frame_bytes` long (sensible from ~64 KiB up; tested at 1 MiB).
 StreamParams params_for_bytes(std::size_t target_frame_bytes, std::uint64_t seed = 1);
 
+// The default population scaled by `scale` (heroes and towers at most the
+// default's, at least 2): small matches for short frames, big ones for long.
+StreamParams scaled_params(double scale, std::uint64_t seed, double change_rate);
+
 struct PathChange {
   enum class Kind { kModified, kAdded, kRemoved };
   Kind kind;

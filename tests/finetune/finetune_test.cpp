@@ -267,3 +267,26 @@ TEST(FinetuneParams, BadParamsAndNoDataAreRefused) {
 
 }  // namespace
 }  // namespace kvframe::finetune
+
+namespace kvframe::finetune {
+namespace {
+
+TEST(FinetunePerplexity, WindowsGiveWhatOnePassGives) {
+  auto engine = runtime::engine_test::tiny_engine();
+  const runtime::Model& model = engine->model();
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 40; ++i) tokens.push_back((i * 37 + 11) % 250);
+  // One pass over all of them, by hand.
+  runtime::KvCache cache = model.new_cache(64).value();
+  const at::Tensor logits =
+      model.forward(at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong), cache, true).value();
+  const at::Tensor next = at::tensor(std::vector<int64_t>(tokens.begin() + 1, tokens.end()), at::kLong);
+  const double expected = std::exp(at::cross_entropy_loss(logits.narrow(0, 0, 39), next).item<double>());
+  EXPECT_NEAR(perplexity(model, tokens, 64).value(), expected, 1e-6 * expected);
+  // In windows of 10 (the cache, 4 windows long, carries the earlier ones): the same.
+  EXPECT_NEAR(perplexity(model, tokens, 10).value(), expected, 1e-4 * expected);
+  EXPECT_EQ(perplexity(model, {1}).error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kvframe::finetune

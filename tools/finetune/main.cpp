@@ -324,6 +324,33 @@ int run_distill(const DistillOptions& o) {
   return kSuccess;
 }
 
+// ---- perplexity -------------------------------------------------------------
+
+struct PerplexityOptions {
+  ModelOptions model;
+  std::vector<std::string> text;
+  int64_t max_tokens = 4096;
+  int64_t window = 512;
+};
+
+int run_perplexity(const PerplexityOptions& o) {
+  auto engine = load_engine(o.model, /*with_lora=*/true);
+  if (!engine) return fail(engine.error(), "check --model, --lora, --device and --dtype");
+  std::printf("%-48s %8s %12s\n", "text", "tokens", "perplexity");
+  for (const std::string& path : o.text) {
+    std::ifstream in(path);
+    if (!in) return fail({rt::ErrorCode::kIo, "cannot read " + path}, "check --text");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<int32_t> tokens = (*engine)->tokenizer().encode(text.str());
+    if (static_cast<int64_t>(tokens.size()) > o.max_tokens) tokens.resize(static_cast<size_t>(o.max_tokens));
+    auto ppl = ft::perplexity((*engine)->model(), tokens, o.window);
+    if (!ppl) return fail(ppl.error(), "check the text and the model", kTrainingError);
+    std::printf("%-48s %8zu %12.3f\n", path.c_str(), tokens.size(), *ppl);
+  }
+  return kSuccess;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -382,14 +409,26 @@ int main(int argc, char** argv) {
   distill_cmd->add_option("--out", distill.out, "where to write them with targets (JSONL)")->required();
   distill_cmd->add_option("--max-tokens", distill.max_tokens, "most tokens per target")->capture_default_str();
 
+  PerplexityOptions perplexity;
+  CLI::App* perplexity_cmd =
+      app.add_subcommand("perplexity", "perplexity of plain text files, with and without an adapter (--lora none)");
+  add_model_options(*perplexity_cmd, perplexity.model, /*lora=*/true);
+  perplexity_cmd->add_option("--text", perplexity.text, "text files (repeat for several)")->required();
+  perplexity_cmd->add_option("--max-tokens", perplexity.max_tokens, "first N tokens of each file")->capture_default_str();
+  perplexity_cmd->add_option("--window", perplexity.window, "tokens per forward pass")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kSuccess : kUsageError;
   }
-  const ModelOptions& model = train_cmd->parsed() ? train.model : eval_cmd->parsed() ? eval.model : distill.model;
+  const ModelOptions& model = train_cmd->parsed()        ? train.model
+                              : eval_cmd->parsed()       ? eval.model
+                              : perplexity_cmd->parsed() ? perplexity.model
+                                                         : distill.model;
   rt::tune_cpu_process(argv, model.threads);
   if (train_cmd->parsed()) return run_train(train);
   if (eval_cmd->parsed()) return run_eval(eval);
+  if (perplexity_cmd->parsed()) return run_perplexity(perplexity);
   return run_distill(distill);
 }

@@ -3,9 +3,12 @@
 // against what the generator actually changed.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,7 +40,23 @@ struct Options {
   Delta delta = Delta::kWhole;  // from --delta, by kDeltaNames
   std::string write_dir;
   bool json = false;
+  std::optional<double> population;
+  std::string dataset;
+  std::uint64_t dataset_every = 1;
+  std::string instruction =
+      "You are the caster of this match. In one short sentence, tell the viewers what is happening right now "
+      "and which team is ahead.";
 };
+
+// Appends a frame to --dataset as a kvframe-finetune record without a target
+// (`kvframe-finetune distill` takes it from the model in full mode).
+void write_record(std::ofstream& out, const Options& options, std::uint64_t n, const std::string& frame_json) {
+  const nlohmann::json record = {{"id", "moba-s" + std::to_string(options.seed) + "-f" + std::to_string(n)},
+                                 {"frame", nlohmann::json::parse(frame_json)},
+                                 {"instruction", options.instruction},
+                                 {"target", ""}};
+  out << record.dump() << '\n';
+}
 
 jb::PatchFormat patch_format(Delta delta) {
   return delta == Delta::kMergePatch ? jb::PatchFormat::kMergePatch : jb::PatchFormat::kJsonPatch;
@@ -80,11 +99,24 @@ kvframe::tools::FrameRow make_row(std::uint64_t n, const moba::Frame& frame, std
 }
 
 int run(const Options& options, jb::Rules rules) {
-  moba::StreamParams params = options.frame_kb
-                                  ? moba::params_for_bytes(*options.frame_kb * 1024, options.seed)
-                                  : moba::StreamParams{};
+  moba::StreamParams params = options.population ? moba::scaled_params(*options.population, options.seed, 0)
+                              : options.frame_kb  ? moba::params_for_bytes(*options.frame_kb * 1024, options.seed)
+                                                  : moba::StreamParams{};
   params.seed = options.seed;
   params.change_rate = options.change_rate;
+  std::ofstream dataset;
+  if (!options.dataset.empty()) {
+    const auto folder = std::filesystem::absolute(options.dataset).parent_path();
+    std::error_code made;
+    std::filesystem::create_directories(folder, made);
+    if (!made) std::filesystem::copy_file(options.rules, folder / "rules.json",
+                                          std::filesystem::copy_options::overwrite_existing, made);
+    dataset.open(options.dataset, std::ios::app);
+    if (made || !dataset) {
+      std::fprintf(stderr, "kvframe-stream: cannot write %s and rules.json beside it\n", options.dataset.c_str());
+      return kBadInput;
+    }
+  }
   if (!options.write_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(options.write_dir, error);
@@ -129,6 +161,7 @@ int run(const Options& options, jb::Rules rules) {
         return kBadInput;
       }
     }
+    if (dataset.is_open() && n % options.dataset_every == 0) write_record(dataset, options, n, frame.json);
     previous_text = stream.text();
   }
   const std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - start;
@@ -172,6 +205,16 @@ int main(int argc, char** argv) {
                  "Also save frame_NNNN.json, frame_NNNN.changes.json and the fed patch in DIR")
       ->type_name("DIR");
   app.add_flag("--json", options.json, "One JSON object per frame line, then a summary object");
+  app.add_option("--population", options.population,
+                 "Scale the match's population (heroes, units, towers, events) by this factor instead of "
+                 "--frame-kb: 0.1 gives ~1.5K-token frames, 1 the default match")
+      ->check(CLI::Range(0.01, 64.0));
+  app.add_option("--dataset", options.dataset,
+                 "Append frames to this JSONL file as kvframe-finetune records (no target: distill fills it); "
+                 "the rules go beside it as rules.json");
+  app.add_option("--dataset-every", options.dataset_every, "Record every Nth frame")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
+  app.add_option("--instruction", options.instruction, "The task of the --dataset records");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -57,6 +57,14 @@ struct EvalReport {
 Result<EvalReport> evaluate(runtime::Engine& engine, const std::vector<Example>& examples, const EvalParams& params,
                             const std::function<void(size_t done, size_t total, const EvalRecord&)>& on_record = {});
 
+// Perplexity of plain text (no blocks: every token a query token, so a
+// query-scope adapter applies to all of it): exp of the mean next-token
+// cross-entropy, run in windows of `window` tokens, each window's first token
+// predicted from the previous window's text (the KV cache carries it; the
+// cache restarts every `window` * 4 tokens). kInvalidArgument for fewer than
+// 2 tokens.
+Result<double> perplexity(const runtime::Model& model, const std::vector<int32_t>& tokens, int64_t window = 512);
+
 // Whether two answers are the same: as JSON values when `as_json`, else as text.
 bool same_answer(const std::string& a, const std::string& b, bool as_json);
 
