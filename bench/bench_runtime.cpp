@@ -88,7 +88,7 @@ double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path = rt::default_model_path(), shape_name, device = "cpu", dtype;
+  std::string model_path = rt::default_model_path(), shape_name, device = "cpu", dtype, lora = "auto";
   std::vector<int64_t> lengths = {512, 2048, 8192};
   std::string plot = "bench_runtime.png";
   int decode_steps = 64, threads = 0, reps = 2;
@@ -99,6 +99,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--lora", lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
+                                 "default model); applied on the fly, as to a query")->capture_default_str();
   app.add_option("--lengths", lengths, "prompt lengths to prefill (comma-separated)")->delimiter(',')->capture_default_str();
   app.add_option("--decode", decode_steps, "decode steps after a 512-token prompt")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
@@ -133,6 +135,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     auto tokenizer = rt::Tokenizer::from_gguf(*file);
+    params.lora = rt::resolve_lora(lora, model_path);
+    std::fprintf(stderr, "[bench] LoRA: %s\n", params.lora.empty() ? "none" : params.lora.c_str());
     auto loaded = rt::Model::load(*file, params);
     if (!tokenizer || !loaded) {
       std::fprintf(stderr, "bench_runtime: %s\n", (!tokenizer ? tokenizer.error() : loaded.error()).to_string().c_str());

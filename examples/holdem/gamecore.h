@@ -1,5 +1,5 @@
 // The gamecore JSON the Hold'em engine emits at every decision, shaped like
-// the seed's Figure 5 (block-attention-v2-game-ai.txt, Appendix A), plus what a
+// the seed's Figure 5 ("Block-attention for Efficient Prefilling", arXiv:2409.15355, Appendix A), plus what a
 // real game keeps about the match: its hand history and per-opponent stats.
 //
 //   {"state": {"hand": "hand_0042", "street": "flop", "pot": 60, "button": "p3",

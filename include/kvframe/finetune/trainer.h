@@ -1,5 +1,5 @@
-// Block fine-tuning (block-attention-v2 §2.4, "Block-attention: efficient
-// prefilling ...", arXiv:2409.15355): ordinary supervised fine-tuning of a
+// Block fine-tuning ("Block-attention for Efficient Prefilling", Ma et al.,
+// arXiv:2409.15355, §2.4): ordinary supervised fine-tuning of a
 // LoRA adapter in which every sample is trained under the block mask — the
 // attention block mode runs — and, for a share of samples, under the causal
 // mask too, so the model answers alike in `block` and `full` mode.
