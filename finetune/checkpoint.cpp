@@ -27,7 +27,8 @@ std::string run_identity(const TrainParams& p) {
          " scope=" + rt::lora_scope_name(p.lora.scope) + " batch=" + std::to_string(p.batch) +
          " seed=" + std::to_string(p.seed) + " causal_fraction=" + std::to_string(p.causal_fraction) +
          " blocks_after_prefix=" + std::to_string(p.blocks_after_prefix) +
-         " max_context=" + std::to_string(p.max_context);
+         " max_context=" + std::to_string(p.max_context) + " general=" + std::to_string(p.general_texts.size()) + "x" +
+         std::to_string(p.general_window) + "x" + std::to_string(p.general_per_step);
 }
 
 std::string adam_state_key(const at::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }

@@ -101,12 +101,15 @@ Status check_params(const TrainParams& p) {
   if (p.clip < 0) return bad("--clip must not be negative");
   if (p.causal_fraction < 0 || p.causal_fraction > 1) return bad("--causal-fraction must lie in [0, 1]");
   if (p.checkpoint_every < 1) return bad("--checkpoint-every must be at least 1");
+  if (p.general_window < 2) return bad("--general-window must be at least 2 tokens");
+  if (p.general_per_step < 0 || p.general_weight < 0) return bad("--general-per-step and --general-weight must not be negative");
   return std::nullopt;
 }
 
 }  // namespace
 
 struct Trainer::Impl {
+  Impl(rt::Engine& e, TrainParams p) : engine(e), params(std::move(p)) {}
   rt::Engine& engine;
   TrainParams params;
   std::vector<rt::PromptSample> samples;
@@ -119,6 +122,10 @@ struct Trainer::Impl {
   bool resumed = false;
   // Query scope: the base model's context KV, as sessions of each mode hold it.
   std::unique_ptr<rt::SampleContext> block_context, causal_context;
+  // The general texts' windows, and the next one to take.
+  std::vector<std::vector<int32_t>> general;
+  size_t next_general = 0;
+  rt::KvCache nothing;  // an empty context for the general windows
 
   // This epoch's order: runs of `batch` consecutive samples (a game's
   // consecutive frames share most blocks, so a step encodes little), the
@@ -160,6 +167,37 @@ struct Trainer::Impl {
     return **cache;  // a shallow copy: the same tensors
   }
 
+  // The base model's next-token log-probabilities on a general window: for a
+  // query-scope adapter the context's pass (which it leaves alone), for an
+  // all-scope one the model with the adapter taken off for the pass.
+  Result<at::Tensor> base_log_probs(const std::vector<int32_t>& window) {
+    at::NoGradGuard no_grad;
+    const auto rows = static_cast<int64_t>(window.size());
+    if (query_scope()) {
+      auto logits = engine.model().forward_over(window, nothing, rt::PromptPart::kContext, rows);
+      if (!logits) return logits.error();
+      return at::log_softmax(*logits, -1);
+    }
+    if (auto failed = engine.set_adapter(nullptr)) return *failed;
+    auto logits = engine.model().forward_over(window, nothing, rt::PromptPart::kQuery, rows);
+    if (auto failed = engine.set_adapter(adapter)) return *failed;
+    if (!logits) return logits.error();
+    return at::log_softmax(*logits, -1);
+  }
+
+  // KL(base || adapted) per token on the next general window; backward() of it * weight.
+  Result<double> general_kl(double weight, int64_t& tokens) {
+    const std::vector<int32_t>& window = general[next_general++ % general.size()];
+    auto base = base_log_probs(window);
+    if (!base) return base.error();
+    auto logits = engine.model().forward_over(window, nothing, rt::PromptPart::kQuery, static_cast<int64_t>(window.size()));
+    if (!logits) return logits.error();
+    tokens += static_cast<int64_t>(window.size());
+    at::Tensor kl = (base->exp() * (*base - at::log_softmax(*logits, -1))).sum(-1).mean();
+    if (weight > 0) (kl * weight).backward();
+    return kl.item<double>();
+  }
+
   // Cross-entropy of the answer under `mask`; backward() of loss * weight when weight > 0.
   Result<double> answer_loss(const rt::PromptSample& s, rt::AttentionMask mask, double weight, int64_t& tokens) {
     auto ctx = context(s, mask, tokens);
@@ -180,7 +218,7 @@ Trainer::~Trainer() = default;
 Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const TrainParams& params,
                                                  const std::vector<Example>& train, bool resume) {
   if (auto bad = check_params(params)) return *bad;
-  auto impl = std::make_unique<Impl>(Impl{engine, params, {}, 0, 0, nullptr, nullptr, {}, {}, false, nullptr, nullptr});
+  auto impl = std::make_unique<Impl>(engine, params);
   int64_t longest = 0;
   for (const Example& e : train) {
     auto sample = tokenize(engine, e);
@@ -198,6 +236,19 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
                                                   "tokenizable); check the data files"};
   }
   impl->data = data_hash(impl->samples);
+  for (const std::string& text : params.general_texts) {
+    const std::vector<int32_t> tokens = engine.tokenizer().encode(text);
+    for (size_t at = 0; at + 2 <= tokens.size(); at += static_cast<size_t>(params.general_window)) {
+      const size_t end = std::min(tokens.size(), at + static_cast<size_t>(params.general_window));
+      impl->general.emplace_back(tokens.begin() + static_cast<std::ptrdiff_t>(at),
+                                 tokens.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+  }
+  {
+    auto nothing = engine.model().new_cache(1);
+    if (!nothing) return nothing.error();
+    impl->nothing = std::move(nothing).value();
+  }
 
   const rt::Model& model = engine.model();
   std::optional<CheckpointState> saved;
@@ -208,6 +259,18 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
     impl->adapter = saved->adapter;
     impl->state = saved->state;
     impl->resumed = true;
+  } else if (!params.init.empty()) {
+    auto adapter = rt::LoraAdapter::load(params.init, model.config(), model.device());
+    if (!adapter) return adapter.error();
+    const rt::LoraParams& got = (*adapter)->params();
+    if (got.rank != params.lora.rank || got.alpha != params.lora.alpha || got.scope != params.lora.scope ||
+        got.targets != params.lora.targets) {
+      return Error{ErrorCode::kInvalidArgument, params.init + " has rank " + std::to_string(got.rank) + ", alpha " +
+                                                    std::to_string(got.alpha) + ", scope " +
+                                                    rt::lora_scope_name(got.scope) +
+                                                    "; train with the same --rank, --alpha, --scope and --targets"};
+    }
+    impl->adapter = std::move(adapter).value();
   } else {
     auto adapter = rt::LoraAdapter::create(model.config(), params.lora, model.device(), params.seed);
     if (!adapter) return adapter.error();
@@ -252,30 +315,32 @@ Result<StepStats> Trainer::train_step() {
   stats.lr = learning_rate(m.params, m.state.step);
   for (auto& group : m.optimizer->param_groups()) group.options().set_lr(stats.lr);
   const TrainerState before = m.state;
+  auto untaken = [&](const Error& error) {  // the step is not taken: as if never begun
+    m.state = before;
+    m.optimizer->zero_grad();
+    return error;
+  };
   try {
     at::AutoGradMode grad(true);
     double block_sum = 0, causal_sum = 0;
+    const double weight = 1.0 / static_cast<double>(m.params.batch);
     for (int64_t i = 0; i < m.params.batch; ++i) {
       const rt::PromptSample& s = m.next_sample();
-      const double weight = 1.0 / static_cast<double>(m.params.batch);
       auto block = m.answer_loss(s, rt::AttentionMask::kBlock, weight, stats.tokens);
-      if (!block) {
-        m.state = before;
-        m.optimizer->zero_grad();
-        return block.error();
-      }
+      if (!block) return untaken(block.error());
       block_sum += *block;
       if (with_causal(m.params, m.state.step, i)) {
         auto causal = m.answer_loss(s, rt::AttentionMask::kCausal, weight, stats.tokens);
-        if (!causal) {
-          m.state = before;
-          m.optimizer->zero_grad();
-          return causal.error();
-        }
+        if (!causal) return untaken(causal.error());
         causal_sum += *causal;
         ++stats.causal_samples;
       }
       ++stats.samples;
+    }
+    for (int64_t g = 0; g < m.params.general_per_step && !m.general.empty(); ++g) {
+      auto kl = m.general_kl(m.params.general_weight / static_cast<double>(m.params.general_per_step), stats.tokens);
+      if (!kl) return untaken(kl.error());
+      stats.kl_general += *kl / static_cast<double>(m.params.general_per_step);
     }
     stats.loss_block = block_sum / static_cast<double>(stats.samples);
     stats.loss_causal = stats.causal_samples ? causal_sum / static_cast<double>(stats.causal_samples) : 0;
@@ -285,10 +350,8 @@ Result<StepStats> Trainer::train_step() {
     m.optimizer->step();
     m.optimizer->zero_grad();
   } catch (const c10::Error& e) {
-    m.state = before;
-    m.optimizer->zero_grad();
-    return Error{ErrorCode::kBackend, std::string("libtorch failed in a training step: ") + e.what_without_backtrace() +
-                                          " — lower --max-context or --batch, or free memory"};
+    return untaken({ErrorCode::kBackend, std::string("libtorch failed in a training step: ") +
+                                             e.what_without_backtrace() + " — lower --max-context or --batch, or free memory"});
   }
   ++m.state.step;
   stats.step = m.state.step;

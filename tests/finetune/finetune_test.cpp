@@ -86,6 +86,8 @@ TEST(Finetune, AFewStepsLowerTheBlockLossAndBringBlockToFull) {
     TempDir dir;
     TrainParams params = toy_params(dir.path);
     params.lora.scope = scope;
+    params.general_texts = {"The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun."};
+    params.general_window = 16;
     auto trainer = Trainer::create(*engine, params, data);
     ASSERT_TRUE(trainer.ok()) << trainer.error().to_string();
     const HeldoutLoss before = (*trainer)->heldout_loss(data).value();
@@ -96,6 +98,11 @@ TEST(Finetune, AFewStepsLowerTheBlockLossAndBringBlockToFull) {
       ASSERT_TRUE(step.ok()) << step.error().to_string();
       EXPECT_TRUE(std::isfinite(step->loss));
       EXPECT_EQ(step->samples, params.batch);
+      EXPECT_GE(step->kl_general, -1e-9);  // a KL, to rounding
+      // A fresh adapter is the base model: nothing to diverge from yet.
+      if (s == 0) {
+        EXPECT_NEAR(step->kl_general, 0, 1e-6);
+      }
       (s == 0 ? first : last) = step->loss_block;
     }
     const HeldoutLoss after = (*trainer)->heldout_loss(data).value();

@@ -102,7 +102,7 @@ std::string duration(double seconds) {
 
 struct TrainOptions {
   ModelOptions model;
-  std::vector<std::string> train, heldout;
+  std::vector<std::string> train, heldout, general;
   std::string out;
   std::string targets = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down";
   std::string scope = "query";
@@ -169,6 +169,13 @@ int run_train(TrainOptions& o) {
 
   auto train = read_all(o.train);
   if (!train) return fail(train.error(), "fix the --train files");
+  for (const std::string& path : o.general) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return fail({rt::ErrorCode::kIo, "cannot read " + path}, "check --general");
+    p.general_texts.push_back(text.str());
+  }
   auto heldout = read_all(o.heldout);
   if (!heldout) return fail(heldout.error(), "fix the --heldout files");
   if (static_cast<int64_t>(heldout->size()) > o.heldout_limit) heldout->resize(static_cast<size_t>(o.heldout_limit));
@@ -205,14 +212,16 @@ int run_train(TrainOptions& o) {
     const double eta = elapsed / static_cast<double>(t.step() - first) * static_cast<double>(p.steps - t.step());
     char line[256];
     std::snprintf(line, sizeof line,
-                  "step %ld/%ld  loss %.4f (block %.4f, causal %.4f x%ld)  lr %.2e  |g| %.3f  %.0f tok/s  %s  eta %s",
+                  "step %ld/%ld  loss %.4f (block %.4f, causal %.4f x%ld)  KL general %.4f  lr %.2e  |g| %.3f  "
+                  "%.0f tok/s  %s  eta %s",
                   static_cast<long>(step->step), static_cast<long>(p.steps), step->loss, step->loss_block,
-                  step->loss_causal, static_cast<long>(step->causal_samples), step->lr, step->grad_norm,
-                  static_cast<double>(step->tokens) / step->seconds, duration(step->seconds).c_str(),
-                  duration(eta).c_str());
+                  step->loss_causal, static_cast<long>(step->causal_samples), step->kl_general, step->lr,
+                  step->grad_norm, static_cast<double>(step->tokens) / step->seconds,
+                  duration(step->seconds).c_str(), duration(eta).c_str());
     std::cerr << line << "\n";
     log << json{{"step", step->step}, {"loss", step->loss}, {"loss_block", step->loss_block},
-                {"loss_causal", step->loss_causal}, {"causal_samples", step->causal_samples}, {"lr", step->lr},
+                {"loss_causal", step->loss_causal}, {"causal_samples", step->causal_samples},
+                {"kl_general", step->kl_general}, {"lr", step->lr},
                 {"grad_norm", step->grad_norm}, {"samples", step->samples}, {"tokens", step->tokens},
                 {"seconds", step->seconds}}.dump()
         << "\n" << std::flush;
@@ -363,6 +372,15 @@ int main(int argc, char** argv) {
   add_model_options(*train_cmd, train.model, /*lora=*/false);
   train_cmd->add_option("--train", train.train, "training data (JSONL; repeat for several)")->required();
   train_cmd->add_option("--heldout", train.heldout, "held-out data for the loss curve (JSONL)");
+  train_cmd->add_option("--general", train.general,
+                        "plain text files (prose, code) the adapter must leave as the base model has them: "
+                        "KL to the base model on them joins the loss (repeat for several)");
+  train_cmd->add_option("--general-window", train.params.general_window, "tokens per general window")
+      ->capture_default_str();
+  train_cmd->add_option("--general-per-step", train.params.general_per_step, "general windows per step")
+      ->capture_default_str();
+  train_cmd->add_option("--general-weight", train.params.general_weight, "weight of the KL term")
+      ->capture_default_str();
   train_cmd->add_option("--heldout-limit", train.heldout_limit, "held-out examples used")->capture_default_str();
   train_cmd->add_option("--out", train.out, "folder for checkpoints, the log, adapter.gguf and loss.png")->required();
   train_cmd->add_option("--rank", train.params.lora.rank, "LoRA rank")->check(CLI::PositiveNumber)->capture_default_str();
@@ -391,6 +409,8 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--eval-every", train.eval_every, "steps between held-out losses (0: start and end only)")
       ->capture_default_str();
   train_cmd->add_flag("--resume", train.resume, "continue from --out's checkpoint, if there is one");
+  train_cmd->add_option("--init", train.params.init,
+                        "start from this adapter (e.g. one trained on other data) instead of a fresh one");
 
   EvalOptions eval;
   CLI::App* eval_cmd = app.add_subcommand("eval", "answers in several modes side by side: agreement, accuracy, KL");

@@ -52,6 +52,16 @@ struct TrainParams {
   // Adapter initialisation and sample order: each epoch takes the samples in
   // runs of `batch` consecutive ones (in file order), the runs shuffled.
   uint64_t seed = 1;
+  std::string init;          // start from this adapter file instead of a fresh one (its rank, alpha, targets, scope)
+  // Plain text the adapter must leave alone (prose, code): each step adds
+  // general_weight * KL(base || adapted) of the next-token distributions over
+  // general_per_step windows of general_window tokens, cycling through the
+  // texts — so the tuned model keeps the base model's way with text that is
+  // not a game (the paper mixes general SFT data in for the same reason).
+  std::vector<std::string> general_texts;
+  int64_t general_window = 256;
+  int64_t general_per_step = 1;
+  double general_weight = 1.0;
   std::string out_dir;       // checkpoints (empty: none)
   int64_t checkpoint_every = 20;
 };
@@ -61,6 +71,7 @@ struct StepStats {
   double loss = 0;   // mean answer cross-entropy over this step's samples and masks (nats per token)
   double loss_block = 0, loss_causal = 0;  // per mask (causal: 0 when no sample had it)
   int64_t causal_samples = 0;
+  double kl_general = 0;  // mean KL(base || adapted) per token over the general windows (nats; 0: none)
   double lr = 0;         // the rate this step used
   double grad_norm = 0;  // before clipping
   int64_t samples = 0, tokens = 0;  // tokens: context (encoded this step) + query
