@@ -85,8 +85,9 @@ FusedLora fuse_parts(const std::array<LoraAdapter::Impl::Pair, kLoraTargets>& pa
     }
     const int64_t rank = p.a.size(0);
     as.push_back(p.a);
-    // llama.cpp's scaling: alpha / rank of this pair (rank read off B).
-    at::Tensor b = p.b * (alpha / static_cast<double>(rank));
+    // llama.cpp's scaling: alpha / rank of this pair, or 1 when the file
+    // gives no alpha.
+    at::Tensor b = p.b * (alpha > 0 ? alpha / static_cast<double>(rank) : 1.0);
     rows.push_back(at::cat({at::zeros({out, rank_before}, fp32), b, at::zeros({out, rank_total - rank_before - rank}, fp32)}, 1));
     rank_before += rank;
   }

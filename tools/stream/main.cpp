@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", options.json, "One JSON object per frame line, then a summary object");
   app.add_option("--population", options.population,
                  "Scale the match's population (heroes, units, towers, events) by this factor instead of "
-                 "--frame-kb: 0.1 gives ~1.5K-token frames, 1 the default match")
+                 "--frame-kb: 0.01 gives ~12 KiB frames (the shop catalog and heroes stay), 1 the default match")
       ->check(CLI::Range(0.01, 64.0));
   app.add_option("--dataset", options.dataset,
                  "Append frames to this JSONL file as kvframe-finetune records (no target: distill fills it); "

@@ -41,7 +41,7 @@ const std::vector<std::string>& lora_target_names();  // attn_q attn_k attn_v at
 
 struct LoraParams {
   int64_t rank = 8;
-  double alpha = 16;  // the update is scaled by alpha / rank
+  double alpha = 16;  // the update is scaled by alpha / rank (a file without alpha: by 1, as llama.cpp)
   std::vector<std::string> targets = lora_target_names();
   LoraScope scope = LoraScope::kQuery;
 };

@@ -164,6 +164,37 @@ TEST(Lora, QueryScopeChangesTheQueryOnly) {
   EXPECT_NE(model->context_fingerprint(), base_fingerprint);
 }
 
+// llama.cpp scales an adapter whose file gives no alpha by 1.
+TEST(Lora, AFileWithoutAlphaScalesByOne) {
+  auto model = test::load_tiny_model({});
+  LoraParams params;
+  params.rank = 4;
+  params.alpha = 4;  // alpha / rank = 1
+  params.scope = LoraScope::kAll;
+  auto adapter = LoraAdapter::create(model->config(), params, model->device(), 3).value();
+  {
+    at::NoGradGuard no_grad;
+    for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.05);
+  }
+  const std::vector<uint8_t> bytes = adapter->bytes(GgmlType::kF32);
+  const GgufFile with_alpha = GgufFile::parse(bytes.data(), bytes.size()).value();
+  GgufWriter without;
+  without.add_string("general.architecture", "llama");
+  without.add_string("general.type", "adapter");
+  without.add_string("adapter.type", "lora");
+  for (const GgufTensorInfo& t : with_alpha.tensors()) {
+    without.add_tensor(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+  }
+  const std::vector<uint8_t> stripped = without.bytes();
+  auto loaded = LoraAdapter::parse(GgufFile::parse(stripped.data(), stripped.size()).value(), model->config());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  const auto tokens = test::random_tokens(12, 6);
+  ASSERT_FALSE(model->set_adapter(adapter));
+  const at::Tensor expected = logits_of(*model, tokens);
+  ASSERT_FALSE(model->set_adapter(*loaded));
+  EXPECT_TRUE(at::allclose(logits_of(*model, tokens), expected, kTol, kTol));
+}
+
 TEST(Lora, QueryScopeCannotBeMerged) {
   auto model = test::load_tiny_model({});
   TempFile file;

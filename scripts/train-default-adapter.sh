@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Makes kvframe's block-tuned LoRA adapter for the default model
+# (models/SmolLM2-135M-Instruct.block-lora.gguf), as it was made:
+#   1. Hold'em decisions from 12 training matches (seeds 1001-1012) and 2
+#      held-out ones (2001-2002): the tight-aggressive bot's action is the
+#      target; notable hands add commentary records.
+#   2. MOBA frames from 6 small matches (seeds 11-16, 12-17 KiB frames of
+#      ~4.5-6K tokens), their targets the default model's own full-mode
+#      answers (distill).
+#   3. Training: a query-scope adapter, 300 steps of 8 samples (the MOBA
+#      records weighted up), a quarter of them under the causal mask too, KL
+#      to the base model on general text.
+#   4. The adapter into models/.
+# Hours on a 2-core CPU. Every step is skipped when its output exists and
+# training resumes from its last checkpoint, so after a stop run it again.
+#
+#   scripts/train-default-adapter.sh            # work in build/train-default
+#   KVFRAME_TRAIN_DIR=DIR scripts/train-default-adapter.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=${KVFRAME_TRAIN_DIR:-build/train-default}
+tools=build/tools
+mkdir -p "$work/holdem" "$work/moba" "$work/general"
+
+if [ ! -s "$work/holdem/heldout.jsonl" ]; then
+  echo "[train] Hold'em data" >&2
+  rm -f "$work/holdem/train.jsonl" "$work/holdem/heldout.jsonl"
+  for seed in $(seq 1001 1012); do
+    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 30 \
+      --dataset "$work/holdem/train.jsonl" >/dev/null
+  done
+  for seed in 2001 2002; do
+    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 30 \
+      --dataset "$work/holdem/heldout.jsonl" >/dev/null
+  done
+fi
+
+if [ ! -s "$work/moba/train.jsonl" ]; then
+  echo "[train] MOBA frames and their full-mode answers" >&2
+  rm -f "$work/moba/frames.jsonl"
+  populations=(0.01 0.02 0.03 0.05 0.015 0.04)
+  for i in 0 1 2 3 4 5; do
+    "$tools/kvframe-stream" --frames 60 --seed $((11 + i)) --population "${populations[$i]}" --change-rate 0.02 \
+      --dataset "$work/moba/frames.jsonl" --dataset-every 6 >/dev/null
+  done
+  "$tools/kvframe-finetune" distill --lora none --data "$work/moba/frames.jsonl" \
+    --out "$work/moba/train.jsonl" --max-tokens 32
+fi
+
+# General text the adapter must leave alone: licences (prose) and code. The
+# perplexity check (docs/finetune.md) reads other files.
+general=()
+for f in /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/GFDL-1.3 \
+         /usr/share/common-licenses/MPL-2.0 /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
+         docs/json_blocker.md json_blocker/partition.cpp; do
+  [ -f "$f" ] && general+=(--general "$f")
+done
+
+# The 60 MOBA records eight times over: next to ~6,000 Hold'em decisions they
+# would otherwise come up in a handful of steps.
+moba=()
+for _ in 1 2 3 4 5 6 7 8; do moba+=(--train "$work/moba/train.jsonl"); done
+
+echo "[train] training (resumes from $work/run when it has a checkpoint)" >&2
+"$tools/kvframe-finetune" train --resume \
+  --train "$work/holdem/train.jsonl" "${moba[@]}" \
+  --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
+  --out "$work/run" --scope query --rank 8 --alpha 16 \
+  --steps 300 --batch 8 --lr 1e-3 --warmup 20 --schedule cosine --causal-fraction 0.25 \
+  --eval-every 60 --checkpoint-every 10 --seed 1
+
+cp "$work/run/adapter.gguf" models/SmolLM2-135M-Instruct.block-lora.gguf
+echo "[train] wrote models/SmolLM2-135M-Instruct.block-lora.gguf" >&2
