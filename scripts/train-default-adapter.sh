@@ -69,5 +69,6 @@ echo "[train] training (resumes from $work/run when it has a checkpoint)" >&2
   --steps 300 --batch 8 --lr 1e-3 --warmup 20 --schedule cosine --causal-fraction 0.25 \
   --eval-every 60 --checkpoint-every 10 --seed 1
 
+mkdir -p models
 cp "$work/run/adapter.gguf" models/SmolLM2-135M-Instruct.block-lora.gguf
 echo "[train] wrote models/SmolLM2-135M-Instruct.block-lora.gguf" >&2
