@@ -26,6 +26,7 @@ std::string run_identity(const TrainParams& p) {
   return "rank=" + std::to_string(p.lora.rank) + " alpha=" + std::to_string(p.lora.alpha) + " targets=" + targets +
          " scope=" + rt::lora_scope_name(p.lora.scope) + " batch=" + std::to_string(p.batch) +
          " seed=" + std::to_string(p.seed) + " causal_fraction=" + std::to_string(p.causal_fraction) +
+         " consistency=" + std::to_string(p.consistency) +
          " blocks_after_prefix=" + std::to_string(p.blocks_after_prefix) +
          " max_context=" + std::to_string(p.max_context) + " general=" + std::to_string(p.general_texts.size()) + "x" +
          std::to_string(p.general_window) + "x" + std::to_string(p.general_per_step);

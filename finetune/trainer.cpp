@@ -100,6 +100,7 @@ Status check_params(const TrainParams& p) {
   if (p.weight_decay < 0) return bad("--weight-decay must not be negative");
   if (p.clip < 0) return bad("--clip must not be negative");
   if (p.causal_fraction < 0 || p.causal_fraction > 1) return bad("--causal-fraction must lie in [0, 1]");
+  if (p.consistency < 0) return bad("--consistency must not be negative");
   if (p.checkpoint_every < 1) return bad("--checkpoint-every must be at least 1");
   if (p.general_window < 2) return bad("--general-window must be at least 2 tokens");
   if (p.general_per_step < 0 || p.general_weight < 0) return bad("--general-per-step and --general-weight must not be negative");
@@ -198,17 +199,46 @@ struct Trainer::Impl {
     return kl.item<double>();
   }
 
-  // Cross-entropy of the answer under `mask`; backward() of loss * weight when weight > 0.
-  Result<double> answer_loss(const rt::PromptSample& s, rt::AttentionMask mask, double weight, int64_t& tokens) {
+  // Logits of the answer tokens under `mask`.
+  Result<at::Tensor> answer_logits(const rt::PromptSample& s, rt::AttentionMask mask, int64_t& tokens) {
     auto ctx = context(s, mask, tokens);
     if (!ctx) return ctx.error();
     const std::vector<int32_t> query = query_tokens(s);
     tokens += static_cast<int64_t>(query.size());
-    auto logits = engine.model().forward_over(query, *ctx, rt::PromptPart::kQuery, static_cast<int64_t>(s.answer.size()));
+    return engine.model().forward_over(query, *ctx, rt::PromptPart::kQuery, static_cast<int64_t>(s.answer.size()));
+  }
+
+  struct SampleLoss {
+    double block = 0, causal = 0, consistency = 0;  // causal, consistency: 0 without the causal mask
+  };
+
+  // One sample's losses: the answer's cross-entropy under the block mask,
+  // and with `causal` under the causal mask too, plus the consistency term
+  // KL(full || block) of the answer tokens with full mode's distribution as
+  // a fixed teacher. backward() of their weighted sum when weight > 0.
+  Result<SampleLoss> sample_loss(const rt::PromptSample& s, bool causal, double weight, int64_t& tokens) {
+    const at::Tensor target = answer_ids(s, engine.model().device());
+    SampleLoss out;
+    at::Tensor total, teacher;
+    if (causal) {
+      auto logits = answer_logits(s, rt::AttentionMask::kCausal, tokens);
+      if (!logits) return logits.error();
+      total = at::cross_entropy_loss(*logits, target);
+      out.causal = total.item<double>();
+      teacher = at::log_softmax(logits->detach(), -1);
+    }
+    auto logits = answer_logits(s, rt::AttentionMask::kBlock, tokens);
     if (!logits) return logits.error();
-    at::Tensor loss = at::cross_entropy_loss(*logits, answer_ids(s, logits->device()));
-    if (weight > 0) (loss * weight).backward();
-    return loss.item<double>();
+    at::Tensor block = at::cross_entropy_loss(*logits, target);
+    out.block = block.item<double>();
+    total = total.defined() ? total + block : block;
+    if (teacher.defined()) {
+      at::Tensor kl = (teacher.exp() * (teacher - at::log_softmax(*logits, -1))).sum(-1).mean();
+      out.consistency = kl.item<double>();
+      total = total + params.consistency * kl;
+    }
+    if (weight > 0) (total * weight).backward();
+    return out;
   }
 };
 
@@ -322,19 +352,17 @@ Result<StepStats> Trainer::train_step() {
   };
   try {
     at::AutoGradMode grad(true);
-    double block_sum = 0, causal_sum = 0;
+    double block_sum = 0, causal_sum = 0, consistency_sum = 0;
     const double weight = 1.0 / static_cast<double>(m.params.batch);
     for (int64_t i = 0; i < m.params.batch; ++i) {
       const rt::PromptSample& s = m.next_sample();
-      auto block = m.answer_loss(s, rt::AttentionMask::kBlock, weight, stats.tokens);
-      if (!block) return untaken(block.error());
-      block_sum += *block;
-      if (with_causal(m.params, m.state.step, i)) {
-        auto causal = m.answer_loss(s, rt::AttentionMask::kCausal, weight, stats.tokens);
-        if (!causal) return untaken(causal.error());
-        causal_sum += *causal;
-        ++stats.causal_samples;
-      }
+      const bool causal = with_causal(m.params, m.state.step, i);
+      auto loss = m.sample_loss(s, causal, weight, stats.tokens);
+      if (!loss) return untaken(loss.error());
+      block_sum += loss->block;
+      causal_sum += loss->causal;
+      consistency_sum += loss->consistency;
+      stats.causal_samples += causal;
       ++stats.samples;
     }
     for (int64_t g = 0; g < m.params.general_per_step && !m.general.empty(); ++g) {
@@ -344,6 +372,7 @@ Result<StepStats> Trainer::train_step() {
     }
     stats.loss_block = block_sum / static_cast<double>(stats.samples);
     stats.loss_causal = stats.causal_samples ? causal_sum / static_cast<double>(stats.causal_samples) : 0;
+    stats.consistency = stats.causal_samples ? consistency_sum / static_cast<double>(stats.causal_samples) : 0;
     stats.loss = (block_sum + causal_sum) / static_cast<double>(stats.samples + stats.causal_samples);
     const double max_norm = m.params.clip > 0 ? m.params.clip : std::numeric_limits<double>::infinity();
     stats.grad_norm = torch::nn::utils::clip_grad_norm_(m.adapter->parameters(), max_norm);
@@ -375,12 +404,11 @@ Result<HeldoutLoss> Trainer::heldout_loss(const std::vector<Example>& examples) 
         continue;
       }
       int64_t tokens = 0;
-      auto block = m.answer_loss(*sample, rt::AttentionMask::kBlock, 0, tokens);
-      if (!block) return block.error();
-      auto causal = m.answer_loss(*sample, rt::AttentionMask::kCausal, 0, tokens);
-      if (!causal) return causal.error();
-      out.block += *block;
-      out.causal += *causal;
+      auto loss = m.sample_loss(*sample, /*causal=*/true, 0, tokens);
+      if (!loss) return loss.error();
+      out.block += loss->block;
+      out.causal += loss->causal;
+      out.consistency += loss->consistency;
       ++out.samples;
     }
   } catch (const c10::Error& e) {
@@ -389,6 +417,7 @@ Result<HeldoutLoss> Trainer::heldout_loss(const std::vector<Example>& examples) 
   if (out.samples) {
     out.block /= static_cast<double>(out.samples);
     out.causal /= static_cast<double>(out.samples);
+    out.consistency /= static_cast<double>(out.samples);
   }
   return out;
 }

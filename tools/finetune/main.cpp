@@ -194,9 +194,9 @@ int run_train(TrainOptions& o) {
     auto loss = t.heldout_loss(*heldout);
     if (!loss) return fail(loss.error(), "lower --max-context or free memory", kTrainingError);
     std::cerr << "[finetune] step " << t.step() << " held-out loss: block " << loss->block << ", causal "
-              << loss->causal << " (" << loss->samples << " samples)\n";
+              << loss->causal << ", KL(full || block) " << loss->consistency << " (" << loss->samples << " samples)\n";
     log << json{{"step", t.step()}, {"heldout_block", loss->block}, {"heldout_causal", loss->causal},
-                {"heldout_samples", loss->samples}}.dump()
+                {"heldout_consistency", loss->consistency}, {"heldout_samples", loss->samples}}.dump()
         << "\n" << std::flush;
     return kSuccess;
   };
@@ -212,16 +212,16 @@ int run_train(TrainOptions& o) {
     const double eta = elapsed / static_cast<double>(t.step() - first) * static_cast<double>(p.steps - t.step());
     char line[256];
     std::snprintf(line, sizeof line,
-                  "step %ld/%ld  loss %.4f (block %.4f, causal %.4f x%ld)  KL general %.4f  lr %.2e  |g| %.3f  "
-                  "%.0f tok/s  %s  eta %s",
+                  "step %ld/%ld  loss %.4f (block %.4f, causal %.4f x%ld)  KL full||block %.4f  KL general %.4f  "
+                  "lr %.2e  |g| %.3f  %.0f tok/s  %s  eta %s",
                   static_cast<long>(step->step), static_cast<long>(p.steps), step->loss, step->loss_block,
-                  step->loss_causal, static_cast<long>(step->causal_samples), step->kl_general, step->lr,
+                  step->loss_causal, static_cast<long>(step->causal_samples), step->consistency, step->kl_general, step->lr,
                   step->grad_norm, static_cast<double>(step->tokens) / step->seconds,
                   duration(step->seconds).c_str(), duration(eta).c_str());
     std::cerr << line << "\n";
     log << json{{"step", step->step}, {"loss", step->loss}, {"loss_block", step->loss_block},
                 {"loss_causal", step->loss_causal}, {"causal_samples", step->causal_samples},
-                {"kl_general", step->kl_general}, {"lr", step->lr},
+                {"consistency", step->consistency}, {"kl_general", step->kl_general}, {"lr", step->lr},
                 {"grad_norm", step->grad_norm}, {"samples", step->samples}, {"tokens", step->tokens},
                 {"seconds", step->seconds}}.dump()
         << "\n" << std::flush;
@@ -399,6 +399,9 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--clip", train.params.clip, "gradient norm clipping (0: none)")->capture_default_str();
   train_cmd->add_option("--causal-fraction", train.params.causal_fraction,
                         "share of samples also trained under the causal mask (full mode)")->capture_default_str();
+  train_cmd->add_option("--consistency", train.params.consistency,
+                        "weight of KL(full || block) on the answer for samples under both masks: block mode "
+                        "taught to answer as full mode does")->capture_default_str();
   train_cmd->add_flag("--blocks-after-prefix", train.params.blocks_after_prefix,
                       "blocks encoded after the system prompt, as sessions with that option");
   train_cmd->add_option("--max-context", train.params.max_context, "leave out samples with more context tokens (0: none)")

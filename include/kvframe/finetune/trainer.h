@@ -47,6 +47,11 @@ struct TrainParams {
   // (the seeds: every sample under both). Causal samples cost a full pass
   // over their context; block samples reuse cached block KV.
   double causal_fraction = 1.0;
+  // For samples under both masks: weight of KL(full || block) over the
+  // answer tokens, full mode's distribution a fixed teacher — block mode is
+  // taught to answer as full mode does, not only to hit the target (the
+  // targets of hard decisions are uncertain, and each mode may guess apart).
+  double consistency = 0.0;
   bool blocks_after_prefix = false;  // as the sessions that will use the adapter
   int64_t max_context = 0;   // samples with more context tokens are left out (0: any)
   // Adapter initialisation and sample order: each epoch takes the samples in
@@ -70,6 +75,7 @@ struct StepStats {
   int64_t step = 0;  // after this step
   double loss = 0;   // mean answer cross-entropy over this step's samples and masks (nats per token)
   double loss_block = 0, loss_causal = 0;  // per mask (causal: 0 when no sample had it)
+  double consistency = 0;  // mean KL(full || block) of the answer tokens over the causal samples (nats)
   int64_t causal_samples = 0;
   double kl_general = 0;  // mean KL(base || adapted) per token over the general windows (nats; 0: none)
   double lr = 0;         // the rate this step used
@@ -80,6 +86,7 @@ struct StepStats {
 
 struct HeldoutLoss {
   double block = 0, causal = 0;  // mean answer cross-entropy, nats per token
+  double consistency = 0;        // mean KL(full || block) of the answer tokens, nats
   int64_t samples = 0;
 };
 
