@@ -67,6 +67,9 @@ constexpr const char* kFooter =
     "start, reported apart). Prefix mode's cache changes only when it is queried: queried every Nth frame\n"
     "it reuses what N frames of changes left of its prompt, which is what a game querying that often gets.\n"
     "\n"
+    "--shape runs a random-weight model of a real architecture's shape with --model's tokenizer (for GPU\n"
+    "timings, e.g. --shape llama3-8b --device cuda --tokens 32768): its timings are real, its answers noise.\n"
+    "\n"
     "Exit status: 0 ok; 1 usage error; 2 the model, rules or a frame cannot be used; 3 device\n"
     "unavailable; 4 the engine failed (the message is printed on stderr).\n"
     "\n"
@@ -76,14 +79,21 @@ constexpr int kModes = 3;
 constexpr std::array<rt::AttentionMode, kModes> kModeOrder = {rt::AttentionMode::kFull, rt::AttentionMode::kPrefix,
                                                               rt::AttentionMode::kBlock};
 
+// The stages of block mode's time to first token, reported by their medians.
+struct Stage {
+  const char* name;
+  double rt::StageTimes::*field;
+};
+constexpr std::array<Stage, 5> kStages = {{{"partition", &rt::StageTimes::partition},
+                                          {"tokenize", &rt::StageTimes::tokenize},
+                                          {"encode", &rt::StageTimes::encode},
+                                          {"reposition", &rt::StageTimes::reposition},
+                                          {"query prefill", &rt::StageTimes::query_prefill}}};
+
 struct Options {
-  std::string model = rt::default_model_path();
+  kvframe::bench::EngineOptions engine;  // --model, --shape, --device, --dtype, --lora, --threads
   std::string rules = KVFRAME_MOBA_RULES_FILE;
   std::vector<std::string> drop;
-  std::string device = "cpu";
-  std::string dtype;
-  std::string lora = "auto";
-  int threads = 0;
   int frames = 200;
   int64_t tokens = 8192;
   double change = 0.01;
@@ -111,6 +121,7 @@ struct Query {
   std::vector<rt::TokenId> tokens;
   std::string text;
   kvframe::kv_diff::AssembleStats assembly;
+  rt::StageTimes ms;  // where the time to first token went
 };
 
 struct FrameRow {
@@ -212,18 +223,12 @@ int main(int argc, char** argv) {
       "A MOBA match's frames answered in full, prefix and block attention side by side: time to first token, "
       "query latency, tokens encoded, and agreement with full attention."};
   app.footer(kFooter);
-  app.add_option("--model", o.model, "GGUF model")->capture_default_str();
+  kvframe::bench::add_engine_options(app, o.engine);
   app.add_option("--rules", o.rules, "json_blocker rules for the frames")->capture_default_str();
   app.add_option("--drop", o.drop,
                  "more paths for the rules to drop (comma-separated patterns), e.g. 'shop': the static item "
                  "catalog blocks to ~2.5K tokens, so frames below ~5.5K tokens need it gone")
       ->delimiter(',');
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
-                                   "default model)")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--frames", o.frames, "frames of the match")->check(CLI::Range(2, 1000000))->capture_default_str();
   app.add_option("--tokens", o.tokens, "blocked tokens of a frame (the generator is sized by measuring)")
       ->check(CLI::Range(int64_t{256}, int64_t{1} << 20))
@@ -255,7 +260,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
   }
-  rt::tune_cpu_process(argv, o.threads);
+  rt::tune_cpu_process(argv, o.engine.threads);
 
   auto rules = jb::load_rules(o.rules);
   if (!rules) {
@@ -267,28 +272,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_game_frames: --drop: %s\n", bad->to_string().c_str());
     return kUsageError;
   }
-  rt::ModelParams model_params;
-  model_params.device = o.device;
-  model_params.dtype = o.dtype;
-  model_params.lora = rt::resolve_lora(o.lora, o.model);
-  std::fprintf(stderr, "[bench] loading %s (LoRA: %s)\n", o.model.c_str(),
-               model_params.lora.empty() ? "none" : model_params.lora.c_str());
-  auto loaded = rt::Engine::load(o.model, model_params);
-  if (!loaded) {
-    if (loaded.error().code == rt::ErrorCode::kIo) {
-      std::fprintf(stderr, "bench_game_frames: %s\n  next: run scripts/fetch-model.sh\n",
-                   loaded.error().to_string().c_str());
-      return kInputError;
-    }
-    return engine_fail(loaded.error(), "loading the model");
+  // A session holds about 1.25 frames (see --context): a random-weight shape
+  // gets that much context whatever its trained length.
+  auto loaded = kvframe::bench::load_engine(o.engine, "bench_game_frames", o.tokens * 2 + 4096);
+  if (!loaded) {  // load_engine printed what failed and what to do
+    const rt::ErrorCode code = loaded.error().code;
+    return code == rt::ErrorCode::kIo ? kInputError : code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
   }
   rt::Engine& engine = **loaded;
   const rt::ModelConfig& config = engine.model().config();
   const bool cuda = engine.model().device().is_cuda();
   const std::string dtype_name = at::toString(engine.model().dtype());
-  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s; %s\n", config.name.c_str(),
-               static_cast<long long>(config.n_layer), static_cast<long long>(config.n_embd), o.device.c_str(),
-               dtype_name.c_str(), rt::cpu_backend_description().c_str());
 
   const auto [stream_params, frame0_tokens] = size_stream(engine.tokenizer(), *rules, o);
   std::fprintf(stderr, "[bench] stream: %d heroes, %d units, %d towers, %d events, change rate %.3f: frame 0 = %lld blocked tokens\n",
@@ -354,6 +348,7 @@ int main(int argc, char** argv) {
       const rt::QueryReport& r = answer->report;
       Query q;
       q.ttft = r.ms.first_token;
+      q.ms = r.ms;
       q.total = r.ms.total;
       q.tokens_encoded = r.tokens_encoded;
       q.blocks_encoded = r.blocks_encoded;
@@ -384,6 +379,7 @@ int main(int argc, char** argv) {
   std::array<ModeSummary, kModes> summary;
   for (int m = 0; m < kModes; ++m) summary[m] = summarize(rows, m);
   std::vector<double> changed, context_tokens, bytes_written, blocks_written, blocks_rotated, assembly_ms;
+  std::array<std::vector<double>, kStages.size()> stage_ms;  // block mode's TTFT by stage
   int compactions = 0;
   for (const FrameRow& r : rows) {
     if (r.frame == 0) continue;
@@ -394,6 +390,7 @@ int main(int argc, char** argv) {
     blocks_written.push_back(static_cast<double>(b.assembly.blocks_written));
     blocks_rotated.push_back(static_cast<double>(b.assembly.blocks_rotated));
     assembly_ms.push_back(b.assembly.ms);
+    for (size_t s = 0; s < kStages.size(); ++s) stage_ms[s].push_back(b.ms.*kStages[s].field);
     compactions += b.assembly.compacted;
   }
   const Agreement block_vs_full = agreement(rows, 2), prefix_vs_full = agreement(rows, 1);
@@ -404,7 +401,7 @@ int main(int argc, char** argv) {
   if (o.json) {
     nlohmann::json out;
     out["model"] = config.name;
-    out["device"] = o.device;
+    out["device"] = o.engine.device;
     out["dtype"] = dtype_name;
     out["backend"] = rt::cpu_backend_description();
     out["stream"] = {{"heroes", stream_params.heroes}, {"units", stream_params.units},
@@ -450,7 +447,7 @@ int main(int argc, char** argv) {
     }
     std::cout << out.dump(2) << "\n";
   } else {
-    std::printf("\n%s · %s %s · %s\n", config.name.c_str(), o.device.c_str(), dtype_name.c_str(),
+    std::printf("\n%s · %s %s · %s\n", config.name.c_str(), o.engine.device.c_str(), dtype_name.c_str(),
                 rt::cpu_backend_description().c_str());
     std::printf("frames: %d of a MOBA match (%d heroes, %d units, %d towers, %d events, change rate %.3f); blocked "
                 "frame 0: %lld tokens (engine: %lld context tokens, mean %.0f over frames 1..%d); query %lld tokens, "
@@ -502,6 +499,11 @@ int main(int argc, char** argv) {
                 o.layout.c_str(), cell(mean(bytes_written), 0).c_str(), cell(mean(blocks_written), 2).c_str(),
                 cell(mean(blocks_rotated), 2).c_str(), cell(mean(assembly_ms), 2).c_str(), compactions,
                 bytes_written.size());
+    std::printf("block TTFT p50 by stage:");
+    for (size_t s = 0; s < kStages.size(); ++s) {
+      std::printf("%s %s %s ms", s ? "," : "", kStages[s].name, cell(percentile(stage_ms[s], 50), 2).c_str());
+    }
+    std::printf(" (the rest: sampling the first token)\n");
   }
 
   if (!o.plot.empty()) {
@@ -518,7 +520,7 @@ int main(int argc, char** argv) {
     }
     kvframe::plot::PlotOptions options;
     options.title = "TTFT per frame · MOBA, " + std::to_string(frame0_tokens) + " blocked tokens · " + config.name +
-                    " · " + o.device + " " + dtype_name;
+                    " · " + o.engine.device + " " + dtype_name;
     options.x = {"frame", 0, "*:*"};
     options.y = {"TTFT (ms)", 10, "*:*"};
     options.key = "top right";

@@ -34,6 +34,11 @@ if(KVFRAME_TORCH)
   add_library(kvframe_torch INTERFACE)
   target_link_libraries(kvframe_torch INTERFACE ${TORCH_LIBRARIES})
   add_library(kvframe::torch ALIAS kvframe_torch)
+  # torch 2.5 added scaled_dot_product_attention's enable_gqa: CUDA attention
+  # then runs fused (runtime/model/model.cpp); 1.13 keeps the explicit path.
+  if(Torch_VERSION VERSION_GREATER_EQUAL 2.5)
+    target_compile_definitions(kvframe_torch INTERFACE KVFRAME_TORCH_SDPA)
+  endif()
   message(STATUS "kvframe: libtorch ${Torch_VERSION} from ${Torch_DIR}")
 endif()
 

@@ -41,7 +41,8 @@ std::vector<TokenId> default_stop_tokens(const Tokenizer& tokenizer, const std::
 
 Result<at::Tensor> prefill(const Model& model, const std::vector<TokenId>& tokens, KvCache& cache, int64_t chunk) {
   if (tokens.empty()) return Error{ErrorCode::kInvalidArgument, "prefill() needs at least one token"};
-  if (chunk < 1) return Error{ErrorCode::kInvalidArgument, "the prefill chunk must be at least 1 token"};
+  if (chunk < 0) return Error{ErrorCode::kInvalidArgument, "the prefill chunk must be at least 1 token (0: auto)"};
+  if (chunk == kPrefillChunkAuto) chunk = model.device().is_cuda() ? 32768 : 512;
   const auto n = static_cast<int64_t>(tokens.size());
   at::Tensor all = at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
   at::Tensor logits;
@@ -57,7 +58,7 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const std::vector<TokenId>& prompt, const GenerateParams& params,
                             const ChunkCallback& on_chunk) {
   if (prompt.empty()) return Error{ErrorCode::kInvalidArgument, "the prompt has no tokens"};
-  if (params.prefill_chunk < 1) return Error{ErrorCode::kInvalidArgument, "prefill_chunk must be at least 1"};
+  if (params.prefill_chunk < 0) return Error{ErrorCode::kInvalidArgument, "prefill_chunk must be at least 1 (0: auto)"};
   if (auto bad = Decoder::check(params)) return *bad;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   const int64_t context = params.context > 0 ? params.context : n_prompt + params.max_tokens;

@@ -44,6 +44,11 @@ class CachePlan final : public AttentionPlan {
   at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t start) const {
     constexpr int64_t kQueryChunk = 512;
     const int64_t n = q.size(0);
+#ifdef KVFRAME_TORCH_SDPA
+    // Unmasked attention on CUDA (a decode step, or a prefill into an empty
+    // cache) goes to torch's fused kernels; masked shapes keep the path below.
+    if (q.is_cuda() && !padding_.defined() && (n == 1 || start == 0)) return fused(q, keys, values, n > 1);
+#endif
     if (n <= kQueryChunk) return chunk(q, keys, values);
     std::vector<at::Tensor> parts;
     for (int64_t i = 0; i < n; i += kQueryChunk) {
@@ -52,6 +57,20 @@ class CachePlan final : public AttentionPlan {
     }
     return at::cat(parts);
   }
+
+#ifdef KVFRAME_TORCH_SDPA
+  // torch >= 2.5's scaled_dot_product_attention: flash attention without the
+  // [KH, G n, L] score matrix, query head h reading KV head h / G (enable_gqa).
+  // `causal` is its top-left causal mask, right only when the queries are all
+  // the keys (start == 0); a single query sees every key.
+  at::Tensor fused(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, bool causal) const {
+    const int64_t n = q.size(0), H = config_.n_head, d = config_.head_dim;
+    at::Tensor out = at::scaled_dot_product_attention(q.transpose(0, 1).unsqueeze(0), keys.unsqueeze(0),
+                                                      values.unsqueeze(0), /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                                      /*is_causal=*/causal, /*scale=*/{}, /*enable_gqa=*/true);
+    return out.squeeze(0).transpose(0, 1).reshape({n, H * d});  // [1, H, n, d] -> [n, H d]
+  }
+#endif
 
   // n queries over L keys, the last n of which are the queries' own entries;
   // padding_ (if defined) masks the leading padding_.size(0) keys.

@@ -1,6 +1,8 @@
 #include "gnuplot_plot.h"
 
 #include <cmath>
+#include <signal.h>
+
 #include <cstdio>
 #include <sstream>
 
@@ -59,11 +61,20 @@ bool write_plot(const std::string& path, const PlotOptions& options, const std::
   }
   script << "\n";
 
+  // Without gnuplot the shell exits and closes the pipe: the write must then
+  // fail, not end the program with SIGPIPE before it prints its results.
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &previous);
   std::FILE* gnuplot = popen("gnuplot 2>/dev/null", "w");
-  if (!gnuplot) return false;
-  const std::string text = script.str();
-  const bool written = std::fwrite(text.data(), 1, text.size(), gnuplot) == text.size();
-  return pclose(gnuplot) == 0 && written;
+  bool ok = gnuplot != nullptr;
+  if (gnuplot) {
+    const std::string text = script.str();
+    ok = std::fwrite(text.data(), 1, text.size(), gnuplot) == text.size();
+    ok = pclose(gnuplot) == 0 && ok;
+  }
+  sigaction(SIGPIPE, &previous, nullptr);
+  return ok;
 }
 
 }  // namespace kvframe::plot

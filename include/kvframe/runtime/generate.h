@@ -28,6 +28,12 @@
 
 namespace kvframe::runtime {
 
+// Prompt tokens per forward pass when a caller leaves it to kvframe: 512 on
+// the CPU, where a chunk's score matrix is what fits the caches; on CUDA the
+// whole prompt in one pass up to 32K tokens, so an empty cache prefills with
+// fused (flash) attention and reads the weights once.
+inline constexpr int64_t kPrefillChunkAuto = 0;
+
 struct GenerateParams {
   int32_t max_tokens = 128;
   SamplingParams sampling;
@@ -43,7 +49,7 @@ struct GenerateParams {
   // be this tokenizer's, with these stop tokens as its end tokens.
   std::shared_ptr<CompiledSchema> schema;
   bool split_sentences = true;  // streamed chunks end at sentence ends (TextChunk::sentence_end)
-  int64_t prefill_chunk = 512;  // prompt tokens per forward pass (bounds memory)
+  int64_t prefill_chunk = 0;    // prompt tokens per forward pass (bounds memory); 0: kPrefillChunkAuto
   int64_t context = 0;          // KV cache size; 0: prompt + max_tokens
 };
 
@@ -113,10 +119,10 @@ class Decoder {
 };
 
 // Runs `tokens` through the model into `cache`, `chunk` tokens per forward
-// pass (bounds activation memory on long prompts); returns the last token's
-// fp32 logits [1, n_vocab].
+// pass (bounds activation memory on long prompts; 0: kPrefillChunkAuto);
+// returns the last token's fp32 logits [1, n_vocab].
 Result<at::Tensor> prefill(const Model& model, const std::vector<TokenId>& tokens, KvCache& cache,
-                           int64_t chunk = 512);
+                           int64_t chunk = kPrefillChunkAuto);
 
 Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const std::vector<TokenId>& prompt, const GenerateParams& params,

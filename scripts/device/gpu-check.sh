@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One call on a lent GPU host (see README "On a GPU"): build against the host's
+# torch 2.x libtorch with our Debian dependencies carried as .debs, run the
+# gpu-labelled tests, then the GPU benchmarks on random-weight Llama-3-8B-shaped
+# models (the default model does not travel: a call carries at most 64 MiB).
+#
+# Here, first:   bash ../shared/device/fetch-debs.sh .device-debs nlohmann-json3-dev libpcre2-dev \
+#                  libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+#                mkdir -p .device && scripts/device/gguf-metadata-only.py MODEL.gguf .device/tokenizer.gguf
+# Device call:   carry [".device-debs", ".device"], command: bash scripts/device/gpu-check.sh
+# Logs and JSON land in $OUT (the device tool brings them back). Every step
+# has its own time limit and the script goes on past a failed one, so one call
+# reports as much as it can.
+set -uo pipefail
+out=${OUT:-/tmp/gpu-out}; mkdir -p "$out"
+jobs=${JOBS:-$(nproc)}
+step() { local name=$1 limit=$2; shift 2; echo "=== $name (limit ${limit}s)"; local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1; local rc=$?
+  echo "=== $name: rc $rc, $((SECONDS - t0)) s"; tail -n "${TAIL:-25}" "$out/$name.log"; return $rc; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+eval "$(bash .device-debs/unpack-debs.sh .device-debs /opt/kvdeps)"
+torch_dir=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+
+# The ceilings the floors are computed from: device-to-device copy bandwidth
+# (bytes read + written) and the bf16 matrix rate, on random data.
+TAIL=4 step ceilings 60 python3 - <<'PY'
+import torch
+x = torch.randn(1 << 30, device="cuda", dtype=torch.bfloat16); y = torch.empty_like(x)
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
+def t(f, n=20):
+    f(); torch.cuda.synchronize(); s, e = torch.cuda.Event(True), torch.cuda.Event(True); ms = []
+    for _ in range(n):
+        s.record(); f(); e.record(); e.synchronize(); ms.append(s.elapsed_time(e))
+    return sorted(ms)[n // 2]
+ms = t(lambda: y.copy_(x)); print(f"copy bandwidth {2 * x.numel() * 2 / ms / 1e6:.0f} GB/s (median of 20, 2 GiB)")
+ms = t(lambda: a @ b); print(f"bf16 matmul {2 * 8192**3 / ms / 1e9:.0f} TFLOP/s (8192^3)")
+PY
+
+step configure 120 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVFRAME_LIBTORCH="$torch_dir" \
+  -DKVFRAME_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DTORCH_CUDA_ARCH_LIST=9.0 -DKVFRAME_FUZZ=OFF \
+  `# cppzmq finds libzmq through pkg-config, whose libzmq.pc wants -dev packages of its private deps` \
+  -DZeroMQ_INCLUDE_DIR=/opt/kvdeps/usr/include -DZeroMQ_LIBRARY=/opt/kvdeps/usr/lib/x86_64-linux-gnu/libzmq.so
+grep -E "kvframe:|CUDA" "$out/configure.log" | head -8
+targets=(kv_diff_gpu_tests runtime_engine_gpu_test bench_block_attention bench_game_frames bench_npc)
+step build 330 cmake --build build-gpu -j "$jobs" --target "${targets[@]}" -- -k 0
+TAIL=40 step ctest-gpu 120 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 100
+
+b=build-gpu/bench; tok=.device/tokenizer.gguf
+step table3 150 $b/bench_block_attention --model $tok --shape llama3-8b --device cuda --dtype bf16 \
+  --lengths 512,1024,2048,4096,8192,16384,32768 --reps 3 --plot "$out/bench_block_attention_h100.png"
+step game32k 120 $b/bench_game_frames --model $tok --shape llama3-8b --device cuda --dtype bf16 \
+  --tokens 32768 --frames 30 --change 0.01 --full-every 10 --prefix-every 10 --plot "$out/bench_game_frames_gpu.png"
+step npc 90 $b/bench_npc --model $tok --shape llama3-8b --device cuda --dtype bf16 --npcs 1,8,32 --plot-dir "$out"
+exit 0
