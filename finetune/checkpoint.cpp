@@ -3,6 +3,8 @@
 #include <ATen/core/grad_mode.h>
 
 #include <cstring>
+#include <sstream>
+#include <type_traits>
 
 #include "kvframe/runtime/gguf_writer.h"
 
@@ -32,7 +34,22 @@ std::string run_identity(const TrainParams& p) {
          std::to_string(p.general_window) + "x" + std::to_string(p.general_per_step);
 }
 
-std::string adam_state_key(const at::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+// torch::optim keys a parameter's state by its TensorImpl: as a string of the
+// pointer up to libtorch 1.13, as the pointer itself in 2.x.
+using AdamStateKey = std::decay_t<decltype(std::declval<torch::optim::AdamW&>().state())>::key_type;
+
+template <typename Key>
+Key state_key(c10::TensorImpl* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;  // as 1.13's c10::guts::to_string(impl), gone in 2.x
+    key << impl;
+    return key.str();
+  } else {
+    return static_cast<Key>(impl);
+  }
+}
+
+AdamStateKey adam_state_key(const at::Tensor& p) { return state_key<AdamStateKey>(p.unsafeGetTensorImpl()); }
 
 std::vector<uint8_t> f32_bytes(const at::Tensor& t) {
   const at::Tensor data = t.detach().to(at::kCPU, at::kFloat).contiguous();
