@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# One call on a lent GPU host (see README "On a GPU"): build against the host's
+# One call on a GPU host (docs/gpu.md): build against the host's
 # torch 2.x libtorch with our Debian dependencies carried as .debs, run the
 # gpu-labelled tests, then the GPU benchmarks on random-weight Llama-3-8B-shaped
 # models (the default model does not travel: a call carries at most 64 MiB).
 #
-# Here, first:   bash ../shared/device/fetch-debs.sh .device-debs nlohmann-json3-dev libpcre2-dev \
-#                  libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+# Here, first:   scripts/device/fetch-debs.sh .device-debs
 #                mkdir -p .device && scripts/device/gguf-metadata-only.py MODEL.gguf .device/tokenizer.gguf
-# Device call:   carry [".device-debs", ".device"], command: bash scripts/device/gpu-check.sh
-# Logs and JSON land in $OUT (the device tool brings them back). Every step
+# There:         bash scripts/device/gpu-check.sh   (the repo with .device-debs and .device)
+# Logs land in $OUT (default /tmp/gpu-out). Every step
 # has its own time limit and the script goes on past a failed one, so one call
 # reports as much as it can.
 set -uo pipefail

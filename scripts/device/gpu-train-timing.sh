@@ -8,7 +8,7 @@
 # Here, first (besides gpu-check.sh's .device-debs and .device/tokenizer.gguf):
 #   a random 480 of the Hold'em training records in .device/train-sample.jsonl,
 #   the stage's --general texts as .device/general-*.txt
-# Device call: carry [".device-debs", ".device"], command: bash scripts/device/gpu-train-timing.sh
+# There: bash scripts/device/gpu-train-timing.sh   (the repo with .device-debs and .device)
 set -uo pipefail
 out=${OUT:-/tmp/gpu-out}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
