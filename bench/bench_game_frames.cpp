@@ -160,9 +160,15 @@ std::string cell(double v, int precision) {
   return buffer;
 }
 
+// The exit status an engine error ends the bench with (see kFooter).
+int exit_code(const rt::Error& error) {
+  if (error.code == rt::ErrorCode::kIo) return kInputError;
+  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
+}
+
 int engine_fail(const rt::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_game_frames: %s: %s\n", doing, error.to_string().c_str());
-  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
+  return exit_code(error);
 }
 
 struct ModeSummary {
@@ -275,10 +281,7 @@ int main(int argc, char** argv) {
   // A session holds about 1.25 frames (see --context): a random-weight shape
   // gets that much context whatever its trained length.
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_game_frames", o.tokens * 2 + 4096);
-  if (!loaded) {  // load_engine printed what failed and what to do
-    const rt::ErrorCode code = loaded.error().code;
-    return code == rt::ErrorCode::kIo ? kInputError : code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
-  }
+  if (!loaded) return exit_code(loaded.error());  // load_engine printed what failed and what to do
   rt::Engine& engine = **loaded;
   const rt::ModelConfig& config = engine.model().config();
   const bool cuda = engine.model().device().is_cuda();
@@ -343,7 +346,7 @@ int main(int argc, char** argv) {
       if (!answer) {
         std::fprintf(stderr, "bench_game_frames: frame %d, %s mode: %s\n", i, rt::attention_mode_name(kModeOrder[m]),
                      answer.error().to_string().c_str());
-        return answer.error().code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
+        return exit_code(answer.error());
       }
       const rt::QueryReport& r = answer->report;
       Query q;

@@ -1,8 +1,8 @@
 #include "gnuplot_plot.h"
 
-#include <cmath>
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
