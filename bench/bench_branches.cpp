@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(kb::model_shape_names()))
       ->capture_default_str();
   app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+  app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--shared", shared_tokens, "tokens in the frame's shared KV cache")->capture_default_str();
   app.add_option("--branches", counts, "query counts to run (comma-separated)")->delimiter(',')->capture_default_str();

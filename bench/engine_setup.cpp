@@ -17,7 +17,7 @@ void add_engine_options(CLI::App& app, EngineOptions& o) {
   app.add_option("--shape", o.shape, "instead of --model's weights: random weights of this shape")
       ->check(CLI::IsMember(model_shape_names()));
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+  app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "

@@ -34,6 +34,14 @@ if(KVFRAME_TORCH)
   add_library(kvframe_torch INTERFACE)
   target_link_libraries(kvframe_torch INTERFACE ${TORCH_LIBRARIES})
   add_library(kvframe::torch ALIAS kvframe_torch)
+  # at::parallel_for is a header template: with Debian's OpenMP build of
+  # libtorch it splits work only in code compiled with -fopenmp, and silently
+  # runs on one thread otherwise. (torch 2.x wheels bundle their own renamed
+  # libgomp; linking the system one beside it would start a second pool.)
+  if(NOT KVFRAME_LIBTORCH)
+    find_package(OpenMP REQUIRED COMPONENTS CXX)
+    target_link_libraries(kvframe_torch INTERFACE OpenMP::OpenMP_CXX)
+  endif()
   # torch 2.5 added scaled_dot_product_attention's enable_gqa: CUDA attention
   # then runs fused (runtime/model/model.cpp); 1.13 keeps the explicit path.
   if(Torch_VERSION VERSION_GREATER_EQUAL 2.5)

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", o.log_level, "error, warn, info or debug (debug: stats every 10 s)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}))->capture_default_str();
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "

@@ -51,6 +51,8 @@ void finish_answer(Answer& answer, Generation generation, const Decoder& decoder
   ms.first_chunk = timer.first_ms > 0 ? ms.partition + timer.first_ms : 0;
   ms.mask = generation.stats.mask_seconds * 1000;
   answer.report.generated_tokens = static_cast<int64_t>(generation.tokens.size());
+  answer.report.decode_steps = generation.stats.decode_steps;
+  answer.report.forced_tokens = generation.stats.forced_tokens;
   answer.text = std::move(generation.text);
   answer.tokens = std::move(generation.tokens);
   answer.stop = generation.stop;
@@ -191,6 +193,8 @@ Result<Answer> Session::Impl::query(const Task& task) {
   GenerateStats stats;
   const Status failed = decode(model, context->cache(), answer.first_logits, decoder, stats);
   Generation generation = decoder.finish();
+  generation.stats.decode_steps = stats.decode_steps;
+  generation.stats.forced_tokens = stats.forced_tokens;
   std::vector<TokenId> appended = final_block;
   appended.insert(appended.end(), generation.tokens.begin(), generation.tokens.end());
   context->finish(appended);

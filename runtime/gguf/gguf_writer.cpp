@@ -174,13 +174,20 @@ void GgufWriter::add_tensor(const std::string& name, const std::vector<int64_t>&
 void GgufWriter::add_tensor_f32(const std::string& name, const std::vector<int64_t>& dims,
                                 const std::vector<float>& values, GgmlType type) {
   std::vector<uint8_t> bytes;
+  if (quantize_supported(type)) {
+    if (values.size() % 32 != 0) throw std::invalid_argument("GgufWriter::add_tensor_f32: block types need a multiple of 32 values");
+    bytes.resize(values.size() / 32 * static_cast<size_t>(ggml_type_size(type).block_bytes));
+    quantize(type, values.data(), bytes.data(), static_cast<int64_t>(values.size()));
+    add_tensor(name, dims, type, std::move(bytes));
+    return;
+  }
   for (float v : values) {
     switch (type) {
       case GgmlType::kF32: put(bytes, v); break;
       case GgmlType::kF16: put(bytes, fp32_to_fp16(v)); break;
       case GgmlType::kBF16: put(bytes, fp32_to_bf16(v)); break;
       default:
-        throw std::invalid_argument("GgufWriter::add_tensor_f32: type must be F32, F16 or BF16");
+        throw std::invalid_argument("GgufWriter::add_tensor_f32: type must be F32, F16, BF16, Q8_0, Q4_0 or Q4_1");
     }
   }
   add_tensor(name, dims, type, std::move(bytes));

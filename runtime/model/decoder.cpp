@@ -113,6 +113,16 @@ bool Decoder::take(TokenId token) {
   return !d.done_at;
 }
 
+std::optional<TokenId> Decoder::forced() {
+  Impl& d = *impl_;
+  if (!d.constraint || d.done_at) return std::nullopt;
+  const auto start = std::chrono::steady_clock::now();
+  const TokenMask& allowed = d.constraint->allowed(std::max(1, d.tokens_left()));
+  d.out.stats.mask_seconds += seconds_since(start);
+  if (allowed.ids().size() != 1) return std::nullopt;
+  return allowed.ids().front();
+}
+
 void Decoder::stop(StopReason reason) { impl_->end(reason); }
 
 bool Decoder::done() const { return impl_->done_at.has_value(); }

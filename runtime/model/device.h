@@ -14,7 +14,9 @@ namespace kvframe::runtime {
 // kInvalidArgument for anything else.
 Result<at::Device> parse_device(const std::string& name);
 
-// "fp32", "bf16", "fp16"; empty: fp32 on CPU, bf16 on CUDA. kInvalidArgument otherwise.
+// "fp32", "bf16", "fp16"; empty: the fastest the device runs well — bf16 on
+// CUDA and on CPUs with AVX-512-BF16 or AMX, else fp32. kInvalidArgument otherwise.
+bool cpu_has_fast_bf16();
 Result<at::ScalarType> parse_dtype(const std::string& name, const at::Device& device);
 
 }  // namespace kvframe::runtime

@@ -27,7 +27,7 @@ double GenerateStats::prefill_tokens_per_second() const {
   return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0;
 }
 double GenerateStats::decode_tokens_per_second() const {
-  return decode_seconds > 0 ? static_cast<double>(decode_steps) / decode_seconds : 0;
+  return decode_seconds > 0 ? static_cast<double>(decode_steps + forced_tokens) / decode_seconds : 0;
 }
 
 std::vector<TokenId> default_stop_tokens(const Tokenizer& tokenizer, const std::string& end_of_turn) {
@@ -81,12 +81,17 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
   out.stats.prompt_tokens = n_prompt;
   out.stats.prefill_seconds = prefill_seconds;
   out.stats.decode_steps = stats.decode_steps;
+  out.stats.forced_tokens = stats.forced_tokens;
   out.stats.decode_seconds = stats.decode_seconds;
   return out;
 }
 
 Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& decoder, GenerateStats& stats) {
+  // A run of forced tokens goes through the model in one pass; 16 is the most
+  // the CPU step path takes (runtime/model/cpu_step.h).
+  constexpr size_t kLongestRun = 16;
   const auto start = std::chrono::steady_clock::now();
+  std::vector<int64_t> run;
   while (true) {
     const TokenId token = decoder.pick(logits);
     if (!decoder.take(token)) break;
@@ -94,9 +99,24 @@ Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& de
       decoder.stop(StopReason::kContextFull);
       break;
     }
-    auto step = model.forward(at::tensor({static_cast<int64_t>(token)}, at::kLong), cache);
+    run.assign(1, token);
+    // Jump-forward: the tokens the schema forces after this one need no
+    // logits, only their keys and values, so they join its pass.
+    bool ended = false;
+    while (run.size() < kLongestRun && cache.length + static_cast<int64_t>(run.size()) < cache.capacity) {
+      const std::optional<TokenId> next = decoder.forced();
+      if (!next) break;
+      if (!decoder.take(*next)) {
+        ended = true;
+        break;
+      }
+      run.push_back(*next);
+    }
+    if (ended) break;
+    auto step = model.forward(at::tensor(run, at::kLong), cache);
     if (!step) return step.error();
     ++stats.decode_steps;
+    stats.forced_tokens += static_cast<int64_t>(run.size()) - 1;
     logits = std::move(step).value();
   }
   stats.decode_seconds += seconds_since(start);

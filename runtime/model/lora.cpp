@@ -120,13 +120,14 @@ int64_t LoraAdapter::Impl::version() const {
 
 const std::vector<LayerLora>& LoraAdapter::Impl::fused(at::ScalarType dtype) const {
   const int64_t v = version();
-  if (cache_version_ != v || cache_dtype_ != dtype || cache_.size() != layers.size()) {
+  auto cached = std::find_if(cache_.begin(), cache_.end(), [&](const Cached& c) { return c.dtype == dtype; });
+  if (cached == cache_.end()) cached = cache_.insert(cache_.end(), Cached{dtype, -1, {}});
+  if (cached->version != v || cached->layers.size() != layers.size()) {
     at::NoGradGuard no_grad;
-    cache_ = fuse(dtype);
-    cache_dtype_ = dtype;
-    cache_version_ = v;
+    cached->layers = fuse(dtype);
+    cached->version = v;
   }
-  return cache_;
+  return cached->layers;
 }
 
 LoraAdapter::LoraAdapter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

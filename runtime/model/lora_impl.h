@@ -52,14 +52,18 @@ struct LoraAdapter::Impl {
   // Collects parameters and names from layers (after they are filled).
   void index();
   // The fused pairs in `dtype`, built from the masters: differentiable
-  // (training) and otherwise cached until a master changes.
+  // (training) and otherwise cached, per dtype, until a master changes (the
+  // forward pass reads them in the compute dtype, the CPU step path in fp32).
   std::vector<LayerLora> fuse(at::ScalarType dtype) const;
   const std::vector<LayerLora>& fused(at::ScalarType dtype) const;
 
  private:
-  mutable std::vector<LayerLora> cache_;
-  mutable at::ScalarType cache_dtype_ = at::kFloat;
-  mutable int64_t cache_version_ = -1;
+  struct Cached {
+    at::ScalarType dtype;
+    int64_t version;
+    std::vector<LayerLora> layers;
+  };
+  mutable std::vector<Cached> cache_;
   int64_t version() const;
 };
 

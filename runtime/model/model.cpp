@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_step.h"
 #include "device.h"
 #include "model_impl.h"
 #include "weights.h"
@@ -164,7 +165,10 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
     auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
     if (!weights) return weights.error();
     auto impl = std::make_unique<Impl>(
-        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0});
+        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}});
+    if (device->is_cpu() && params.step_kernels) {
+      if (auto step = load_step_weights(file, *config)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+    }
     std::unique_ptr<Model> model(new Model(std::move(impl)));
     if (!params.lora.empty()) {
       auto adapter = LoraAdapter::load(params.lora, model->config(), *device);
@@ -195,7 +199,10 @@ Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& con
   try {
     at::NoGradGuard no_grad;
     auto impl = std::make_unique<Impl>(
-        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0});
+        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0, nullptr, {}});
+    if (device->is_cpu() && params.step_kernels) {
+      if (auto step = step_weights_of(impl->weights, c)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+    }
     return std::unique_ptr<Model>(new Model(std::move(impl)));
   } catch (const c10::Error& e) {
     return backend_error(e, "making the weights");
@@ -252,6 +259,7 @@ Status Model::Impl::merge(const LoraAdapter& merged) {
     add(w.w_down, fused[l].down);
   }
   merged_adapter ^= merged.fingerprint();
+  if (step) merged_step_lora.push_back(LoraAccess::of(merged).fuse(at::kFloat));
   return std::nullopt;
 }
 
@@ -292,6 +300,18 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
   if (auto bad = check_padding(cache)) return *bad;
   c10::InferenceMode inference;  // no autograd bookkeeping
   at::Tensor ids = tokens.to(at::kLong).reshape({n});
+  if (steps_on_cpu(cache, n)) {
+    ids = ids.contiguous();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    if (std::any_of(id, id + n, [&](int64_t t) { return t < 0 || t >= config.n_vocab; })) {
+      return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
+    }
+    at::Tensor logits = step_on_cpu(id, n, cache, all_logits, adapts(part));
+    if (cache.padding.defined()) std::fill_n(cache.padding.data_ptr<bool>() + cache.length, n, false);
+    cache.length += n;
+    cache.next_position += n;
+    return logits;
+  }
   if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config.n_vocab) {
     return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
   }

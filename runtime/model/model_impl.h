@@ -21,6 +21,8 @@
 
 namespace kvframe::runtime {
 
+struct StepWeights;  // cpu_step.h
+
 struct Model::Impl {
   ModelConfig config;
   Weights weights;
@@ -31,6 +33,10 @@ struct Model::Impl {
   // `weights` at load (its fingerprint, 0: none).
   std::shared_ptr<LoraAdapter> adapter;
   uint64_t merged_adapter = 0;
+  // The CPU step path's weights (cpu_step.h; null: steps run the forward
+  // pass), and the merged adapters' pairs in fp32, which its blocks lack.
+  std::shared_ptr<const StepWeights> step;
+  std::vector<std::vector<LayerLora>> merged_step_lora;
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.
@@ -49,6 +55,11 @@ struct Model::Impl {
   // applied when `adapted`. Returns the last hidden states [T, n_embd] (or
   // those of the layer where the plan ended the pass).
   at::Tensor run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan, bool adapted) const;
+  // Whether forward() of n tokens into `cache` takes the CPU step path, and
+  // that path (cpu_step.cpp): appends ids[0 .. n) to the cache (the caller
+  // advances length and positions) and returns forward()'s logits.
+  bool steps_on_cpu(const KvCache& cache, int64_t n) const;
+  at::Tensor step_on_cpu(const int64_t* ids, int64_t n, KvCache& cache, bool all_logits, bool adapted) const;
   // fp32 logits [rows, n_vocab] of hidden states [rows, n_embd].
   at::Tensor head(const at::Tensor& hidden) const;
   // Adds an adapter of scope kAll into the weights (model.cpp).

@@ -23,6 +23,9 @@ TokenId Sampler::sample(const at::Tensor& logits, const TokenMask* allowed) {
   at::Tensor row = logits.reshape({-1}).to(at::kCPU, at::kFloat).contiguous();
   const float* data = row.data_ptr<float>();
   const int64_t n_vocab = row.numel();
+  // A forced choice draws no random number, so skipping it (jump-forward,
+  // Decoder::forced) leaves a seeded run's later draws as they were.
+  if (allowed && allowed->ids().size() == 1) return allowed->ids().front();
   if (params_.temperature <= 0.0f) {
     if (!allowed) return static_cast<TokenId>(std::max_element(data, data + n_vocab) - data);  // first maximum, as torch.argmax
     // ids() ascend, so the first maximum among them is the one an argmax

@@ -33,6 +33,7 @@ inline runtime::ModelConfig tiny_config() {
 inline std::unique_ptr<runtime::Model> tiny_model(const std::string& device = "cpu") {
   runtime::ModelParams params;
   params.device = device;
+  if (device == "cpu") params.dtype = "fp32";  // exact comparisons; CUDA keeps its bf16 default
   auto model = runtime::Model::with_random_weights(tiny_config(), params, 1);
   EXPECT_TRUE(model.ok()) << model.error().to_string();
   return std::move(model).value();

@@ -24,7 +24,7 @@ struct TinyModelSpec {
   bool tied = true;
   bool qkv_bias = false;
   std::vector<float> rope_freq_factors;  // llama3 scaling (head_dim / 2 values) or empty
-  runtime::GgmlType weight_type = runtime::GgmlType::kF32;  // F32, F16 or BF16
+  runtime::GgmlType weight_type = runtime::GgmlType::kF32;  // F32, F16, BF16, Q8_0, Q4_0 or Q4_1
   uint32_t seed = 1;
 };
 

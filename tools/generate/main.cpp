@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
                                    "default model)")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: fp32 on cpu, bf16 on cuda)")
+  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--schema", o.schema_file,
@@ -163,11 +163,11 @@ int main(int argc, char** argv) {
   const rt::GenerateStats& s = result->stats;
   std::fprintf(stderr,
                "[%s · %s %s · %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
-               "%.1f ms (%.1f tok/s) · schema masks %.2f ms · stop: %s\n",
+               "%.1f ms (%.1f tok/s; %lld forced tokens rode along) · schema masks %.2f ms · stop: %s\n",
                (*model)->config().name.c_str(), o.device.c_str(), at::toString((*model)->dtype()),
                rt::cpu_backend_description().c_str(),
                static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
                static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
-               s.mask_seconds * 1e3, rt::stop_reason_name(result->stop));
+               static_cast<long long>(s.forced_tokens), s.mask_seconds * 1e3, rt::stop_reason_name(result->stop));
   return kSuccess;
 }

@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: all cores)")->capture_default_str();
   app.add_option("--lora", o.lora, "LoRA adapter of the in-process model: a file, none, or auto (kvframe's "
                                    "block-tuned adapter with the default model)")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: fp32 on cpu)")
+  app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: bf16 on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--dataset", o.dataset,
                  "append every decision (target: the tight-aggressive bot's action) and notable hand's commentary "

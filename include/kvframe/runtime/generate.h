@@ -59,12 +59,13 @@ const char* stop_reason_name(StopReason reason);
 struct GenerateStats {
   int64_t prompt_tokens = 0;
   int64_t generated_tokens = 0;
-  int64_t decode_steps = 0;    // single-token forward passes after the prefill
+  int64_t decode_steps = 0;    // forward passes after the prefill, one per sampled token
+  int64_t forced_tokens = 0;   // tokens the output schema forced, run in those passes without a step of their own
   double prefill_seconds = 0;  // until the first token's logits (time to first token)
   double decode_seconds = 0;   // the rest
   double mask_seconds = 0;     // picking tokens within the output schema (included in the above)
   double prefill_tokens_per_second() const;
-  double decode_tokens_per_second() const;
+  double decode_tokens_per_second() const;  // tokens appended (sampled + forced) per second
 };
 
 struct Generation {
@@ -103,6 +104,10 @@ class Decoder {
   // Takes the token pick() chose. True while decoding goes on: run the token
   // through the model and pick() again.
   bool take(TokenId token);
+  // The token the output schema allows next when it allows only one (nullopt:
+  // no schema, a real choice, or done). pick() would choose it whatever the
+  // logits, so decode() takes such runs without a step each (jump-forward).
+  std::optional<TokenId> forced();
   // Ends decoding early (the cache is full).
   void stop(StopReason reason);
   bool done() const;

@@ -53,6 +53,13 @@ bool dequantize_supported(GgmlType type);
 // An unsupported type fills dst with NaN.
 void dequantize(GgmlType type, const void* src, float* dst, int64_t n);
 
+// True for Q8_0, Q4_0 and Q4_1: the types quantize() writes.
+bool quantize_supported(GgmlType type);
+// Rounds n fp32 values (a multiple of 32) to `type` as ggml's reference
+// quantize_row_*_ref does; dst holds ggml_type_size(type).block_bytes * n / 32
+// bytes. Writes nothing for a type !quantize_supported().
+void quantize(GgmlType type, const float* src, uint8_t* dst, int64_t n);
+
 // One metadata value. Scalars: u64 stays uint64_t, every other integer type
 // widens to int64_t, f32/f64 to double. Arrays keep their element kind:
 // integers widen to int64 (a u64 element above INT64_MAX makes the file

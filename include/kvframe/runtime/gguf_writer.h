@@ -67,7 +67,8 @@ class GgufWriter {
   // data already encoded in `type`.
   void add_tensor(const std::string& name, const std::vector<int64_t>& dims,
                   GgmlType type, std::vector<uint8_t> bytes);
-  // Convenience: fp32 values stored as F32, F16 or BF16 (rounded to nearest).
+  // Convenience: fp32 values stored as F32, F16 or BF16 (rounded to nearest),
+  // or Q8_0, Q4_0, Q4_1 (quantize(); a multiple of 32 values).
   void add_tensor_f32(const std::string& name, const std::vector<int64_t>& dims,
                       const std::vector<float>& values,
                       GgmlType type = GgmlType::kF32);

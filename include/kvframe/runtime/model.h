@@ -6,8 +6,10 @@
 //               x += Wdown · (silu(Wgate·rms(x)) * Wup·rms(x))                     (SwiGLU)
 //   logits = Woutput · rms(x)          (Woutput = embed when the file ties them)
 //
-// Weights are dequantized once at load to the compute dtype (fp32 by default
-// on CPU, bf16 by default on CUDA); the same code runs on either device. A
+// Weights are dequantized once at load to the compute dtype (bf16 by default
+// where the device runs it natively, else fp32); the same code runs on either
+// device. Decoding steps on the CPU read the file's quantized blocks instead
+// (ModelParams::step_kernels). A
 // LoRA adapter (lora.h) is applied on the fly or merged at load.
 // The forward pass itself reads top to bottom in runtime/model/forward_pass.cpp:
 // inference and training run the same one.
@@ -55,9 +57,10 @@ Result<ModelConfig> read_model_config(const GgufFile& file);
 
 struct ModelParams {
   std::string device = "cpu";        // "cpu", "cuda", "cuda:N"
-  // Compute dtype: "fp32", "bf16" or "fp16"; empty: fp32 on CPU, bf16 on CUDA.
-  // bf16 on a CPU with AMX / AVX-512-BF16 runs matmuls ~4x faster than fp32
-  // (oneDNN; measured here) at bf16 precision.
+  // Compute dtype: "fp32", "bf16" or "fp16"; empty: bf16 on CUDA and on CPUs
+  // with AVX-512-BF16 or AMX (prefill ~8x fp32's speed there, measured by
+  // bench_runtime; logits within the tolerance tests/runtime/model states),
+  // fp32 on other CPUs. "fp32" is the reference.
   std::string dtype;
   // Called while weights load: (tensors done, tensors total).
   std::function<void(int64_t, int64_t)> on_progress;
@@ -65,6 +68,12 @@ struct ModelParams {
   // the weights at load (no per-token cost; adapters of scope kAll only).
   std::string lora;
   bool lora_merge = false;
+  // Steps of up to 16 tokens on the CPU (decoding, forced runs) read the
+  // file's own quantized blocks with kvframe's kernels, activations in fp32
+  // (runtime/model/cpu_step.h): several times faster than libtorch ops, at
+  // the cost of keeping those blocks in memory too (the file's size). false:
+  // every pass runs libtorch over the dequantized weights (the reference).
+  bool step_kernels = true;
 };
 
 // Which part of the prompt a pass runs (session.h): the frame's context

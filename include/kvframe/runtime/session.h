@@ -163,6 +163,8 @@ struct QueryReport {
   int64_t context_tokens = 0;       // prefix + blocks
   int64_t query_tokens = 0;         // the final block
   int64_t generated_tokens = 0;
+  int64_t decode_steps = 0;         // passes through the model after the first token's
+  int64_t forced_tokens = 0;        // tokens the schema forced, taken without a pass of their own (jump-forward)
   kv_diff::AssembleStats assembly;  // block mode
   StageTimes ms;
 };

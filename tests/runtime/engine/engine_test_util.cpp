@@ -16,7 +16,9 @@ std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes) {
   const std::vector<uint8_t> bytes = kvframe::test::tiny_model_bytes(spec);
   auto file = GgufFile::parse(bytes.data(), bytes.size());
   EXPECT_TRUE(file.ok());
-  auto model = Model::load(*file);
+  ModelParams fp32;
+  fp32.dtype = "fp32";  // the reference the engine tests compare paths in
+  auto model = Model::load(*file, fp32);
   auto tokenizer = Tokenizer::from_gguf(*file);
   EXPECT_TRUE(model.ok() && tokenizer.ok());
   EngineParams params;

@@ -21,7 +21,9 @@ double relative_error(const at::Tensor& a, const at::Tensor& b) {
 }
 
 std::unique_ptr<Engine> load_engine(const std::string& path) {
-  auto engine = Engine::load(path);
+  ModelParams fp32;
+  fp32.dtype = "fp32";  // the tolerance below is fp32's; the default dtype follows the CPU
+  auto engine = Engine::load(path, fp32);
   EXPECT_TRUE(engine.ok()) << (engine.ok() ? "" : engine.error().to_string());
   return std::move(engine).value();
 }

@@ -8,6 +8,14 @@
 namespace kvframe::runtime {
 namespace {
 
+// fp32, the reference these tests compare against (the library's default
+// dtype follows the CPU: bf16 where it runs natively).
+ModelParams fp32_params() {
+  ModelParams params;
+  params.dtype = "fp32";
+  return params;
+}
+
 struct Tiny {
   GgufFile file;
   Tokenizer tokenizer;
@@ -18,7 +26,7 @@ Tiny tiny() {
   const std::vector<uint8_t> bytes = test::tiny_model_bytes({});
   GgufFile file = GgufFile::parse(bytes.data(), bytes.size()).value();
   Tokenizer tokenizer = Tokenizer::from_gguf(file).value();
-  auto model = Model::load(file).value();
+  auto model = Model::load(file, fp32_params()).value();
   return {std::move(file), std::move(tokenizer), std::move(model)};
 }
 

@@ -92,6 +92,7 @@ TEST(Lora, MergedEqualsUnmergedAndSaveLoadIsIdentical) {
     const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
     const GgufFile gguf = GgufFile::parse(bytes.data(), bytes.size()).value();
     ModelParams params;
+    params.dtype = "fp32";
     params.lora = file.path;
     auto unmerged = Model::load(gguf, params);
     ASSERT_TRUE(unmerged.ok()) << unmerged.error().to_string();

@@ -26,7 +26,9 @@ constexpr double kTieMargin = 2 * kMaxLogitError;
 
 TEST(DefaultModel, LogitsArgmaxAndGreedyContinuationMatchTransformers) {
   KVFRAME_REQUIRE_DEFAULT_MODEL(path);
-  auto model = Model::load(path);
+  ModelParams fp32;
+  fp32.dtype = "fp32";  // against transformers in fp32
+  auto model = Model::load(path, fp32);
   ASSERT_TRUE(model.ok()) << model.error().to_string();
   const std::vector<test::LogitsPrompt> prompts = test::read_logits_fixture(
       std::string(KVFRAME_SOURCE_DIR) + "/tests/runtime/model/fixtures/smollm2_logits.bin");

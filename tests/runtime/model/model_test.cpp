@@ -21,8 +21,12 @@ GgufFile tiny_file(const TinyModelSpec& spec) {
   return std::move(file).value();
 }
 
+// fp32, the reference the tolerances below are for (the library's default
+// dtype follows the CPU).
 std::unique_ptr<Model> load(const GgufFile& file) {
-  auto model = Model::load(file);
+  ModelParams params;
+  params.dtype = "fp32";
+  auto model = Model::load(file, params);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
   return std::move(model).value();
 }

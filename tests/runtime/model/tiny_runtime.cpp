@@ -6,10 +6,11 @@
 
 namespace kvframe::test {
 
-std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, const runtime::ModelParams& params) {
+std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runtime::ModelParams params) {
   const std::vector<uint8_t> bytes = tiny_model_bytes(spec);
   auto file = runtime::GgufFile::parse(bytes.data(), bytes.size());
   EXPECT_TRUE(file.ok()) << (file.ok() ? "" : file.error().to_string());
+  if (params.dtype.empty()) params.dtype = "fp32";  // the reference, unless a test asks for another
   auto model = runtime::Model::load(*file, params);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
   return model.ok() ? std::move(model).value() : nullptr;

@@ -12,7 +12,8 @@
 
 namespace kvframe::test {
 
-std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, const runtime::ModelParams& params = {});
+// fp32 unless params.dtype says otherwise (the library's default follows the CPU).
+std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runtime::ModelParams params = {});
 
 // The shapes block attention meets: GQA (the default), Qwen2 biases and an
 // untied head, plain multi-head.

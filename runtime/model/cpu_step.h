@@ -1,0 +1,50 @@
+// The CPU step path: a few new tokens appended to one KV cache — a decoding
+// step, or a run of tokens a JSON schema forces — through the model with
+// quant_matrix.h's kernels and plain loops instead of libtorch ops.
+//
+// Why a second way through the layers beside forward_pass.cpp: a step of the
+// default model is 30 layers of ~40 libtorch ops, and each op's dispatch and
+// allocation cost microseconds, more than the step's arithmetic. A step is
+// also memory-bound, so it reads the GGUF file's own 4/8-bit blocks where
+// forward_pass.cpp reads weights dequantized to the compute dtype. Everything
+// else — the packed batches of prefill, block encoding, branches, training —
+// stays on the one forward. tests/runtime/model/cpu_step_test.cpp holds the
+// two to the same logits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime/model.h"
+#include "quant_matrix.h"
+#include "weights.h"
+
+namespace kvframe::runtime {
+
+// The model's matrices as the step path reads them. Q/K rows are reordered
+// to rope.h's layout as weights.cpp does; Q|K|V and gate|up are fused.
+struct StepWeights {
+  struct Layer {
+    QuantMatrix wqkv, wo, w_gate_up, w_down;
+    std::vector<float> bqkv;  // Qwen2's Q|K|V bias, or empty
+  };
+  QuantMatrix embed;
+  QuantMatrix output;  // a copy of embed's rows when the file ties them (read once per token either way)
+  std::vector<Layer> layers;
+  int64_t bytes() const;  // what a token reads: every matrix once
+};
+
+// Null when a matrix cannot take a block format (a row length that is not a
+// multiple of 32): the model then steps with libtorch.
+std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelConfig& config);
+// Weights made in memory (Model::with_random_weights), copied as they are
+// (F32 or BF16 rows). Null as for load_step_weights.
+std::optional<StepWeights> step_weights_of(const Weights& weights, const ModelConfig& config);
+
+// Tokens per call the step path takes; longer runs are prefills.
+inline constexpr int64_t kStepTokens = 16;
+
+}  // namespace kvframe::runtime

@@ -1,0 +1,223 @@
+// The CPU step path (runtime/model/cpu_step.h) against the forward pass it
+// stands in for: the block kernels against dequantize-then-multiply, and a
+// model stepping with kernels against the same model stepping with libtorch
+// (ModelParams::step_kernels = false) — decoding steps, forced runs, padded
+// caches, adapters, every tiny shape and weight type.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <random>
+#include <vector>
+
+#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime/lora.h"
+#include "kvframe/runtime/model.h"
+#include "quant_matrix.h"
+#include "tiny_runtime.h"
+
+namespace kvframe::runtime {
+namespace {
+
+using test::TinyModelSpec;
+
+std::vector<float> normal_values(int64_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// A GGUF tensor of `type` holding rows x cols normal values, and its bytes.
+struct Tensor {
+  std::vector<uint8_t> bytes;
+  GgufTensorInfo info;
+};
+Tensor tensor_of(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  const std::vector<float> values = normal_values(rows * cols, seed);
+  Tensor t;
+  if (quantize_supported(type)) {
+    t.bytes.resize(static_cast<size_t>(rows * cols / 32 * ggml_type_size(type).block_bytes));
+    quantize(type, values.data(), t.bytes.data(), rows * cols);
+  } else {  // F32
+    t.bytes.resize(values.size() * sizeof(float));
+    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  }
+  t.info = GgufTensorInfo{"w", {cols, rows}, type, 0, t.bytes.size(), t.bytes.data()};
+  return t;
+}
+
+TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiply) {
+  const int64_t rows = 37, cols = 96;  // rows not a multiple of any task size
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kF32}) {
+    const Tensor t = tensor_of(type, rows, cols, 5);
+    auto m = QuantMatrix::from_tensor(t.info);
+    ASSERT_TRUE(m.has_value());
+    std::vector<float> w(static_cast<size_t>(rows * cols));
+    dequantize(type, t.bytes.data(), w.data(), rows * cols);
+    for (int64_t n : {1, 3, 4, 5, 16}) {  // around the kernels' row tiles
+      const std::vector<float> x = normal_values(n * cols, 9);
+      std::vector<double> want(static_cast<size_t>(n * rows));
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t r = 0; r < rows; ++r) {
+          double sum = 0;
+          for (int64_t c = 0; c < cols; ++c) sum += static_cast<double>(w[r * cols + c]) * x[i * cols + c];
+          want[i * rows + r] = sum;
+        }
+      }
+      for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2, QuantMatrix::Kernel::kPortable}) {
+        if (!QuantMatrix::supported(kernel)) continue;
+        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows, kernel " + std::to_string(static_cast<int>(kernel)));
+        std::vector<float> y(static_cast<size_t>(n * rows));
+        m->multiply(x.data(), n, y.data(), kernel);
+        for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], want[k], 1e-4 * (1.0 + std::abs(want[k])));
+      }
+    }
+  }
+}
+
+TEST(QuantMatrix, KQuantsAreRoundedToQ8_0AndMixedPartsStackAlike) {
+  const Tensor q8 = tensor_of(GgmlType::kQ8_0, 8, 64, 1), q4 = tensor_of(GgmlType::kQ4_1, 4, 64, 2);
+  QuantMatrix a = *QuantMatrix::from_tensor(q8.info), b = *QuantMatrix::from_tensor(q4.info);
+  EXPECT_EQ(a.format(), BlockFormat::kQ8_0);
+  EXPECT_EQ(b.format(), BlockFormat::kQ4_1);
+  const QuantMatrix both = QuantMatrix::stack({a, b});
+  EXPECT_EQ(both.format(), BlockFormat::kQ8_0);
+  EXPECT_EQ(both.rows(), 12);
+  std::vector<float> got(64), want(64);
+  both.dequantize_row(9, got.data());
+  b.dequantize_row(1, want.data());
+  for (size_t c = 0; c < 64; ++c) EXPECT_NEAR(got[c], want[c], 1.5f / 254.0f * 3.0f);  // Q8_0 rounding of values |x| < ~3
+  both.dequantize_row(2, got.data());
+  a.dequantize_row(2, want.data());
+  EXPECT_EQ(got, want);  // Q8_0 rows are copied as they are
+}
+
+at::Tensor ids(const std::vector<int32_t>& tokens) {
+  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
+}
+
+double relative_error(const at::Tensor& got, const at::Tensor& want) {
+  return (got - want).abs().max().item<double>() / (want.abs().max().item<double>() + 1e-6);
+}
+
+// Prefill, then steps of these sizes (each within kStepTokens), all logits,
+// on the kernel path and the libtorch path; every step's logits compared.
+void expect_steps_match(const Model& kernels, const Model& reference, const std::vector<int64_t>& steps,
+                        double tolerance, bool padded = false) {
+  const std::vector<int32_t> prompt = test::random_tokens(40, 11);
+  KvCache a = *kernels.new_cache(128), b = *reference.new_cache(128);
+  ASSERT_TRUE(kernels.forward(ids(prompt), a).ok());
+  ASSERT_TRUE(reference.forward(ids(prompt), b).ok());
+  if (padded) {  // as an assembled cache: some entries no token may see
+    for (KvCache* c : {&a, &b}) {
+      c->padding = at::zeros({c->capacity}, at::kBool);
+      c->padding.narrow(0, 5, 7).fill_(true);
+    }
+  }
+  uint32_t seed = 20;
+  for (int64_t n : steps) {
+    const std::vector<int32_t> run = test::random_tokens(n, seed++);
+    auto got = kernels.forward(ids(run), a, /*all_logits=*/true);
+    auto want = reference.forward(ids(run), b, /*all_logits=*/true);
+    ASSERT_TRUE(got.ok() && want.ok());
+    ASSERT_EQ(got->sizes(), want->sizes());
+    EXPECT_LT(relative_error(*got, *want), tolerance) << "a step of " << n << " tokens";
+    EXPECT_EQ(a.length, b.length);
+    EXPECT_EQ(a.next_position, b.next_position);
+  }
+  // The keys and values the steps wrote are the ones libtorch writes.
+  for (size_t l = 0; l < a.k.size(); ++l) {
+    EXPECT_LT(relative_error(a.k[l].narrow(1, 40, a.length - 40).to(at::kFloat), b.k[l].narrow(1, 40, b.length - 40).to(at::kFloat)), tolerance);
+    EXPECT_LT(relative_error(a.v[l].narrow(1, 40, a.length - 40).to(at::kFloat), b.v[l].narrow(1, 40, b.length - 40).to(at::kFloat)), tolerance);
+  }
+}
+
+std::pair<std::unique_ptr<Model>, std::unique_ptr<Model>> both_paths(const TinyModelSpec& spec, const std::string& dtype = "fp32") {
+  ModelParams kernels, reference;
+  kernels.dtype = reference.dtype = dtype;
+  reference.step_kernels = false;
+  return {test::load_tiny_model(spec, kernels), test::load_tiny_model(spec, reference)};
+}
+
+TEST(CpuStep, StepsMatchTheForwardPassOnEveryShapeAndWeightType) {
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1}) {
+    for (TinyModelSpec spec : test::tiny_shapes()) {
+      spec.weight_type = type;
+      SCOPED_TRACE(test::describe(spec) + ", " + ggml_type_name(type));
+      auto [kernels, reference] = both_paths(spec);
+      ASSERT_TRUE(kernels && reference);
+      expect_steps_match(*kernels, *reference, {1, 1, 5, 16, 1}, 1e-4);  // fp32: summation order only
+    }
+  }
+}
+
+TEST(CpuStep, PaddedCacheEntriesStayUnseen) {
+  auto [kernels, reference] = both_paths(TinyModelSpec{});
+  expect_steps_match(*kernels, *reference, {1, 3, 1}, 1e-4, /*padded=*/true);
+}
+
+TEST(CpuStep, AdaptersApplyOnTheFlyAndMerged) {
+  auto [kernels, reference] = both_paths(TinyModelSpec{});
+  LoraParams params;
+  params.rank = 4;
+  params.alpha = 8;
+  params.scope = LoraScope::kAll;
+  auto adapter = LoraAdapter::create(kernels->config(), params, kernels->device(), 3).value();
+  {
+    at::NoGradGuard no_grad;
+    for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.05);
+  }
+  ASSERT_FALSE(kernels->set_adapter(adapter).has_value());
+  ASSERT_FALSE(reference->set_adapter(adapter).has_value());
+  expect_steps_match(*kernels, *reference, {1, 4, 1}, 1e-4);
+
+  // Merged at load: the kernels' blocks lack it, so the step adds it on the fly.
+  const std::string path = ::testing::TempDir() + "kvframe_cpu_step_lora.gguf";
+  ASSERT_FALSE(adapter->save(path, GgmlType::kF32).has_value());
+  const std::vector<uint8_t> bytes = test::tiny_model_bytes(TinyModelSpec{});
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  ModelParams merged_params;
+  merged_params.lora = path;
+  merged_params.lora_merge = true;
+  merged_params.dtype = "fp32";
+  auto merged = Model::load(*file, merged_params);
+  ASSERT_TRUE(merged.ok()) << merged.error().to_string();
+  expect_steps_match(**merged, *reference, {1, 2}, 1e-4);
+  std::remove(path.c_str());
+}
+
+TEST(CpuStep, Bf16StepsStayNearFp32) {
+  // bf16: the cache holds bf16 and the weights were rounded to it; the
+  // kernels keep activations in fp32, so they land nearer fp32 than libtorch's bf16 path.
+  TinyModelSpec spec;
+  spec.weight_type = GgmlType::kQ8_0;
+  auto [kernels, bf16_reference] = both_paths(spec, "bf16");
+  auto [unused, fp32_reference] = both_paths(spec, "fp32");
+  expect_steps_match(*kernels, *fp32_reference, {1, 1, 4}, 2e-2);
+  expect_steps_match(*bf16_reference, *fp32_reference, {1, 1, 4}, 2e-2);
+}
+
+TEST(CpuStep, RandomWeightModelsStepAlike) {
+  ModelConfig config = test::load_tiny_model(TinyModelSpec{})->config();
+  ModelParams kernels, reference;
+  kernels.dtype = reference.dtype = "fp32";
+  reference.step_kernels = false;
+  auto a = Model::with_random_weights(config, kernels, 4), b = Model::with_random_weights(config, reference, 4);
+  ASSERT_TRUE(a.ok() && b.ok());
+  expect_steps_match(**a, **b, {1, 2, 1}, 1e-4);
+}
+
+TEST(CpuStep, BadTokenIdsAreTypedErrorsAndLeaveTheCacheAlone) {
+  auto model = test::load_tiny_model(TinyModelSpec{});
+  KvCache cache = *model->new_cache(8);
+  auto bad = model->forward(at::tensor({int64_t{1}, int64_t{test::kTinyVocab}}), cache);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(cache.length, 0);
+}
+
+}  // namespace
+}  // namespace kvframe::runtime
