@@ -71,7 +71,7 @@ def plot(path, labels, ours, theirs, title):
         for label, a, b in zip(labels, ours, theirs):
             data.write(f'"{label}" {a:.1f} {b:.1f}\n')
     script = f"""
-set terminal pngcairo size 900,500 font ",11"
+set terminal pngcairo size 900,500 font ",11" noenhanced
 set output "{path}"
 set title "{title}"
 set style data histograms

@@ -48,7 +48,12 @@ void tune_cpu_process(char** argv, int threads) {
     const std::string better = better_core(core);
     if (!better.empty()) {
       setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
-      setenv("OMP_WAIT_POLICY", "passive", 0);
+      // OpenMP threads spin ~100K iterations (tens of microseconds) before
+      // sleeping: a decoding step's many short parallel regions then find
+      // them awake, and they sleep before they could starve OpenBLAS's own
+      // threads. Measured here against OMP_WAIT_POLICY=passive: decode 182 ->
+      // 197 tok/s (bf16), fp32 prefill of 512 tokens 250 -> 393 tok/s.
+      setenv("GOMP_SPINCOUNT", "100000", 0);
       setenv(kReexecGuard, "1", 1);
       execv("/proc/self/exe", argv);  // returns only on failure: carry on untuned
     }

@@ -8,15 +8,17 @@
 //     (SkylakeX kernels) for a 2048^3 fp32 matmul on 2 cores here. When that
 //     happened and the CPU has AVX2 or AVX-512, the process re-executes itself
 //     once with OPENBLAS_CORETYPE set (OpenBLAS reads it only when loaded).
-//  2. OMP_WAIT_POLICY=passive (set in that same re-execution when unset):
-//     libtorch's OpenMP threads otherwise spin while OpenBLAS's own threads
-//     run the matmul (a third of all CPU samples in a profile).
+//  2. GOMP_SPINCOUNT=100000 (set in that same re-execution when unset):
+//     OpenMP threads spin tens of microseconds before sleeping, so a decoding
+//     step's short parallel regions find them awake, yet they sleep before
+//     they starve OpenBLAS's own threads (libgomp's default spins ~3x longer;
+//     OMP_WAIT_POLICY=passive, used before, made decode 8% slower).
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
 //  4. libtorch's intra-op threads = `threads`, or every core when 0 (Debian's
 //     libtorch starts with one).
 // Programs that embed kvframe and cannot re-execute can set
-// OPENBLAS_CORETYPE=SkylakeX (or Haswell) and OMP_WAIT_POLICY=passive in
+// OPENBLAS_CORETYPE=SkylakeX (or Haswell) and GOMP_SPINCOUNT=100000 in
 // their environment instead.
 #pragma once
 
