@@ -238,12 +238,6 @@ void write_entries(T* dst, const float* src, int64_t n, int64_t src_stride, int6
 
 }  // namespace
 
-int64_t StepWeights::bytes() const {
-  int64_t total = output.bytes();
-  for (const Layer& l : layers) total += l.wqkv.bytes() + l.wo.bytes() + l.w_gate_up.bytes() + l.w_down.bytes();
-  return total;
-}
-
 std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelConfig& c) {
   if (c.head_dim > 512 || c.n_head / c.n_head_kv > 8) return std::nullopt;
   const bool permuted = c.arch == "llama";  // as in weights.cpp
@@ -251,10 +245,15 @@ std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelCo
   const std::vector<int64_t> k_order = permuted ? rope_row_order(c.n_head_kv, c.head_dim) : std::vector<int64_t>{};
   StepWeights w;
   auto embed = matrix(file, "token_embd.weight");
-  auto output = c.tied_embeddings ? embed : matrix(file, "output.weight");
-  if (!embed || !output) return std::nullopt;
-  w.embed = std::move(*embed);
-  w.output = std::move(*output);
+  if (!embed) return std::nullopt;
+  if (c.tied_embeddings) {
+    w.output = std::move(*embed);
+  } else {
+    auto output = matrix(file, "output.weight");
+    if (!output) return std::nullopt;
+    w.output = std::move(*output);
+    w.untied_embed = std::move(*embed);
+  }
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     auto q = matrix(file, p + "attn_q.weight", q_order), k = matrix(file, p + "attn_k.weight", k_order);
@@ -281,8 +280,8 @@ std::optional<StepWeights> step_weights_of(const Weights& weights, const ModelCo
     return std::nullopt;
   }
   StepWeights w;
-  w.embed = copy_of(weights.embed);
-  w.output = c.tied_embeddings ? w.embed : copy_of(weights.output);
+  w.output = copy_of(weights.output);
+  if (!c.tied_embeddings) w.untied_embed = copy_of(weights.embed);
   for (const LayerWeights& l : weights.layers) {
     std::vector<float> bqkv;
     if (l.bqkv.defined()) {
@@ -318,7 +317,7 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cach
   float* cos = sized(s.cos, n * half);
   float* sin = sized(s.sin, n * half);
 
-  for (int64_t i = 0; i < n; ++i) w.embed.dequantize_row(ids[i], x + i * E);
+  for (int64_t i = 0; i < n; ++i) w.embed().dequantize_row(ids[i], x + i * E);
   const float* inv_freq = rope.inv_freq().data_ptr<float>();
   for (int64_t i = 0; i < n; ++i) {
     const auto position = static_cast<float>(cache.next_position + i);

@@ -31,10 +31,10 @@ struct StepWeights {
     QuantMatrix wqkv, wo, w_gate_up, w_down;
     std::vector<float> bqkv;  // Qwen2's Q|K|V bias, or empty
   };
-  QuantMatrix embed;
-  QuantMatrix output;  // a copy of embed's rows when the file ties them (read once per token either way)
+  QuantMatrix output;
+  std::optional<QuantMatrix> untied_embed;  // token_embd when the file does not tie it to the output
   std::vector<Layer> layers;
-  int64_t bytes() const;  // what a token reads: every matrix once
+  const QuantMatrix& embed() const { return untied_embed ? *untied_embed : output; }
 };
 
 // Null when a matrix cannot take a block format (a row length that is not a

@@ -273,9 +273,20 @@ std::optional<QuantMatrix> QuantMatrix::from_tensor(const GgufTensorInfo& tensor
     std::memcpy(m.data_.data(), tensor.data, m.data_.size());
     return m;
   }
-  std::vector<float> values(static_cast<size_t>(rows * cols));
-  dequantize(tensor.type, tensor.data, values.data(), rows * cols);
-  return quantize_q8_0(values.data(), rows, cols);
+  // Row by row: a whole 8B-model embedding in fp32 would take gigabytes.
+  const GgmlTypeSize source = ggml_type_size(tensor.type);
+  if (source.block_size <= 0 || cols % source.block_size != 0) return std::nullopt;
+  const int64_t source_row_bytes = cols / source.block_size * source.block_bytes;
+  QuantMatrix m(BlockFormat::kQ8_0, rows, cols);
+  const int64_t bytes = m.row_bytes();
+  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = begin; r < end; ++r) {
+      dequantize(tensor.type, tensor.data + r * source_row_bytes, row.data(), cols);
+      quantize(GgmlType::kQ8_0, row.data(), m.data_.data() + r * bytes, cols);
+    }
+  });
+  return m;
 }
 
 QuantMatrix QuantMatrix::quantize_q8_0(const float* values, int64_t rows, int64_t cols) {

@@ -48,7 +48,6 @@ class QuantMatrix {
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   BlockFormat format() const { return format_; }
-  int64_t bytes() const { return static_cast<int64_t>(data_.size()); }
 
   // Row r as fp32 (cols values).
   void dequantize_row(int64_t r, float* out) const;

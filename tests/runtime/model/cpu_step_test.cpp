@@ -78,7 +78,7 @@ TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiply) {
   }
 }
 
-TEST(QuantMatrix, KQuantsAreRoundedToQ8_0AndMixedPartsStackAlike) {
+TEST(QuantMatrix, MixedFormatsStackAsQ8_0) {
   const Tensor q8 = tensor_of(GgmlType::kQ8_0, 8, 64, 1), q4 = tensor_of(GgmlType::kQ4_1, 4, 64, 2);
   QuantMatrix a = *QuantMatrix::from_tensor(q8.info), b = *QuantMatrix::from_tensor(q4.info);
   EXPECT_EQ(a.format(), BlockFormat::kQ8_0);
