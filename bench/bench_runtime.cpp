@@ -22,6 +22,7 @@
 #include "model_shapes.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/default_model.h"
+#include "kvframe/runtime/generate.h"
 #include "kvframe/runtime/model.h"
 #include "kvframe/runtime/tokenizer.h"
 #include "moba/moba_stream.h"
@@ -183,8 +184,7 @@ int main(int argc, char** argv) {
     double best = 1e30;
     for (int r = 0; r < reps; ++r) {
       rt::KvCache cache = *model->new_cache(decode_after + decode_steps);
-      const at::Tensor ids = at::tensor(std::vector<int64_t>(prompt.begin(), prompt.begin() + decode_after));
-      for (int64_t i = 0; i < decode_after; i += 512) sync(*model->forward(ids.narrow(0, i, std::min<int64_t>(512, decode_after - i)), cache));
+      sync(*rt::prefill(*model, std::vector<rt::TokenId>(prompt.begin(), prompt.begin() + decode_after), cache, 512));
       auto t = Clock::now();
       at::Tensor logits;
       for (int i = 0; i < decode_steps; ++i) logits = *model->forward(at::tensor({prompt[static_cast<size_t>(decode_after + i)]}), cache);

@@ -38,17 +38,19 @@ std::vector<int64_t> rope_row_order(int64_t n_heads, int64_t head_dim) {
   return {order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel()};
 }
 
-// A bias vector in fp32, rows reordered as `order` says (empty: as stored).
-std::optional<std::vector<float>> bias(const GgufFile& file, const std::string& name,
-                                       const std::vector<int64_t>& order) {
-  const GgufTensorInfo* info = file.find_tensor(name);
-  if (!info || !dequantize_supported(info->type)) return std::nullopt;
-  std::vector<float> values(static_cast<size_t>(info->n_elements()));
-  dequantize(info->type, info->data, values.data(), info->n_elements());
-  if (order.empty()) return values;
-  std::vector<float> reordered(order.size());
-  for (size_t r = 0; r < order.size(); ++r) reordered[r] = values.at(static_cast<size_t>(order[r]));
-  return reordered;
+// Qwen2's Q|K|V bias as fp32 (empty without one): libtorch's, so already in
+// rope.h's row order (and rounded as the compute dtype rounds it).
+std::vector<float> fp32_bias(const LayerWeights& layer) {
+  if (!layer.bqkv.defined()) return {};
+  at::Tensor b = layer.bqkv.to(at::kCPU, at::kFloat).contiguous();
+  return {b.data_ptr<float>(), b.data_ptr<float>() + b.numel()};
+}
+
+// What the step path's loops assume: row lengths in whole 32-element blocks,
+// fixed-size buffers for a head and for the query heads of one key head.
+bool step_shape_supported(const ModelConfig& c) {
+  return c.head_dim <= 512 && c.n_head / c.n_head_kv <= 8 && c.n_embd % QuantMatrix::kBlock == 0 &&
+         c.n_ff % QuantMatrix::kBlock == 0 && c.n_head * c.head_dim % QuantMatrix::kBlock == 0;
 }
 
 // A weight [rows, cols] of the compute dtype, copied as F32 or BF16 rows.
@@ -238,8 +240,8 @@ void write_entries(T* dst, const float* src, int64_t n, int64_t src_stride, int6
 
 }  // namespace
 
-std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelConfig& c) {
-  if (c.head_dim > 512 || c.n_head / c.n_head_kv > 8) return std::nullopt;
+std::optional<StepWeights> load_step_weights(const GgufFile& file, const Weights& weights, const ModelConfig& c) {
+  if (!step_shape_supported(c)) return std::nullopt;
   const bool permuted = c.arch == "llama";  // as in weights.cpp
   const std::vector<int64_t> q_order = permuted ? rope_row_order(c.n_head, c.head_dim) : std::vector<int64_t>{};
   const std::vector<int64_t> k_order = permuted ? rope_row_order(c.n_head_kv, c.head_dim) : std::vector<int64_t>{};
@@ -261,34 +263,19 @@ std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelCo
     auto gate = matrix(file, p + "ffn_gate.weight"), up = matrix(file, p + "ffn_up.weight");
     auto down = matrix(file, p + "ffn_down.weight");
     if (!q || !k || !v || !o || !gate || !up || !down) return std::nullopt;
-    StepWeights::Layer layer{QuantMatrix::stack({*q, *k, *v}), std::move(*o), QuantMatrix::stack({*gate, *up}),
-                             std::move(*down), {}};
-    if (c.qkv_bias) {
-      auto bq = bias(file, p + "attn_q.bias", q_order), bk = bias(file, p + "attn_k.bias", k_order);
-      auto bv = bias(file, p + "attn_v.bias", {});
-      if (!bq || !bk || !bv) return std::nullopt;
-      for (const auto* part : {&*bq, &*bk, &*bv}) layer.bqkv.insert(layer.bqkv.end(), part->begin(), part->end());
-    }
-    w.layers.push_back(std::move(layer));
+    w.layers.push_back({QuantMatrix::stack({*q, *k, *v}), std::move(*o), QuantMatrix::stack({*gate, *up}),
+                        std::move(*down), fp32_bias(weights.layers[static_cast<size_t>(l)])});
   }
   return w;
 }
 
 std::optional<StepWeights> step_weights_of(const Weights& weights, const ModelConfig& c) {
-  if (c.head_dim > 512 || c.n_head / c.n_head_kv > 8 || c.n_embd % QuantMatrix::kBlock != 0 || c.n_ff % QuantMatrix::kBlock != 0 ||
-      c.n_head * c.head_dim % QuantMatrix::kBlock != 0) {
-    return std::nullopt;
-  }
+  if (!step_shape_supported(c)) return std::nullopt;
   StepWeights w;
   w.output = copy_of(weights.output);
   if (!c.tied_embeddings) w.untied_embed = copy_of(weights.embed);
   for (const LayerWeights& l : weights.layers) {
-    std::vector<float> bqkv;
-    if (l.bqkv.defined()) {
-      at::Tensor b = l.bqkv.to(at::kCPU, at::kFloat).contiguous();
-      bqkv.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
-    }
-    w.layers.push_back({copy_of(l.wqkv), copy_of(l.wo), copy_of(l.w_gate_up), copy_of(l.w_down), std::move(bqkv)});
+    w.layers.push_back({copy_of(l.wqkv), copy_of(l.wo), copy_of(l.w_gate_up), copy_of(l.w_down), fp32_bias(l)});
   }
   return w;
 }
@@ -349,24 +336,23 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cach
       }
     }
     rotate(qkv, n, H + KH, qkv_rows, d, cos, sin);  // Q and K heads lie side by side
-    for (int64_t kh = 0; kh < KH; ++kh) {
-      const int64_t entry = (kh * cache.capacity + cache.length) * d;
-      const float* k_new = qkv + (H + kh) * d;
-      const float* v_new = qkv + (H + KH + kh) * d;
-      if (dtype == at::kFloat) {
-        write_entries(cache.k[l].data_ptr<float>() + entry, k_new, n, qkv_rows, d);
-        write_entries(cache.v[l].data_ptr<float>() + entry, v_new, n, qkv_rows, d);
-      } else {
-        write_entries(cache.k[l].data_ptr<c10::BFloat16>() + entry, k_new, n, qkv_rows, d);
-        write_entries(cache.v[l].data_ptr<c10::BFloat16>() + entry, v_new, n, qkv_rows, d);
+    // The new keys and values into the cache, then attention over it, in the
+    // cache's element type.
+    auto attend_in = [&](auto element) {
+      using T = decltype(element);
+      T* keys = cache.k[l].data_ptr<T>();
+      T* values = cache.v[l].data_ptr<T>();
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t entry = (kh * cache.capacity + cache.length) * d;
+        write_entries(keys + entry, qkv + (H + kh) * d, n, qkv_rows, d);
+        write_entries(values + entry, qkv + (H + KH + kh) * d, n, qkv_rows, d);
       }
-    }
+      attend(c, qkv, n, keys, values, cache.capacity, cache.length, padding, attended, s.partials);
+    };
     if (dtype == at::kFloat) {
-      attend(c, qkv, n, cache.k[l].data_ptr<float>(), cache.v[l].data_ptr<float>(), cache.capacity, cache.length,
-             padding, attended, s.partials);
+      attend_in(float{});
     } else {
-      attend(c, qkv, n, cache.k[l].data_ptr<c10::BFloat16>(), cache.v[l].data_ptr<c10::BFloat16>(), cache.capacity,
-             cache.length, padding, attended, s.partials);
+      attend_in(c10::BFloat16{});
     }
     project(lw.wo, &LayerLora::o, l, attended, out);
     for (int64_t j = 0; j < n * E; ++j) x[j] += out[j];

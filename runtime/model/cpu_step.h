@@ -37,9 +37,10 @@ struct StepWeights {
   const QuantMatrix& embed() const { return untied_embed ? *untied_embed : output; }
 };
 
-// Null when a matrix cannot take a block format (a row length that is not a
-// multiple of 32): the model then steps with libtorch.
-std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelConfig& config);
+// The file's matrices; biases and norms come from `weights` (libtorch's).
+// Null when the shape or a matrix does not suit the kernels (a row length
+// that is not a multiple of 32): the model then steps with libtorch.
+std::optional<StepWeights> load_step_weights(const GgufFile& file, const Weights& weights, const ModelConfig& config);
 // Weights made in memory (Model::with_random_weights), copied as they are
 // (F32 or BF16 rows). Null as for load_step_weights.
 std::optional<StepWeights> step_weights_of(const Weights& weights, const ModelConfig& config);

@@ -45,6 +45,14 @@ struct Decoder::Impl {
   }
 
   int32_t tokens_left() const { return params.max_tokens - static_cast<int32_t>(out.tokens.size()); }
+
+  // The schema's mask at this point (constraint set), timed into mask_seconds.
+  const TokenMask& allowed() {
+    const auto start = std::chrono::steady_clock::now();
+    const TokenMask& mask = constraint->allowed(std::max(1, tokens_left()));
+    out.stats.mask_seconds += seconds_since(start);
+    return mask;
+  }
   bool complete() const { return constraint && constraint->complete(); }
 
   void end(StopReason reason) {
@@ -84,9 +92,7 @@ Status Decoder::check(const GenerateParams& params) {
 TokenId Decoder::pick(const at::Tensor& logits) {
   Impl& d = *impl_;
   if (!d.constraint) return d.sampler.sample(logits);
-  const auto start = std::chrono::steady_clock::now();
-  const TokenMask& allowed = d.constraint->allowed(std::max(1, d.tokens_left()));
-  d.out.stats.mask_seconds += seconds_since(start);
+  const TokenMask& allowed = d.allowed();
   // Never empty while the budget check in check() held (json_schema.h);
   // an end token is then the only honest answer.
   if (allowed.empty()) return d.params.stop_tokens.empty() ? TokenId{0} : d.params.stop_tokens.front();
@@ -116,9 +122,7 @@ bool Decoder::take(TokenId token) {
 std::optional<TokenId> Decoder::forced() {
   Impl& d = *impl_;
   if (!d.constraint || d.done_at) return std::nullopt;
-  const auto start = std::chrono::steady_clock::now();
-  const TokenMask& allowed = d.constraint->allowed(std::max(1, d.tokens_left()));
-  d.out.stats.mask_seconds += seconds_since(start);
+  const TokenMask& allowed = d.allowed();
   if (allowed.ids().size() != 1) return std::nullopt;
   return allowed.ids().front();
 }

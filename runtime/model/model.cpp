@@ -167,7 +167,7 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
     auto impl = std::make_unique<Impl>(
         Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}});
     if (device->is_cpu() && params.step_kernels) {
-      if (auto step = load_step_weights(file, *config)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+      if (auto step = load_step_weights(file, impl->weights, *config)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
     }
     std::unique_ptr<Model> model(new Model(std::move(impl)));
     if (!params.lora.empty()) {
@@ -299,32 +299,28 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
   }
   if (auto bad = check_padding(cache)) return *bad;
   c10::InferenceMode inference;  // no autograd bookkeeping
-  at::Tensor ids = tokens.to(at::kLong).reshape({n});
-  if (steps_on_cpu(cache, n)) {
-    ids = ids.contiguous();
-    const int64_t* id = ids.data_ptr<int64_t>();
-    if (std::any_of(id, id + n, [&](int64_t t) { return t < 0 || t >= config.n_vocab; })) {
-      return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
-    }
-    at::Tensor logits = step_on_cpu(id, n, cache, all_logits, adapts(part));
-    if (cache.padding.defined()) std::fill_n(cache.padding.data_ptr<bool>() + cache.length, n, false);
-    cache.length += n;
-    cache.next_position += n;
-    return logits;
-  }
-  if (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= config.n_vocab) {
+  // On the host: the step path reads them there, and the check costs no device sync.
+  const at::Tensor ids = tokens.to(at::kCPU, at::kLong).reshape({n}).contiguous();
+  const int64_t* id = ids.data_ptr<int64_t>();
+  if (std::any_of(id, id + n, [&](int64_t t) { return t < 0 || t >= config.n_vocab; })) {
     return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
   }
-  // Positions follow next_position, not the entry index: an assembled cache
-  // may hold slack entries (masked by padding) that take no position.
-  const auto on_device = at::TensorOptions(at::kLong).device(device);
-  const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device));
-  CachePlan plan(config, cache, rope_table);
-  at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
+  at::Tensor logits;
+  if (steps_on_cpu(cache, n)) {
+    logits = step_on_cpu(id, n, cache, all_logits, adapts(part));
+  } else {
+    // Positions follow next_position, not the entry index: an assembled cache
+    // may hold slack entries (masked by padding) that take no position.
+    const auto on_device = at::TensorOptions(at::kLong).device(device);
+    const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device));
+    CachePlan plan(config, cache, rope_table);
+    at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
+    logits = head(all_logits ? x : x.narrow(0, n - 1, 1));
+  }
   if (cache.padding.defined()) cache.padding.narrow(0, cache.length, n).fill_(false);
   cache.length += n;
   cache.next_position += n;
-  return head(all_logits ? x : x.narrow(0, n - 1, 1));
+  return logits;
 }
 
 }  // namespace kvframe::runtime

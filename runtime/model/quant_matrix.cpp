@@ -277,38 +277,37 @@ std::optional<QuantMatrix> QuantMatrix::from_tensor(const GgufTensorInfo& tensor
   const GgmlTypeSize source = ggml_type_size(tensor.type);
   if (source.block_size <= 0 || cols % source.block_size != 0) return std::nullopt;
   const int64_t source_row_bytes = cols / source.block_size * source.block_bytes;
-  QuantMatrix m(BlockFormat::kQ8_0, rows, cols);
+  return converted(BlockFormat::kQ8_0, rows, cols, [&](int64_t r, float* out) {
+    dequantize(tensor.type, tensor.data + r * source_row_bytes, out, cols);
+  });
+}
+
+QuantMatrix QuantMatrix::converted(BlockFormat format, int64_t rows, int64_t cols,
+                                   const std::function<void(int64_t, float*)>& row_values) {
+  QuantMatrix m(format, rows, cols);
   const int64_t bytes = m.row_bytes();
   at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
     std::vector<float> row(static_cast<size_t>(cols));
     for (int64_t r = begin; r < end; ++r) {
-      dequantize(tensor.type, tensor.data + r * source_row_bytes, row.data(), cols);
-      quantize(GgmlType::kQ8_0, row.data(), m.data_.data() + r * bytes, cols);
+      row_values(r, row.data());
+      uint8_t* out = m.data_.data() + r * bytes;
+      if (format == BlockFormat::kQ8_0) {
+        quantize(GgmlType::kQ8_0, row.data(), out, cols);
+      } else if (format == BlockFormat::kBF16) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const uint16_t h = fp32_to_bf16(row[static_cast<size_t>(c)]);
+          std::memcpy(out + 2 * c, &h, sizeof h);
+        }
+      } else {  // F32
+        std::memcpy(out, row.data(), static_cast<size_t>(bytes));
+      }
     }
-  });
-  return m;
-}
-
-QuantMatrix QuantMatrix::quantize_q8_0(const float* values, int64_t rows, int64_t cols) {
-  QuantMatrix m(BlockFormat::kQ8_0, rows, cols);
-  const int64_t bytes = m.row_bytes();
-  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) quantize(GgmlType::kQ8_0, values + r * cols, m.data_.data() + r * bytes, cols);
   });
   return m;
 }
 
 QuantMatrix QuantMatrix::of_floats(const float* values, int64_t rows, int64_t cols, BlockFormat format) {
-  QuantMatrix m(format, rows, cols);
-  if (format == BlockFormat::kBF16) {
-    for (int64_t i = 0; i < rows * cols; ++i) {
-      const uint16_t h = fp32_to_bf16(values[i]);
-      std::memcpy(m.data_.data() + 2 * i, &h, sizeof h);
-    }
-  } else {
-    std::memcpy(m.data_.data(), values, m.data_.size());
-  }
-  return m;
+  return converted(format, rows, cols, [&](int64_t r, float* out) { std::copy_n(values + r * cols, cols, out); });
 }
 
 QuantMatrix QuantMatrix::stack(const std::vector<QuantMatrix>& parts) {
@@ -320,10 +319,8 @@ QuantMatrix QuantMatrix::stack(const std::vector<QuantMatrix>& parts) {
     });
     std::vector<QuantMatrix> alike;
     for (const QuantMatrix& p : parts) {
-      std::vector<float> values(static_cast<size_t>(p.rows_ * p.cols_));
-      for (int64_t r = 0; r < p.rows_; ++r) p.dequantize_row(r, values.data() + r * p.cols_);
-      alike.push_back(any_float ? of_floats(values.data(), p.rows_, p.cols_, BlockFormat::kF32)
-                                : quantize_q8_0(values.data(), p.rows_, p.cols_));
+      alike.push_back(converted(any_float ? BlockFormat::kF32 : BlockFormat::kQ8_0, p.rows_, p.cols_,
+                                [&](int64_t r, float* out) { p.dequantize_row(r, out); }));
     }
     return stack(alike);
   }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -37,10 +38,9 @@ class QuantMatrix {
   static std::optional<QuantMatrix> from_tensor(const GgufTensorInfo& tensor);
   // fp32 values [rows, cols] kept as F32, or as BF16 (rounded to nearest even).
   static QuantMatrix of_floats(const float* values, int64_t rows, int64_t cols, BlockFormat format);
-  // fp32 values [rows, cols] rounded to Q8_0 as ggml's quantize_row_q8_0 does.
-  static QuantMatrix quantize_q8_0(const float* values, int64_t rows, int64_t cols);
   // The rows of `parts` one after another (fusing Q|K|V); all parts must
-  // have the same cols. Parts in different formats are all rounded to Q8_0.
+  // have the same cols. Parts in different formats all go to F32 when one is
+  // a float type (exact), else to Q8_0.
   static QuantMatrix stack(const std::vector<QuantMatrix>& parts);
   // Row r of the result is row order[r] of this matrix.
   QuantMatrix reorder_rows(const std::vector<int64_t>& order) const;
@@ -61,6 +61,10 @@ class QuantMatrix {
 
  private:
   QuantMatrix(BlockFormat format, int64_t rows, int64_t cols);
+  // A matrix in `format` (Q8_0, F32 or BF16) whose row r row_values(r, out)
+  // writes as cols fp32 values; rows converted in parallel.
+  static QuantMatrix converted(BlockFormat format, int64_t rows, int64_t cols,
+                               const std::function<void(int64_t, float*)>& row_values);
   int64_t row_bytes() const;
   const uint8_t* row(int64_t r) const { return data_.data() + r * row_bytes(); }
 
