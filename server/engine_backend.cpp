@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include <xxhash.h>
+
 namespace kvframe::server {
 
 namespace {
@@ -79,6 +81,15 @@ rt::Task task_of(const QuerySpec& query, const ChunkSink& on_chunk) {
   return task;
 }
 
+// The store's scope for the server's scope name. Never 0: that is the
+// scope of unscoped sessions. A 64-bit hash: two tenants collide with
+// probability ~n²/2⁶⁵, and even then block keys differ unless the 128-bit
+// content hashes also collide.
+kv_diff::Scope store_scope(const std::string& scope) {
+  const uint64_t hash = XXH3_64bits(scope.data(), scope.size());
+  return hash == 0 ? 1 : hash;
+}
+
 BackendError unknown_session(uint64_t id) {
   return {fb::ErrorCode::Internal, "the engine has no session " + std::to_string(id)};
 }
@@ -104,6 +115,7 @@ BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConf
   params.system_prompt = config.system_prompt;
   params.rules = config.rules;
   params.context = config.context_tokens;
+  if (!config.cache_scope.empty()) params.cache_scope = store_scope(config.cache_scope);
   try {
     auto session = rt::Session::open(*engine_, params);
     if (!session) return from_runtime(session.error());
@@ -172,8 +184,12 @@ std::vector<BackendResult<QueryAnswer>> EngineBackend::run_queries(uint64_t sess
   return out;
 }
 
-CacheStats EngineBackend::cache_stats() const {
-  const kv_diff::StoreStats s = engine_->store().stats();
+CacheStats EngineBackend::cache_stats(const std::string& scope) const {
+  if (scope.empty()) {
+    const kv_diff::StoreStats s = engine_->store().stats();
+    return {static_cast<uint64_t>(s.hits), static_cast<uint64_t>(s.misses), static_cast<uint64_t>(s.bytes)};
+  }
+  const kv_diff::ScopeStats s = engine_->store().scope_stats(store_scope(scope));
   return {static_cast<uint64_t>(s.hits), static_cast<uint64_t>(s.misses), static_cast<uint64_t>(s.bytes)};
 }
 

@@ -30,7 +30,7 @@ RequestHandler::RequestHandler(Backend& backend, HandlerParams params, Log& log)
     : backend_(backend),
       params_(std::move(params)),
       log_(log),
-      scheduler_(params_.scheduler),
+      scheduler_(params_.scheduler, params_.quotas),
       instance_id_(random_instance_id()) {
   const BackendInfo info = backend_.info();
   model_ = info.model;
@@ -44,34 +44,68 @@ bool RequestHandler::serves(fb::AttentionMode mode) const {
   return std::find(params_.modes.begin(), params_.modes.end(), mode) != params_.modes.end();
 }
 
-void RequestHandler::refuse(ReplySink& sink, const std::string& route, const RequestError& error) {
-  stats_.count_error(error.code);
+void RequestHandler::refuse(ReplySink& sink, const std::string& route, const std::string& principal,
+                            const RequestError& error) {
+  stats_.count_error(error.code, principal);
   log_.warn("request refused", {{"code", protocol::error_code_name(error.code)},
                                 {"request", std::to_string(error.request_id)},
                                 {"session", hex_id(error.session_id)},
+                                {"principal", principal},
                                 {"reason", error.message}});
   sink.send(route, protocol::error_message(error.request_id, error.code, error.message, error.session_id));
 }
 
-void RequestHandler::on_message(const std::string& route, std::string_view bytes, ReplySink& door) {
-  const Clock::time_point received = now();
-  std::vector<uint64_t> storage;
-  auto parsed = parse_request(protocol::aligned(bytes, storage), params_.limits);
-  if (!parsed) return refuse(door, route, parsed.error());
-  Request& request = *parsed;
-  if (const auto* hello = std::get_if<HelloRequest>(&request.body)) {
-    log_.info("hello", {{"client", hello->client_name}});
-    return door.send(route, hello_reply(request.request_id));
+bool RequestHandler::within_rate(const std::string& principal, Clock::time_point now) {
+  if (params_.rate.per_second <= 0) return true;
+  // Buckets that have filled up again carry no state worth keeping: forget
+  // them now and then, so a stream of new connections cannot grow the map.
+  if (buckets_.size() > ServerStats::kMaxPrincipals) {
+    for (auto it = buckets_.begin(); it != buckets_.end();) {
+      const double idle_s = std::chrono::duration<double>(now - it->second.refilled).count();
+      it = it->second.tokens + idle_s * params_.rate.per_second >= params_.rate.burst ? buckets_.erase(it) : std::next(it);
+    }
   }
-  if (std::holds_alternative<StatsRequest>(request.body)) return door.send(route, stats_reply(request.request_id));
-  if (auto* open = std::get_if<OpenSessionRequest>(&request.body)) {
-    if (auto refused = resolve_open(*open, request.request_id)) return refuse(door, route, *refused);
+  auto [it, fresh] = buckets_.try_emplace(principal, Bucket{params_.rate.burst, now});
+  Bucket& bucket = it->second;
+  if (!fresh) {
+    const double elapsed_s = std::chrono::duration<double>(now - bucket.refilled).count();
+    bucket.tokens = std::min(params_.rate.burst, bucket.tokens + elapsed_s * params_.rate.per_second);
+    bucket.refilled = now;
   }
-  auto admitted = scheduler_.admit(QueuedRequest{route, std::move(request), received}, received);
-  if (!admitted) refuse(door, route, admitted.error());
+  if (bucket.tokens < 1) return false;
+  bucket.tokens -= 1;
+  return true;
 }
 
-std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& open, uint64_t request_id) const {
+void RequestHandler::on_message(const Peer& peer, std::string_view bytes, ReplySink& door) {
+  const Clock::time_point received = now();
+  if (!within_rate(peer.principal, received)) {
+    // Refused unread: a flood costs the server a lookup per message.
+    return refuse(door, peer.route, peer.principal,
+                  {fb::ErrorCode::QuotaExceeded,
+                   "this client sent more than " + std::to_string(static_cast<long>(params_.rate.per_second)) +
+                       " messages a second (burst " + std::to_string(static_cast<long>(params_.rate.burst)) +
+                       "), its quota: slow down",
+                   0, 0});
+  }
+  std::vector<uint64_t> storage;
+  auto parsed = parse_request(protocol::aligned(bytes, storage), params_.limits);
+  if (!parsed) return refuse(door, peer.route, peer.principal, parsed.error());
+  Request& request = *parsed;
+  if (const auto* hello = std::get_if<HelloRequest>(&request.body)) {
+    log_.info("hello", {{"client", hello->client_name}, {"principal", peer.principal}});
+    return door.send(peer.route, hello_reply(request.request_id));
+  }
+  if (std::holds_alternative<StatsRequest>(request.body)) return door.send(peer.route, stats_reply(request.request_id, peer));
+  if (auto* open = std::get_if<OpenSessionRequest>(&request.body)) {
+    if (auto refused = resolve_open(*open, peer, request.request_id)) return refuse(door, peer.route, peer.principal, *refused);
+  }
+  auto admitted = scheduler_.admit(QueuedRequest{peer.route, peer.principal, std::move(request), received}, received);
+  if (!admitted) refuse(door, peer.route, peer.principal, admitted.error());
+}
+
+std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& open, const Peer& peer,
+                                                         uint64_t request_id) const {
   if (!serves(open.config.mode)) {
     return RequestError{fb::ErrorCode::Unsupported,
                         std::string("this server does not serve mode ") + fb::EnumNameAttentionMode(open.config.mode) +
@@ -87,7 +121,13 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
                             " (0: its default, " + std::to_string(params_.default_context) + ")",
                         request_id, 0};
   }
+  open.config.cache_scope = cache_scope_of(peer.principal);
   return std::nullopt;
+}
+
+std::string RequestHandler::cache_scope_of(const std::string& principal) const {
+  auto group = params_.cache_groups.find(principal);
+  return group == params_.cache_groups.end() ? principal : "group:" + group->second;
 }
 
 flatbuffers::DetachedBuffer RequestHandler::hello_reply(uint64_t request_id) const {
@@ -97,16 +137,23 @@ flatbuffers::DetachedBuffer RequestHandler::hello_reply(uint64_t request_id) con
                                      params_.limits.max_message_bytes, max_context_, instance_id_});
 }
 
-flatbuffers::DetachedBuffer RequestHandler::stats_reply(uint64_t request_id) const {
-  const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions()),
-                                   static_cast<uint32_t>(scheduler_.queue_depth()),
-                                   static_cast<uint32_t>(scheduler_.queue_high_water())};
-  return replies::stats(request_id, stats_.snapshot(), queue, backend_.cache_stats());
+flatbuffers::DetachedBuffer RequestHandler::stats_reply(uint64_t request_id, const Peer& peer) const {
+  if (peer.is_operator) {
+    const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions()),
+                                     static_cast<uint32_t>(scheduler_.queue_depth()),
+                                     static_cast<uint32_t>(scheduler_.queue_high_water())};
+    return replies::stats(request_id, stats_.snapshot(), queue, backend_.cache_stats(""), true);
+  }
+  // A client's own figures only: nothing here moves with another's work.
+  const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions_of(peer.principal)),
+                                   static_cast<uint32_t>(scheduler_.queue_depth_of(peer.principal)), 0};
+  return replies::stats(request_id, stats_.snapshot_of(peer.principal), queue,
+                        backend_.cache_stats(cache_scope_of(peer.principal)), false);
 }
 
 void RequestHandler::shut_down(ReplySink& door) {
   for (const QueuedRequest& item : scheduler_.shut_down()) {
-    refuse(door, item.route,
+    refuse(door, item.route, item.principal,
            {fb::ErrorCode::ShuttingDown, kShuttingDownMessage, item.request.request_id, session_of(item.request.body)});
   }
 }

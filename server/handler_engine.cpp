@@ -30,7 +30,7 @@ std::string trimmed(const std::string& text) {
 }  // namespace
 
 void RequestHandler::fail(ReplySink& out, const Work& work, fb::ErrorCode code, const std::string& message) {
-  refuse(out, work.item.route, {code, message, work.item.request.request_id, work.session_id});
+  refuse(out, work.item.route, work.item.principal, {code, message, work.item.request.request_id, work.session_id});
 }
 
 bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
@@ -54,8 +54,9 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
     // (a query batch is answered after the backend returns, so none of it was yet).
     fail(out, *work, fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what());
     for (const QueuedRequest& item : work->batch) {
-      refuse(out, item.route, {fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what(),
-                               item.request.request_id, work->session_id});
+      refuse(out, item.route, item.principal,
+             {fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what(), item.request.request_id,
+              work->session_id});
     }
     const RequestBody& body = work->item.request.body;
     const bool session_unknown =
@@ -63,7 +64,7 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
     outcome = session_unknown ? Outcome::kSessionGone : Outcome::kDone;
   }
   for (const QueuedRequest& left : scheduler_.finish(*work, outcome, ms_between(started, now()))) {
-    refuse(out, left.route,
+    refuse(out, left.route, left.principal,
            {fb::ErrorCode::UnknownSession, "the session did not open", left.request.request_id, work->session_id});
   }
   return true;
@@ -76,6 +77,7 @@ Outcome RequestHandler::open_session(const Work& work, ReplySink& out) {
     return Outcome::kSessionGone;
   }
   log_.info("session opened", {{"session", hex_id(work.session_id)},
+                               {"principal", work.item.principal},
                                {"game", open.game_id},
                                {"mode", fb::EnumNameAttentionMode(open.config.mode)},
                                {"context", std::to_string(open.config.context_tokens)}});
@@ -88,7 +90,7 @@ Outcome RequestHandler::apply_frame(const Work& work, ReplySink& out) {
   const auto& frame = std::get<FrameRequest>(work.item.request.body);
   const uint64_t request_id = work.item.request.request_id;
   if (work.item.superseded) {
-    stats_.count_frame(true);
+    stats_.count_frame(true, work.item.principal);
     out.send(work.item.route, replies::frame_ack(request_id, work.session_id, frame.frame_number, true, {}));
     return Outcome::kDone;
   }
@@ -97,7 +99,7 @@ Outcome RequestHandler::apply_frame(const Work& work, ReplySink& out) {
     fail(out, work, applied.error().code, applied.error().message);
     return Outcome::kDone;
   }
-  stats_.count_frame(false);
+  stats_.count_frame(false, work.item.principal);
   out.send(work.item.route, replies::frame_ack(request_id, work.session_id, frame.frame_number, false, *applied));
   return Outcome::kFrameApplied;
 }
@@ -175,7 +177,7 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   for (size_t i = 0, k = 0; i < items.size(); ++i) {
     const QueuedRequest& item = *items[i];
     if (refused[i]) {
-      refuse(out, item.route, *refused[i]);
+      refuse(out, item.route, item.principal, *refused[i]);
       continue;
     }
     const size_t answer_index = k++;
@@ -183,7 +185,7 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
       const BackendError error = answer_index < answers.size()
                                      ? answers[answer_index].error()
                                      : BackendError{fb::ErrorCode::Internal, "the backend lost a query"};
-      refuse(out, item.route, {error.code, error.message, item.request.request_id, work.session_id});
+      refuse(out, item.route, item.principal, {error.code, error.message, item.request.request_id, work.session_id});
       continue;
     }
     send_result(out, work, item, *answers[answer_index], queue_ms[i], static_cast<uint32_t>(runnable.size()));
@@ -204,7 +206,7 @@ void RequestHandler::send_result(ReplySink& out, const Work& work, const QueuedR
     }
   }
   stats_.add_engine_stages(answer.ms);
-  stats_.count_query();
+  stats_.count_query(item.principal);
   const double server_ms = ms_between(item.received, now());
   stats_.add_stage(Stage::kServer, server_ms);
   log_.debug("query answered", {{"session", hex_id(work.session_id)},

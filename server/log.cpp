@@ -22,6 +22,21 @@ std::string timestamp() {
   return text;
 }
 
+std::string format_line(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) {
+  // msg is always quoted, so parsers find it the same way on every line.
+  std::string line = "ts=" + timestamp() + " level=" + log_level_name(level) + " msg=\"";
+  for (char c : msg) line += (c == '"' ? '\'' : c);
+  line += '"';
+  for (const auto& [key, value] : fields) {
+    line += ' ';
+    line += key;
+    line += '=';
+    line += logfmt_quote(value);
+  }
+  line += '\n';
+  return line;
+}
+
 }  // namespace
 
 const char* log_level_name(LogLevel level) {
@@ -71,21 +86,48 @@ std::string hex_id(uint64_t id) {
 
 Log::Log(LogLevel level, std::ostream* out) : level_(level), out_(out ? out : &std::cerr) {}
 
+void Log::report_suppressed(std::string_view msg, Window& window) {
+  if (window.suppressed == 0) return;
+  *out_ << format_line(window.level, "log lines suppressed",
+                       {{"of", std::string(msg)},
+                        {"count", std::to_string(window.suppressed)},
+                        {"window_s", std::to_string(kWindow.count())}})
+        << std::flush;
+  window.suppressed = 0;
+}
+
+bool Log::admit(LogLevel level, std::string_view msg, std::chrono::steady_clock::time_point now) {
+  auto it = windows_.find(msg);
+  if (it == windows_.end()) it = windows_.emplace(std::string(msg), Window{now, 0, 0, level}).first;
+  Window& window = it->second;
+  if (now - window.opened >= kWindow) {
+    report_suppressed(msg, window);
+    window.opened = now;
+    window.written = 0;
+  }
+  if (window.written < kLinesPerWindow) {
+    ++window.written;
+    return true;
+  }
+  ++window.suppressed;
+  window.level = level;
+  return false;
+}
+
 void Log::write(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) {
   if (!enabled(level)) return;
-  // msg is always quoted, so parsers find it the same way on every line.
-  std::string line = "ts=" + timestamp() + " level=" + log_level_name(level) + " msg=\"";
-  for (char c : msg) line += (c == '"' ? '\'' : c);
-  line += '"';
-  for (const auto& [key, value] : fields) {
-    line += ' ';
-    line += key;
-    line += '=';
-    line += logfmt_quote(value);
-  }
-  line += '\n';
+  std::string line = format_line(level, msg, fields);
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!admit(level, msg, std::chrono::steady_clock::now())) return;
   *out_ << line << std::flush;
+}
+
+void Log::flush_suppressed(bool all) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [msg, window] : windows_) {
+    if (all || now - window.opened >= kWindow) report_suppressed(msg, window);
+  }
 }
 
 }  // namespace kvframe::server

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/default_model.h"
@@ -30,6 +32,14 @@ constexpr const char* kFooter =
     "Security: a --bind that is not loopback needs CURVE: --curve-secret (from\n"
     "--gen-keys) encrypts, --curve-allow admits only the listed client keys.\n"
     "--insecure-public serves a public address unencrypted anyway.\n"
+    "\n"
+    "Tenants: every request acts for a principal, the client's CURVE public key\n"
+    "(or, without CURVE, its connection). A session answers only its principal;\n"
+    "each principal has its own block-cache scope (--cache-group shares one\n"
+    "among keys that trust each other), its own Stats (--curve-operator keys\n"
+    "see the whole server's; without CURVE on loopback everyone does) and\n"
+    "quotas (--quota-*; over one: Error{QuotaExceeded}). docs/protocol.md,\n"
+    "\"Threat model\", says what is isolated in each deployment.\n"
     "\n"
     "Message size: requests above --max-message-mb get Error{TooLarge}; above twice\n"
     "that ZeroMQ drops the sender's connection unread (the server keeps serving).\n"
@@ -66,6 +76,13 @@ struct Options {
   int threads = 0;
   std::string curve_secret;
   std::string curve_allow;
+  std::string curve_operator;
+  std::vector<std::string> cache_groups;
+  std::size_t quota_sessions = 64;
+  uint64_t quota_context = 1u << 18;
+  std::size_t quota_queued = 512;
+  double quota_rate = 1000;
+  int64_t quota_store_mb = -1;  // -1: half of cache_mb
   std::string gen_keys;
   bool insecure_public = false;
   int shutdown_grace_ms = 1500;
@@ -119,7 +136,28 @@ srv::KeyResult<srv::CurveParams> curve_params(const Options& o) {
     if (!allowed) return allowed.error();
     curve.allowed_clients = *allowed;
   }
+  if (!o.curve_operator.empty()) {
+    auto operators = srv::read_allowed_keys(o.curve_operator);
+    if (!operators) return operators.error();
+    curve.operators = *operators;
+  }
   return curve;
+}
+
+// --cache-group files: each file's keys share one block-cache scope, named
+// by the file.
+srv::KeyResult<std::map<std::string, std::string>> cache_groups(const Options& o) {
+  std::map<std::string, std::string> groups;
+  for (const std::string& file : o.cache_groups) {
+    auto keys = srv::read_allowed_keys(file);
+    if (!keys) return keys.error();
+    for (const std::string& key : *keys) {
+      if (auto [it, fresh] = groups.emplace("curve:" + key, file); !fresh && it->second != file) {
+        return srv::KeyError{"key " + key + " is in two --cache-group files, " + it->second + " and " + file};
+      }
+    }
+  }
+  return groups;
 }
 
 }  // namespace
@@ -162,6 +200,24 @@ int main(int argc, char** argv) {
   app.add_option("--curve-secret", o.curve_secret, "server's CURVE secret key file (Z85; from --gen-keys): encrypts");
   app.add_option("--curve-allow", o.curve_allow, "allowed client public keys, Z85, one per line ('#' lines are comments)")
       ->needs(app.get_option("--curve-secret"));
+  app.add_option("--curve-operator", o.curve_operator,
+                 "client public keys (Z85, one per line) that read the whole server's Stats; others see their own")
+      ->needs(app.get_option("--curve-secret"));
+  app.add_option("--cache-group", o.cache_groups,
+                 "a file of client public keys (Z85, one per line) that share one block-cache scope (repeatable; "
+                 "every other client has its own)")
+      ->needs(app.get_option("--curve-secret"));
+  app.add_option("--quota-sessions", o.quota_sessions, "sessions one client may hold open")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--quota-context", o.quota_context, "context tokens of one client's open sessions, summed")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--quota-queued", o.quota_queued, "requests of one client waiting for the engine")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--quota-rate", o.quota_rate, "messages a second one client may send (burst: twice that; 0: no limit)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--quota-store-mb", o.quota_store_mb,
+                 "block-cache MiB one client's scope keeps; past it its own oldest blocks go (default: half of --cache-mb)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--shutdown-grace-ms", o.shutdown_grace_ms,
                  "on SIGINT/SIGTERM, how long a running query may finish before the process leaves without it")
       ->check(CLI::Range(0, 600000))->capture_default_str();
@@ -178,6 +234,11 @@ int main(int argc, char** argv) {
   auto curve = curve_params(o);
   if (!curve) {
     log.error("cannot use the CURVE keys", {{"reason", curve.error().message}});
+    return kConfigError;
+  }
+  auto groups = cache_groups(o);
+  if (!groups) {
+    log.error("cannot use the --cache-group files", {{"reason", groups.error().message}});
     return kConfigError;
   }
   rt::tune_cpu_process(argv, o.threads);
@@ -208,6 +269,7 @@ int main(int argc, char** argv) {
   if (!(*loaded)->chat_template()) {
     log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
   }
+  (*loaded)->store().set_scope_budget((o.quota_store_mb >= 0 ? o.quota_store_mb : o.cache_mb / 2) << 20);
   srv::EngineBackend backend(std::move(loaded).value());
 
   srv::ServerParams params;
@@ -223,6 +285,9 @@ int main(int argc, char** argv) {
   params.handler.scheduler.max_queue = o.max_queue;
   params.handler.scheduler.max_session_queue = o.max_session_queue;
   params.handler.scheduler.max_batch = o.max_batch;
+  params.handler.quotas = {o.quota_sessions, o.quota_context, o.quota_queued};
+  params.handler.rate = {o.quota_rate, 2 * o.quota_rate};
+  params.handler.cache_groups = std::move(*groups);
   params.handler.server_version = KVFRAME_VERSION;
   auto server = srv::Server::create(backend, params, log);
   if (!server) {

@@ -63,7 +63,8 @@ Buffer result(uint64_t request_id, const ResultFields& f) {
                 fb::CreateResult(b, f.session_id, f.frame_number, text, action_json, a.stop, report, action));
 }
 
-Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& queue, const CacheStats& cache) {
+Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& queue, const CacheStats& cache,
+             bool server_wide) {
   flatbuffers::FlatBufferBuilder b(1024);
   std::vector<flatbuffers::Offset<fb::StageStats>> stages;
   for (const StageSummary& stage : s.stages) {
@@ -73,7 +74,7 @@ Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& que
   const Counters& c = s.counters;
   auto body = fb::CreateStats(b, s.uptime_s, queue.sessions, c.frames, c.frames_superseded, c.queries,
                               c.deadline_missed, c.errors, c.busy_rejected, queue.depth, queue.high_water, cache.hits,
-                              cache.misses, cache.bytes, b.CreateVector(stages), c.undeliverable);
+                              cache.misses, cache.bytes, b.CreateVector(stages), c.undeliverable, server_wide);
   return finish(b, request_id, body);
 }
 

@@ -44,6 +44,8 @@ Buffer result(uint64_t request_id, const ResultFields& fields);
 struct QueueFields {
   uint32_t sessions, depth, high_water;
 };
-Buffer stats(uint64_t request_id, const StatsSnapshot& snapshot, const QueueFields& queue, const CacheStats& cache);
+// server_wide: the whole server's figures (an operator's view), else one client's.
+Buffer stats(uint64_t request_id, const StatsSnapshot& snapshot, const QueueFields& queue, const CacheStats& cache,
+             bool server_wide);
 
 }  // namespace kvframe::server::replies

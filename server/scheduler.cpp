@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kvframe/common/secure_random.h"
+
 namespace kvframe::server {
 
 namespace {
@@ -21,18 +23,11 @@ RequestError error(fb::ErrorCode code, std::string message, const QueuedRequest&
 
 }  // namespace
 
-Scheduler::Scheduler(const SchedulerLimits& limits) : limits_(limits) {
-  if (limits_.id_seed != 0) {
-    ids_.seed(limits_.id_seed);
-  } else {
-    std::random_device device;
-    ids_.seed((uint64_t{device()} << 32) ^ device());
-  }
-}
+Scheduler::Scheduler(const SchedulerLimits& limits, const TenantQuotas& quotas) : limits_(limits), quotas_(quotas) {}
 
 uint64_t Scheduler::fresh_session_id() {
   for (;;) {
-    const uint64_t id = ids_();
+    const uint64_t id = limits_.session_ids ? limits_.session_ids() : common::secure_random_u64();
     if (id != 0 && sessions_.count(id) == 0) return id;
   }
 }
@@ -44,16 +39,24 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
     return error(fb::ErrorCode::ShuttingDown, kShuttingDownMessage, item, session_of(body));
   }
   if (const auto* open = std::get_if<OpenSessionRequest>(&body)) {
-    if (auto full = check_room(nullptr, item.request.request_id, 0)) return *full;
+    if (auto full = check_room(nullptr, item, 0)) return *full;
+    if (auto over = check_open_quota(item, open->config.context_tokens)) return *over;
     const uint64_t id = fresh_session_id();
     Session& session = sessions_[id];
+    session.principal = item.principal;
+    session.context_tokens = open->config.context_tokens;
     session.mode = open->config.mode;
+    Tenant& tenant = tenants_[item.principal];
+    ++tenant.sessions;
+    tenant.context_tokens += session.context_tokens;
     enqueue(id, session, std::move(item));
     return id;
   }
   const uint64_t id = session_of(body);
   auto found = sessions_.find(id);
-  if (found == sessions_.end() || found->second.closing) {
+  // Another principal's session is answered as if it did not exist: the
+  // same code and words, nothing of its state.
+  if (found == sessions_.end() || found->second.closing || found->second.principal != item.principal) {
     return error(fb::ErrorCode::UnknownSession,
                  "no open session " + std::to_string(id) +
                      " (closed, never opened, or the server restarted): open a new one",
@@ -62,13 +65,13 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   Session& session = found->second;
   if (const auto* frame = std::get_if<FrameRequest>(&body)) {
     if (auto refused = check_frame(session, *frame)) return error(refused->code, refused->message, item, id);
-    if (auto full = check_room(&session, item.request.request_id, id)) return *full;
+    if (auto full = check_room(&session, item, id)) return *full;
     if (frame->format == fb::FrameFormat::Whole) supersede_frames(session);
     session.latest_frame = frame->frame_number;
     session.has_whole_frame = session.has_whole_frame || frame->format == fb::FrameFormat::Whole;
   } else if (const auto* query = std::get_if<QueryRequest>(&body)) {
     if (auto refused = check_query(session, *query, item, now)) return *refused;
-    if (auto full = check_room(&session, item.request.request_id, id)) return *full;
+    if (auto full = check_room(&session, item, id)) return *full;
   } else if (std::holds_alternative<CloseSessionRequest>(body)) {
     // Never refused as Busy: it frees what the queues hold.
     session.closing = true;
@@ -119,8 +122,9 @@ std::optional<RequestError> Scheduler::check_query(const Session& session, const
   return std::nullopt;
 }
 
-std::optional<RequestError> Scheduler::check_room(const Session* session, uint64_t request_id,
+std::optional<RequestError> Scheduler::check_room(const Session* session, const QueuedRequest& item,
                                                   uint64_t session_id) const {
+  const uint64_t request_id = item.request.request_id;
   if (queued_ >= limits_.max_queue) {
     return RequestError{fb::ErrorCode::Busy,
                         "the server has " + std::to_string(queued_) + " requests waiting: retry later",
@@ -132,7 +136,50 @@ std::optional<RequestError> Scheduler::check_room(const Session* session, uint64
                             " requests waiting: wait for replies before sending more",
                         request_id, session_id};
   }
+  auto tenant = tenants_.find(item.principal);
+  if (tenant != tenants_.end() && tenant->second.queued >= quotas_.queued) {
+    return RequestError{fb::ErrorCode::QuotaExceeded,
+                        "this client has " + std::to_string(tenant->second.queued) +
+                            " requests waiting, its quota: wait for replies before sending more",
+                        request_id, session_id};
+  }
   return std::nullopt;
+}
+
+std::optional<RequestError> Scheduler::check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const {
+  Tenant held;
+  if (auto tenant = tenants_.find(item.principal); tenant != tenants_.end()) held = tenant->second;
+  if (held.sessions >= quotas_.sessions) {
+    return RequestError{fb::ErrorCode::QuotaExceeded,
+                        "this client has " + std::to_string(held.sessions) +
+                            " sessions open, its quota: close one (CloseSession) before opening another",
+                        item.request.request_id, 0};
+  }
+  if (held.context_tokens + context_tokens > quotas_.context_tokens) {
+    return RequestError{fb::ErrorCode::QuotaExceeded,
+                        "this client's sessions hold " + std::to_string(held.context_tokens) +
+                            " context tokens; " + std::to_string(context_tokens) + " more would pass its quota of " +
+                            std::to_string(quotas_.context_tokens) +
+                            ": ask for fewer OpenSession.context_tokens or close a session",
+                        item.request.request_id, 0};
+  }
+  return std::nullopt;
+}
+
+void Scheduler::dequeued(const QueuedRequest& item) {
+  auto tenant = tenants_.find(item.principal);
+  if (tenant == tenants_.end()) return;
+  if (tenant->second.queued > 0) --tenant->second.queued;
+  if (tenant->second.queued == 0 && tenant->second.sessions == 0) tenants_.erase(tenant);
+}
+
+void Scheduler::forget_session(const Session& session) {
+  auto tenant = tenants_.find(session.principal);
+  if (tenant == tenants_.end()) return;
+  Tenant& t = tenant->second;
+  if (t.sessions > 0) --t.sessions;
+  t.context_tokens -= std::min<uint64_t>(t.context_tokens, session.context_tokens);
+  if (t.queued == 0 && t.sessions == 0) tenants_.erase(tenant);
 }
 
 void Scheduler::supersede_frames(Session& session) {
@@ -156,6 +203,7 @@ double Scheduler::expected_ms(const Session& session, const RequestBody& body) c
 void Scheduler::enqueue(uint64_t session_id, Session& session, QueuedRequest item) {
   item.expected_ms = expected_ms(session, item.request.body);
   queued_work_ms_ += item.expected_ms;
+  ++tenants_[item.principal].queued;
   session.queue.push_back(std::move(item));
   ++queued_;
   high_water_ = std::max(high_water_, queued_);
@@ -176,6 +224,7 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   Work work{id, std::move(session.queue.front()), {}, {session.mode, session.latest_frame, session.applied_frame}};
   session.queue.pop_front();
   --queued_;
+  dequeued(work.item);
   running_work_ms_ = work.item.expected_ms;
   if (std::holds_alternative<QueryRequest>(work.item.request.body)) {
     while (work.batch.size() + 1 < limits_.max_batch && !session.queue.empty() &&
@@ -183,6 +232,7 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
       work.batch.push_back(std::move(session.queue.front()));
       session.queue.pop_front();
       --queued_;
+      dequeued(work.batch.back());
       running_work_ms_ += work.batch.back().expected_ms;
     }
   }
@@ -209,7 +259,11 @@ std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, 
     std::vector<QueuedRequest> left(std::make_move_iterator(session.queue.begin()),
                                     std::make_move_iterator(session.queue.end()));
     queued_ -= left.size();
-    for (const QueuedRequest& item : left) queued_work_ms_ = std::max(0.0, queued_work_ms_ - item.expected_ms);
+    for (const QueuedRequest& item : left) {
+      queued_work_ms_ = std::max(0.0, queued_work_ms_ - item.expected_ms);
+      dequeued(item);
+    }
+    forget_session(session);
     sessions_.erase(found);
     return left;
   }
@@ -229,6 +283,7 @@ std::vector<QueuedRequest> Scheduler::shut_down() {
     session.queue.clear();
   }
   ready_.clear();
+  for (auto& [principal, tenant] : tenants_) tenant.queued = 0;
   queued_ = 0;
   queued_work_ms_ = 0;
   work_ready_.notify_all();
@@ -252,6 +307,18 @@ std::size_t Scheduler::sessions() const {
 std::size_t Scheduler::queue_depth() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return queued_;
+}
+
+std::size_t Scheduler::sessions_of(const std::string& principal) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto tenant = tenants_.find(principal);
+  return tenant == tenants_.end() ? 0 : tenant->second.sessions;
+}
+
+std::size_t Scheduler::queue_depth_of(const std::string& principal) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto tenant = tenants_.find(principal);
+  return tenant == tenants_.end() ? 0 : tenant->second.queued;
 }
 
 std::size_t Scheduler::queue_high_water() const {

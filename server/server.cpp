@@ -72,6 +72,27 @@ class PushSink : public ReplySink {
 
 bool interrupted(const zmq::error_t& e) { return e.num() == EINTR; }
 
+std::string hex_bytes(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+// The key the ZAP handler named the connection by, or empty.
+std::string user_id(zmq::message_t& message) {
+  try {
+    const char* id = message.gets("User-Id");
+    return id ? id : "";
+  } catch (const zmq::error_t&) {
+    return "";
+  }
+}
+
 }  // namespace
 
 bool is_loopback_endpoint(std::string_view endpoint) {
@@ -88,6 +109,7 @@ struct Server::Impl {
         router(context, zmq::socket_type::router), replies(context, zmq::socket_type::pull) {}
 
   void engine_loop();
+  Peer peer_of(zmq::message_t& route, zmq::message_t& payload) const;
   void read_requests(RouterSink& door);
   void forward_replies(RouterSink& door);
   void poll_once(RouterSink& door, std::chrono::milliseconds timeout);
@@ -102,6 +124,9 @@ struct Server::Impl {
   zmq::socket_t replies;
   std::string replies_endpoint;
   std::string endpoint;
+  bool curve = false;
+  bool loopback = false;
+  std::set<std::string> operators;  // Z85 keys
   std::thread engine;
   std::atomic<bool> engine_stop{false};
   std::atomic<bool> engine_done{false};
@@ -121,12 +146,23 @@ common::Result<std::unique_ptr<Server>, ServerError> Server::create(Backend& bac
     if (!bytes) return ServerError{ServerErrorCode::kConfig, "allowed client key '" + key + "': " + bytes.error().message};
     allowed.insert(*bytes);
   }
+  for (const std::string& key : params.curve.operators) {
+    if (auto bytes = key_bytes(key); !bytes) {
+      return ServerError{ServerErrorCode::kConfig, "operator key '" + key + "': " + bytes.error().message};
+    }
+  }
   const std::size_t soft_limit = params.handler.limits.max_message_bytes;
   auto impl = std::make_unique<Impl>(backend, std::move(params), log);
+  impl->curve = curve;
+  impl->loopback = is_loopback_endpoint(impl->params.bind);
+  impl->operators.insert(impl->params.curve.operators.begin(), impl->params.curve.operators.end());
   try {
-    if (!allowed.empty()) impl->zap.emplace(impl->context, std::move(allowed), log);
+    if (curve) impl->zap.emplace(impl->context, std::move(allowed), log);
     zmq::socket_t& router = impl->router;
     router.set(zmq::sockopt::router_mandatory, 1);
+    // A client that reconnects under its routing id takes it over at once
+    // (kvframe's clients keep a random one; ZeroMQ's own cannot be chosen).
+    router.set(zmq::sockopt::router_handover, 1);
     router.set(zmq::sockopt::linger, 0);
     router.set(zmq::sockopt::sndhwm, impl->params.high_water_mark);
     router.set(zmq::sockopt::rcvhwm, impl->params.high_water_mark);
@@ -181,20 +217,35 @@ void Server::Impl::engine_loop() {
   engine_done = true;
 }
 
+Peer Server::Impl::peer_of(zmq::message_t& route, zmq::message_t& payload) const {
+  Peer peer;
+  peer.route = route.to_string();
+  if (curve) {
+    // Every CURVE connection passed the ZAP handler, which named it by its key.
+    const std::string key = user_id(payload);
+    peer.principal = "curve:" + key;
+    peer.is_operator = !key.empty() && operators.count(key) > 0;
+  } else {
+    peer.principal = "conn:" + hex_bytes(peer.route);
+    peer.is_operator = loopback;
+  }
+  return peer;
+}
+
 void Server::Impl::read_requests(RouterSink& door) {
   for (int i = 0; i < kReadBatch; ++i) {
     std::vector<zmq::message_t> parts;
     if (!zmq::recv_multipart(router, std::back_inserter(parts), zmq::recv_flags::dontwait)) return;
     if (parts.size() != 2) {
       // DEALERs send [payload]; the ROUTER adds the routing id. More frames is not our protocol.
-      handler.stats().count_error(fb::ErrorCode::Malformed);
+      handler.stats().count_error(fb::ErrorCode::Malformed, "");
       door.send(parts.front().to_string(),
                 protocol::error_message(0, fb::ErrorCode::Malformed,
                                         "send each Message as one ZeroMQ frame (got " +
                                             std::to_string(parts.size() - 1) + ")"));
       continue;
     }
-    handler.on_message(parts[0].to_string(), parts[1].to_string_view(), door);
+    handler.on_message(peer_of(parts[0], parts[1]), parts[1].to_string_view(), door);
   }
 }
 
@@ -247,8 +298,9 @@ bool Server::run() {
   auto next_stats = Clock::now() + kStatsLogInterval;
   while (!stop_requested_) {
     s.poll_once(door, kPollInterval);
-    if (s.log.enabled(LogLevel::kDebug) && Clock::now() >= next_stats) {
-      s.log_stats();
+    if (Clock::now() >= next_stats) {
+      s.log.flush_suppressed();
+      if (s.log.enabled(LogLevel::kDebug)) s.log_stats();
       next_stats = Clock::now() + kStatsLogInterval;
     }
   }
@@ -260,6 +312,7 @@ bool Server::run() {
   while (!s.engine_done && Clock::now() < give_up) s.poll_once(door, std::chrono::milliseconds(10));
   s.forward_replies(door);
   s.log_stats();
+  s.log.flush_suppressed(/*all=*/true);
   s.router.set(zmq::sockopt::linger, static_cast<int>(kFlushOnExit.count()));
   if (!s.engine_done) {
     s.log.warn("abandoning the running request", {{"grace_ms", std::to_string(s.params.shutdown_grace.count())}});

@@ -43,21 +43,38 @@ double StageWindow::quantile(double q) const {
 
 ServerStats::ServerStats() : started_(std::chrono::steady_clock::now()) {}
 
-void ServerStats::count_error(fb::ErrorCode code) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++counters_.errors;
-  if (code == fb::ErrorCode::Busy) ++counters_.busy_rejected;
-  if (code == fb::ErrorCode::Deadline) ++counters_.deadline_missed;
+Counters& ServerStats::counters_of(const std::string& principal) {
+  if (principal.empty()) return unattributed_;
+  auto found = principals_.find(principal);
+  if (found != principals_.end()) {
+    recency_.splice(recency_.begin(), recency_, found->second.second);
+    return found->second.first;
+  }
+  if (principals_.size() >= kMaxPrincipals) {
+    principals_.erase(recency_.back());
+    recency_.pop_back();
+  }
+  recency_.push_front(principal);
+  return principals_.emplace(principal, std::make_pair(Counters{}, recency_.begin())).first->second.first;
 }
 
-void ServerStats::count_frame(bool superseded) {
+void ServerStats::count_error(fb::ErrorCode code, const std::string& principal) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++(superseded ? counters_.frames_superseded : counters_.frames);
+  for (Counters* c : {&counters_, &counters_of(principal)}) {
+    ++c->errors;
+    if (code == fb::ErrorCode::Busy) ++c->busy_rejected;
+    if (code == fb::ErrorCode::Deadline) ++c->deadline_missed;
+  }
 }
 
-void ServerStats::count_query() {
+void ServerStats::count_frame(bool superseded, const std::string& principal) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++counters_.queries;
+  for (Counters* c : {&counters_, &counters_of(principal)}) ++(superseded ? c->frames_superseded : c->frames);
+}
+
+void ServerStats::count_query(const std::string& principal) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Counters* c : {&counters_, &counters_of(principal)}) ++c->queries;
 }
 
 void ServerStats::count_undeliverable() {
@@ -90,6 +107,14 @@ StatsSnapshot ServerStats::snapshot() const {
     if (window.count() == 0) continue;
     out.stages.push_back({static_cast<Stage>(i), window.count(), window.quantile(0.5), window.quantile(0.99)});
   }
+  return out;
+}
+
+StatsSnapshot ServerStats::snapshot_of(const std::string& principal) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  StatsSnapshot out;
+  out.uptime_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (auto found = principals_.find(principal); found != principals_.end()) out.counters = found->second.first;
   return out;
 }
 

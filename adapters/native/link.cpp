@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kvframe/common/secure_random.h"
+
 namespace kvframe::client {
 
 namespace {
@@ -51,6 +53,15 @@ Link::Link(void* context, Shared& shared, LinkSettings settings)
   shared_.wake_sender.bind(wake_endpoint);
   wake_receiver_.connect(wake_endpoint);
 
+  // A server without CURVE knows this client by its routing id. A random
+  // one, kept across reconnects, lets the client find its sessions again
+  // after a dropped connection and cannot be guessed by another client
+  // (ZeroMQ's own ids are a counter). Ids starting with a zero byte are
+  // ZeroMQ's.
+  std::string routing_id(16, '\0');
+  common::secure_random(routing_id.data(), routing_id.size());
+  routing_id[0] = static_cast<char>(routing_id[0] | 0x80);
+  dealer_.set(zmq::sockopt::routing_id, zmq::buffer(routing_id));
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.set(zmq::sockopt::immediate, 0);
   dealer_.set(zmq::sockopt::sndhwm, 0);  // never refuse a send: requests are bounded by the game

@@ -56,7 +56,7 @@ class BlockContext final : public KvContext {
       } else if (auto seen = current.find(key); seen != current.end()) {
         ref = seen->second;  // the same text twice in one frame
         ++report.blocks_reused;
-      } else if ((ref = engine_.store().find(key))) {
+      } else if ((ref = engine_.store().find(key, params_.cache_scope))) {
         ++report.cache_hits;
       } else {
         missing.push_back(placed.size());
@@ -99,8 +99,8 @@ class BlockContext final : public KvContext {
     kv_.seal_prefix();
     prefix_ = prefix;
     // A block's KV depends on what it was encoded after: the prefix, or
-    // nothing. Keys carry that, the mode and the model.
-    uint64_t seeds[3] = {engine_.fingerprint(), 0x626c6f636bull /* "block" */, 0};
+    // nothing. Keys carry that, the mode, the model and the cache scope.
+    uint64_t seeds[4] = {engine_.fingerprint(), 0x626c6f636bull /* "block" */, 0, params_.cache_scope};
     if (params_.blocks_after_prefix) seeds[2] = XXH3_64bits(prefix.data(), prefix.size() * sizeof(TokenId));
     context_id_ = XXH3_64bits(seeds, sizeof(seeds));
     return std::nullopt;
@@ -124,7 +124,7 @@ class BlockContext final : public KvContext {
       auto encoded = engine_.model().encode_blocks(batch, after);
       if (!encoded) return encoded.error();
       for (size_t b = 0; b < batch.size(); ++b) {
-        current[batch_keys[b]] = engine_.store().insert(batch_keys[b], std::move((*encoded)[b]));
+        current[batch_keys[b]] = engine_.store().insert(batch_keys[b], std::move((*encoded)[b]), params_.cache_scope);
       }
       report.blocks_encoded += static_cast<int64_t>(batch.size());
       report.tokens_encoded += batch_tokens;

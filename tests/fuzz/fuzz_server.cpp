@@ -91,10 +91,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (at < size) length = data[at++];
       if (at < size) length |= std::size_t{data[at++]} << 8;
       length = std::min(length, size - at);
-      const std::string route = "client-" + std::to_string(op % 4);
+      const Peer peer = fuzz_peer(op);
       now += std::chrono::milliseconds(1);
-      handler.on_message(route, std::string_view(reinterpret_cast<const char*>(data + at), length), replies);
-      ++sent[route];
+      handler.on_message(peer, std::string_view(reinterpret_cast<const char*>(data + at), length), replies);
+      ++sent[peer.route];
       at += length;
     }
   }

@@ -124,6 +124,43 @@ TEST(BlockStore, ClearDropsEntriesAndKeepsCounters) {
   EXPECT_EQ(store.find(key(1)), nullptr);
 }
 
+TEST(BlockStore, ScopesNeverSeeEachOthersBlocks) {
+  BlockStore store(1 << 20);
+  BlockRef a = store.insert(key(1), random_block(4), /*scope=*/7);
+  EXPECT_EQ(store.find(key(1), 8), nullptr) << "the same key in another scope is a miss";
+  EXPECT_EQ(store.find(key(1)), nullptr) << "and in the unscoped one";
+  EXPECT_EQ(store.find(key(1), 7), a);
+  BlockRef b = store.insert(key(1), random_block(4), 8);  // a collision across scopes: the newcomer takes it
+  EXPECT_NE(b, a);
+  EXPECT_EQ(store.find(key(1), 7), nullptr);
+  EXPECT_EQ(store.find(key(1), 8), b);
+  const ScopeStats seven = store.scope_stats(7), eight = store.scope_stats(8);
+  EXPECT_EQ(seven.hits, 1);
+  EXPECT_EQ(seven.misses, 1);
+  EXPECT_EQ(seven.entries, 0);
+  EXPECT_EQ(seven.bytes, 0);
+  EXPECT_EQ(eight.hits, 1);
+  EXPECT_EQ(eight.misses, 1);
+  EXPECT_EQ(eight.bytes, block_bytes(4));
+  EXPECT_EQ(store.scope_stats(99).misses, 0) << "a scope never seen";
+}
+
+TEST(BlockStore, AScopesMissesEvictOnlyItsOwnBlocksPastItsBudget) {
+  BlockStore store(10 * block_bytes(4));
+  store.set_scope_budget(3 * block_bytes(4));
+  for (int32_t i = 0; i < 3; ++i) store.insert(key(i), random_block(4), /*scope=*/1);
+  for (int32_t i = 100; i < 120; ++i) store.insert(key(i), random_block(4), /*scope=*/2);  // a flood of misses
+  for (int32_t i = 0; i < 3; ++i) EXPECT_NE(store.find(key(i), 1), nullptr) << "scope 1 keeps its blocks";
+  const ScopeStats flood = store.scope_stats(2);
+  EXPECT_EQ(flood.entries, 3);
+  EXPECT_EQ(flood.evictions, 17);
+  EXPECT_NE(store.find(key(119), 2), nullptr) << "its newest stay";
+  EXPECT_EQ(store.stats().bytes, 6 * block_bytes(4));
+  store.set_scope_budget(block_bytes(4));  // shrinking evicts at once, in every scope
+  EXPECT_EQ(store.scope_stats(1).entries, 1);
+  EXPECT_EQ(store.scope_stats(2).entries, 1);
+}
+
 TEST(BlockStore, ThreadsShareOneStore) {
   // Budget for 8 of 32 keys: finds, inserts and evictions interleave.
   BlockStore store(8 * block_bytes(2));

@@ -78,7 +78,7 @@ TEST_F(EngineBackendTest, FramesReportTheirDiffAndQueriesTheirReport) {
     EXPECT_GT(answer->query_tokens, 0u);
     backend_->close_session(1);
   }
-  EXPECT_GT(backend_->cache_stats().misses, 0u) << "block mode looked its blocks up";
+  EXPECT_GT(backend_->cache_stats("").misses, 0u) << "block mode looked its blocks up";
 }
 
 TEST_F(EngineBackendTest, QueriesOnOneFrameRunAsABatchEachWithItsOwnAnswerOrError) {

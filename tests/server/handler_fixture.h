@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collected_replies.h"
+#include "server_fuzz_input.h"
 #include "state_echo_backend.h"
 
 namespace kvframe::server::test {
@@ -24,11 +25,13 @@ class HandlerTest : public ::testing::Test {
 
   void start(HandlerParams params) {
     params.now = [this] { return now; };
-    params.scheduler.id_seed = 7;
+    params.scheduler.session_ids = test_session_ids(7);
     handler = std::make_unique<RequestHandler>(backend, std::move(params), log);
   }
+  // From the connection `route`, its own principal (an operator: it reads the
+  // whole server's Stats).
   void send(const std::string& bytes, const std::string& route = "game-a") {
-    handler->on_message(route, bytes, replies);
+    handler->on_message(Peer{route, "conn:" + route, true}, bytes, replies);
   }
   void run_all() {
     while (handler->run_next(replies)) {
@@ -53,17 +56,17 @@ class HandlerTest : public ::testing::Test {
     static const std::string empty = hello_message(0);
     return all.empty() ? *read_reply(empty) : *all.front();
   }
-  uint64_t open(fb::AttentionMode mode = fb::AttentionMode::Block) {
-    send(open_session_message(next_id++, mode));
+  uint64_t open(fb::AttentionMode mode = fb::AttentionMode::Block, const std::string& route = "game-a") {
+    send(open_session_message(next_id++, mode), route);
     run_all();
     const fb::Message& reply = only();
     EXPECT_EQ(reply.body_type(), fb::Body::SessionOpened);
     return reply.body_type() == fb::Body::SessionOpened ? reply.body_as_SessionOpened()->session_id() : 0;
   }
   // A session with its first frame applied.
-  uint64_t open_with_frame() {
-    const uint64_t session = open();
-    send(frame_message(next_id++, session, 1, kTinyState));
+  uint64_t open_with_frame(const std::string& route = "game-a") {
+    const uint64_t session = open(fb::AttentionMode::Block, route);
+    send(frame_message(next_id++, session, 1, kTinyState), route);
     run_all();
     EXPECT_EQ(only().body_type(), fb::Body::FrameAck);
     return session;

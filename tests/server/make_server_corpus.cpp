@@ -34,7 +34,7 @@ std::vector<uint64_t> fuzz_session_ids() {
   Discard sink;
   std::vector<uint64_t> ids;
   for (int i = 0; i < 2; ++i) {
-    handler.on_message("c", open_session_message(1), sink);
+    handler.on_message(fuzz_peer(0), open_session_message(1), sink);
     handler.run_next(sink);
     ids.push_back(read_reply(sink.last)->body_as_SessionOpened()->session_id());
   }
@@ -99,6 +99,18 @@ int main(int argc, char** argv) {
     append_shut_down(s);
     append_message(s, 3, hello_message(4));
     seeds.emplace_back("shutdown_with_queue", s);
+  }
+  {  // another client on client 0's session: the unknown-session reply, and client 0 carries on
+    std::string s;
+    append_message(s, 0, open_session_message(1));
+    append_steps(s, 0);
+    append_message(s, 0, frame_message(2, a, 1, kState));
+    append_message(s, 1, frame_message(3, a, 2, kState));
+    append_message(s, 1, query_message(4, a));
+    append_message(s, 1, close_session_message(5, a));
+    append_message(s, 1, stats_request_message(6));
+    append_message(s, 0, query_message(7, a));
+    seeds.emplace_back("cross_tenant", s);
   }
   script("oversize", {open_session_message(1), frame_message(2, a, 1, "[\"" + std::string(9000, 'x') + "\"]")});
 

@@ -28,6 +28,31 @@ TEST(LogTest, WritesOneLogfmtLineQuotingWhatNeedsIt) {
   EXPECT_EQ(line.find("hidden"), std::string::npos);
 }
 
+TEST(LogTest, AFloodOfOneWarningIsCutToAFewLinesAndACount) {
+  std::ostringstream out;
+  Log log(LogLevel::kInfo, &out);
+  for (int i = 0; i < 5000; ++i) log.warn("request refused", {{"code", "Malformed"}});
+  log.info("listening");
+  log.flush_suppressed(/*all=*/true);
+  std::istringstream lines(out.str());
+  int refused = 0, other = 0;
+  std::string line, count;
+  while (std::getline(lines, line)) {
+    if (line.find("msg=\"request refused\"") != std::string::npos) {
+      ++refused;
+    } else if (line.find("msg=\"log lines suppressed\"") != std::string::npos) {
+      EXPECT_NE(line.find("of=\"request refused\""), std::string::npos) << line;
+      count = line.substr(line.find("count=") + 6);
+      count = count.substr(0, count.find(' '));
+    } else {
+      ++other;
+    }
+  }
+  EXPECT_EQ(refused, Log::kLinesPerWindow);
+  EXPECT_EQ(other, 1) << "another message has its own allowance";
+  EXPECT_EQ(count, std::to_string(5000 - Log::kLinesPerWindow));
+}
+
 TEST(StageWindowTest, PercentilesOfTheMostRecentValues) {
   StageWindow window;
   for (int i = 1; i <= 100; ++i) window.add(i);

@@ -122,8 +122,8 @@ TEST_F(HandlerTest, PatchSupersedesNothing) {
 }
 
 TEST_F(HandlerTest, SessionsTakeTurnsSoOneBusyGameDoesNotStarveAnother) {
-  const uint64_t a = open_with_frame();
-  const uint64_t b = open_with_frame();
+  const uint64_t a = open_with_frame("game-a");
+  const uint64_t b = open_with_frame("game-b");
   // A frame between a's queries keeps them out of one batch: a turn each.
   for (int i = 0; i < 3; ++i) {
     if (i > 0) send(frame_message(30 + i, a, 1 + i, R"({"turn":2})", fb::FrameFormat::MergePatch), "game-a");

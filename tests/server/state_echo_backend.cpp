@@ -5,6 +5,7 @@ namespace kvframe::server::test {
 BackendStatus StateEchoBackend::open_session(uint64_t session_id, const SessionConfig& config) {
   if (auto bad = json_blocker::check_rules(config.rules)) return BackendError{fb::ErrorCode::BadRequest, bad->to_string()};
   sessions_.emplace(session_id, Session{json_blocker::FrameStream(config.rules), config.context_tokens, 0});
+  scopes.push_back(config.cache_scope);
   return std::nullopt;
 }
 

@@ -23,6 +23,7 @@ class StateEchoBackend : public Backend {
   std::function<void(uint64_t session_id)> before_answer;
   std::string answer;                 // non-empty: every query's text
   std::vector<uint64_t> answered;     // session ids, in the order their queries ran
+  std::vector<std::string> scopes;    // the cache scope of each session opened, in order
 
   BackendInfo info() const override { return {"state-echo", kMaxContext}; }
   BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
@@ -30,7 +31,7 @@ class StateEchoBackend : public Backend {
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
   BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
                                        const ChunkSink& on_chunk) override;
-  CacheStats cache_stats() const override { return {}; }
+  CacheStats cache_stats(const std::string&) const override { return {}; }
 
   std::size_t open_sessions() const { return sessions_.size(); }
 

@@ -106,6 +106,7 @@ typedef enum kvf_status {
   KVF_ERR_SHUTTING_DOWN = 13,
   KVF_ERR_INTERNAL = 14,
   KVF_ERR_UNSATISFIABLE = 15,
+  KVF_ERR_QUOTA_EXCEEDED = 16, /* over this client's quota on the server (the message says which) */
   KVF_ERR_TIMEOUT = 100,       /* no reply within the client's timeout */
   KVF_ERR_DISCONNECTED = 101,  /* the connection dropped while the request was in flight */
   KVF_ERR_INVALID_ARGUMENT = 200, /* a NULL handle, a bad parameter (the last error says which) */

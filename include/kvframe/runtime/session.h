@@ -123,6 +123,11 @@ struct SessionParams {
   // Measured in docs/block_attention.md: blocks alone stayed closer to full
   // attention's first-token distribution (KL) on the default model.
   bool blocks_after_prefix = false;
+  // block mode: the block store scope (kv_diff/block_store.h) this session
+  // reads and fills. Sessions of different scopes never reuse each other's
+  // blocks, so none can tell from a cache hit, or its timing, what another
+  // scope sent. 0: the scope every unscoped session shares.
+  uint64_t cache_scope = 0;
 };
 
 struct Task {

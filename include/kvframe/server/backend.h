@@ -39,6 +39,10 @@ struct SessionConfig {
   std::string system_prompt;  // empty: the chat template's default
   json_blocker::Rules rules;
   uint32_t context_tokens = 0;  // resolved by the server: never 0 here
+  // The block-store scope, derived by the server from the client's identity
+  // (never sent by the client): sessions of one scope share encoded blocks,
+  // sessions of different scopes cannot tell what the other sent.
+  std::string cache_scope;
 };
 
 // What a Frame changed (json_blocker's FrameDiff, counted).
@@ -108,8 +112,9 @@ class Backend {
     for (size_t i = 0; i < queries.size(); ++i) answers.push_back(run_query(session_id, queries[i], on_chunk[i]));
     return answers;
   }
-  // Thread-safe: the I/O thread reads it for Stats.
-  virtual CacheStats cache_stats() const = 0;
+  // Thread-safe: the I/O thread reads it for Stats. One scope's share, or
+  // with an empty scope the whole store's.
+  virtual CacheStats cache_stats(const std::string& scope) const = 0;
 };
 
 }  // namespace kvframe::server

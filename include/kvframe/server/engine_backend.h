@@ -27,7 +27,7 @@ class EngineBackend : public Backend {
                                        const ChunkSink& on_chunk) override;
   std::vector<BackendResult<QueryAnswer>> run_queries(uint64_t session_id, const std::vector<QuerySpec>& queries,
                                                       const std::vector<ChunkSink>& on_chunk) override;
-  CacheStats cache_stats() const override;
+  CacheStats cache_stats(const std::string& scope) const override;
 
  private:
   runtime::Session* find(uint64_t session_id);

@@ -14,8 +14,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
@@ -35,6 +37,23 @@ class ReplySink {
   virtual void send(const std::string& route, flatbuffers::DetachedBuffer message) = 0;
 };
 
+// Who sent a message, as the server's socket knows it (server.h).
+struct Peer {
+  std::string route;      // the ZeroMQ routing id: where the replies go
+  // Whom the message acts for: "curve:<Z85 public key>" when CURVE is on
+  // (the key the handshake authenticated), else "conn:<hex routing id>"
+  // (the connection; kvframe's clients keep a random one across reconnects).
+  std::string principal;
+  bool is_operator = false;  // may read the whole server's Stats
+};
+
+// Messages one principal may send: a token bucket, refilled at `per_second`
+// up to `burst`. Over it: Error{QuotaExceeded}, before the bytes are parsed.
+struct RateLimit {
+  double per_second = 1000;  // 0: no limit
+  double burst = 2000;
+};
+
 struct HandlerParams {
   std::vector<fb::AttentionMode> modes = {fb::AttentionMode::Full, fb::AttentionMode::Prefix,
                                           fb::AttentionMode::Block};  // served
@@ -42,6 +61,12 @@ struct HandlerParams {
   uint32_t max_context = 0;         // 0: the backend's
   RequestLimits limits;
   SchedulerLimits scheduler;
+  TenantQuotas quotas;
+  RateLimit rate;
+  // Principals whose sessions share one block-store scope (game servers of
+  // one studio that trust each other): principal → the group's name. Every
+  // other principal has a scope of its own.
+  std::map<std::string, std::string> cache_groups;
   std::string server_version = "0.1.0";
   std::function<Clock::time_point()> now;  // empty: steady_clock (tests pass a fake)
 };
@@ -52,7 +77,7 @@ class RequestHandler {
 
   // I/O thread: one message as received. Refusals, Hello and StatsRequest
   // are answered on `door` at once; the rest is queued for the engine.
-  void on_message(const std::string& route, std::string_view bytes, ReplySink& door);
+  void on_message(const Peer& peer, std::string_view bytes, ReplySink& door);
   // Engine thread: runs the next queued request (its replies go to `out`),
   // waiting up to `wait` for one. false when there was none.
   bool run_next(ReplySink& out, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
@@ -66,11 +91,14 @@ class RequestHandler {
  private:
   Clock::time_point now() const;
   bool serves(fb::AttentionMode mode) const;
-  void refuse(ReplySink& sink, const std::string& route, const RequestError& error);
-  // Checks the mode and resolves context_tokens (0: the default).
-  std::optional<RequestError> resolve_open(OpenSessionRequest& open, uint64_t request_id) const;
+  void refuse(ReplySink& sink, const std::string& route, const std::string& principal, const RequestError& error);
+  // Takes a token from the principal's bucket; false when it is empty.
+  bool within_rate(const std::string& principal, Clock::time_point now);
+  // Checks the mode, resolves context_tokens (0: the default) and sets the cache scope.
+  std::optional<RequestError> resolve_open(OpenSessionRequest& open, const Peer& peer, uint64_t request_id) const;
+  std::string cache_scope_of(const std::string& principal) const;  // cache_groups, else its own
   flatbuffers::DetachedBuffer hello_reply(uint64_t request_id) const;
-  flatbuffers::DetachedBuffer stats_reply(uint64_t request_id) const;
+  flatbuffers::DetachedBuffer stats_reply(uint64_t request_id, const Peer& peer) const;
 
   // Engine-thread steps, one per request kind; each returns how it ended.
   Outcome open_session(const Work& work, ReplySink& out);
@@ -87,6 +115,11 @@ class RequestHandler {
   Log& log_;
   ServerStats stats_;
   Scheduler scheduler_;
+  struct Bucket {
+    double tokens = 0;
+    Clock::time_point refilled;
+  };
+  std::unordered_map<std::string, Bucket> buckets_;  // I/O thread only
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;

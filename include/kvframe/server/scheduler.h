@@ -12,6 +12,11 @@
 // session's last queued Query. They keep their place (their acks stay in
 // order) but their payload is freed and they are never applied.
 //
+// Tenants: every request acts for a principal (handler.h, Peer). A session
+// belongs to the principal that opened it; to any other principal it does not
+// exist (the same UnknownSession reply, word for word). Each principal has
+// quotas on its sessions, their context tokens and its queued requests.
+//
 // Thread-safe: the I/O thread admits, the engine thread takes and finishes.
 #pragma once
 
@@ -20,9 +25,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,7 +41,8 @@ using Clock = std::chrono::steady_clock;
 inline constexpr char kShuttingDownMessage[] = "the server is stopping; the request was not run";
 
 struct QueuedRequest {
-  std::string route;  // the ZeroMQ routing id of the connection that sent it
+  std::string route;      // the ZeroMQ routing id of the connection that sent it
+  std::string principal;  // whom it acts for (Peer::principal)
   Request request;
   Clock::time_point received;
   double expected_ms = 0;   // the engine time expected for it when admitted
@@ -47,7 +53,16 @@ struct SchedulerLimits {
   std::size_t max_queue = 1024;         // requests waiting, all sessions together
   std::size_t max_session_queue = 256;  // requests waiting in one session
   std::size_t max_batch = 32;           // queries of one session taken together (1: one at a time)
-  uint64_t id_seed = 0;                 // session ids; 0: from std::random_device
+  // Session ids; empty: 64 bits from the OS's CSPRNG (common/secure_random.h).
+  // Tests and the fuzz target pass a deterministic source.
+  std::function<uint64_t()> session_ids;
+};
+
+// What one principal may hold at once; over it: Error{QuotaExceeded}.
+struct TenantQuotas {
+  std::size_t sessions = 64;           // open sessions
+  uint64_t context_tokens = 1u << 18;  // context_tokens of its open sessions, summed (KV memory)
+  std::size_t queued = 512;            // requests waiting, all its sessions
 };
 
 // What the engine thread needs to know about a request's session.
@@ -72,7 +87,7 @@ enum class Outcome { kDone, kFrameApplied, kSessionGone };
 
 class Scheduler {
  public:
-  explicit Scheduler(const SchedulerLimits& limits);
+  Scheduler(const SchedulerLimits& limits, const TenantQuotas& quotas);
 
   // Enqueues the request or says why not. OpenSession gets its session a
   // fresh random id (returned); other requests return their session's id.
@@ -97,9 +112,14 @@ class Scheduler {
   std::size_t sessions() const;
   std::size_t queue_depth() const;
   std::size_t queue_high_water() const;
+  // One principal's share: its open sessions and queued requests.
+  std::size_t sessions_of(const std::string& principal) const;
+  std::size_t queue_depth_of(const std::string& principal) const;
 
  private:
   struct Session {
+    std::string principal;  // its owner
+    uint32_t context_tokens = 0;
     fb::AttentionMode mode = fb::AttentionMode::Block;
     std::deque<QueuedRequest> queue;
     std::optional<uint64_t> latest_frame;
@@ -112,7 +132,17 @@ class Scheduler {
   std::optional<RequestError> check_frame(const Session& session, const FrameRequest& frame) const;
   std::optional<RequestError> check_query(const Session& session, const QueryRequest& query,
                                           const QueuedRequest& item, Clock::time_point now) const;
-  std::optional<RequestError> check_room(const Session* session, uint64_t request_id, uint64_t session_id) const;
+  struct Tenant {
+    std::size_t sessions = 0, queued = 0;
+    uint64_t context_tokens = 0;
+  };
+
+  std::optional<RequestError> check_room(const Session* session, const QueuedRequest& item,
+                                         uint64_t session_id) const;
+  std::optional<RequestError> check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const;
+  // After a request left a session's queue (taken, dropped or shut down).
+  void dequeued(const QueuedRequest& item);
+  void forget_session(const Session& session);  // its tenant's share; drops an idle tenant
   void supersede_frames(Session& session);
   double expected_ms(const Session& session, const RequestBody& body) const;
   double query_estimate(fb::AttentionMode mode) const;  // caller holds mutex_
@@ -120,6 +150,7 @@ class Scheduler {
   uint64_t fresh_session_id();
 
   SchedulerLimits limits_;
+  TenantQuotas quotas_;
   mutable std::mutex mutex_;
   std::condition_variable work_ready_;
   std::unordered_map<uint64_t, Session> sessions_;
@@ -131,7 +162,7 @@ class Scheduler {
   double query_ms_[3] = {0, 0, 0};  // moving average of engine time per attention mode
   double frame_ms_ = 0;
   bool shutting_down_ = false;
-  std::mt19937_64 ids_;
+  std::unordered_map<std::string, Tenant> tenants_;  // principals with sessions or queued requests
 };
 
 }  // namespace kvframe::server

@@ -17,6 +17,12 @@
 // twice that (the hard limit, ZMQ_MAXMSGSIZE) makes ZeroMQ drop the sender's
 // connection without reading it — the server itself keeps serving.
 //
+// Principals (handler.h, Peer): with CURVE, the client's public key as the
+// handshake authenticated it (a ZAP handler is always installed, and names
+// each connection by its key); without, the connection's routing id. Without
+// CURVE on a loopback endpoint every client is an operator: that server is
+// one trusted tenant (docs/protocol.md, "Threat model").
+//
 // Clients that go away: ZMQ_ROUTER_MANDATORY and non-blocking sends make a
 // reply to a vanished (or not reading) client fail at once; it is counted
 // in Stats.undeliverable and dropped. The socket lingers 0 while serving and
@@ -38,6 +44,7 @@ namespace kvframe::server {
 struct CurveParams {
   std::string secret_key;                    // Z85; empty: no encryption
   std::vector<std::string> allowed_clients;  // Z85 public keys; empty: anyone with the server's public key
+  std::vector<std::string> operators;        // Z85 public keys that read the whole server's Stats
 };
 
 struct ServerParams {

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kvframe/server/backend.h"
@@ -53,23 +56,37 @@ struct StatsSnapshot {
   std::vector<StageSummary> stages;  // stages with at least one value
 };
 
-// Thread-safe.
+// Thread-safe. Counters are kept for the whole server and for each
+// principal (handler.h, Peer) that is counted; a client reading Stats sees
+// its own (snapshot_of), an operator the whole server's (snapshot).
 class ServerStats {
  public:
+  // Principals whose counters are kept at once; past it the least recently
+  // counted one is forgotten (its Stats start again from zero).
+  static constexpr std::size_t kMaxPrincipals = 4096;
+
   ServerStats();
-  void count_error(fb::ErrorCode code);  // also counts Busy and Deadline on their own
-  void count_frame(bool superseded);
-  void count_query();
+  void count_error(fb::ErrorCode code, const std::string& principal);  // also counts Busy and Deadline on their own
+  void count_frame(bool superseded, const std::string& principal);
+  void count_query(const std::string& principal);
   void count_undeliverable();
   void add_stage(Stage stage, double ms);
   void add_engine_stages(const EngineStages& ms);
   StatsSnapshot snapshot() const;
+  // One principal's counters (no stages: those are the server's).
+  StatsSnapshot snapshot_of(const std::string& principal) const;
 
  private:
+  Counters& counters_of(const std::string& principal);  // caller holds mutex_
+
   mutable std::mutex mutex_;
   std::chrono::steady_clock::time_point started_;
   Counters counters_;
   std::array<StageWindow, static_cast<std::size_t>(Stage::kCount)> windows_;
+  using Recency = std::list<std::string>;  // front: the most recently counted principal
+  Recency recency_;
+  std::unordered_map<std::string, std::pair<Counters, Recency::iterator>> principals_;
+  Counters unattributed_;  // counts with no principal (write-only)
 };
 
 }  // namespace kvframe::server

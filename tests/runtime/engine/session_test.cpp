@@ -191,6 +191,29 @@ TEST(Report, CountsReusedEncodedAndSharedBlocks) {
   EXPECT_EQ(shared.report.blocks_encoded, 0);
 }
 
+TEST(CacheScope, SessionsShareBlocksWithinTheirScopeOnlyAndAnswerAlike) {
+  auto engine = tiny_engine();
+  SessionParams scoped = session_params(AttentionMode::kBlock);
+  scoped.cache_scope = 1;
+  test::FrameEdits frames(3);
+  auto owner = open(*engine, scoped);
+  const Answer first = ask(*owner, frames.json());
+
+  SessionParams other = scoped;
+  other.cache_scope = 2;
+  auto stranger = open(*engine, other);
+  const Answer probe = ask(*stranger, frames.json());
+  EXPECT_EQ(probe.report.cache_hits, 0) << "another scope's blocks are never found";
+  EXPECT_EQ(probe.report.blocks_encoded, probe.report.blocks_total);
+  EXPECT_LE(relative_error(probe.first_logits, first.first_logits), kRelativeTolerance);
+
+  auto sibling = open(*engine, scoped);
+  const Answer shared = ask(*sibling, frames.json());
+  EXPECT_EQ(shared.report.cache_hits, shared.report.blocks_total) << "its own scope's are";
+  EXPECT_EQ(engine->store().scope_stats(1).hits, shared.report.blocks_total);
+  EXPECT_EQ(engine->store().scope_stats(2).hits, 0);
+}
+
 TEST(Errors, AreTypedAndLeaveTheSessionServing) {
   auto engine = tiny_engine();
   SessionParams params = session_params(AttentionMode::kBlock);

@@ -20,6 +20,7 @@ namespace Kvframe.Client
         ShuttingDown = 13,
         Internal = 14,
         Unsatisfiable = 15,
+        QuotaExceeded = 16,
         Timeout = 100,
         Disconnected = 101,
         InvalidArgument = 200,
