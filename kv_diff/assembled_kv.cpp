@@ -22,31 +22,62 @@ std::optional<Layout> parse_layout(std::string_view name) {
   return std::nullopt;
 }
 
-runtime::Result<AssembledKv> AssembledKv::create(const runtime::Model& model, int64_t capacity, Layout layout) {
+runtime::Result<AssembledKv> AssembledKv::create(const runtime::Model& model, int64_t capacity, Layout layout,
+                                                 int64_t initial_capacity) {
   if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "an assembled KV buffer needs a capacity of at least 1"};
+  const int64_t entries = initial_capacity > 0 ? std::min(initial_capacity, capacity) : capacity;
   const runtime::ModelConfig& c = model.config();
   try {
     // Zeros, not empty: masked entries still enter attention's probs·V
     // product (with weight 0), and uninitialized memory may hold NaNs.
     const auto options = at::TensorOptions(model.dtype()).device(model.device());
-    at::Tensor k = at::zeros({c.n_layer, c.n_head_kv, capacity, c.head_dim}, options);
-    at::Tensor v = at::zeros({c.n_layer, c.n_head_kv, capacity, c.head_dim}, options);
-    return AssembledKv(std::move(k), std::move(v), model.rope(), layout);
+    at::Tensor k = at::zeros({c.n_layer, c.n_head_kv, entries, c.head_dim}, options);
+    at::Tensor v = at::zeros({c.n_layer, c.n_head_kv, entries, c.head_dim}, options);
+    return AssembledKv(std::move(k), std::move(v), model.rope(), layout, capacity);
   } catch (const c10::Error& e) {
-    return Error{ErrorCode::kBackend, "libtorch failed while allocating a " + std::to_string(capacity) +
+    return Error{ErrorCode::kBackend, "libtorch failed while allocating a " + std::to_string(entries) +
                                           "-entry assembled KV buffer: " + e.what_without_backtrace() +
                                           " — free memory, or use a smaller capacity"};
   }
 }
 
-AssembledKv::AssembledKv(at::Tensor k, at::Tensor v, runtime::Rope rope, Layout layout)
-    : k_(std::move(k)), v_(std::move(v)), rope_(std::move(rope)), layout_(layout) {
+AssembledKv::AssembledKv(at::Tensor k, at::Tensor v, runtime::Rope rope, Layout layout, int64_t max_capacity)
+    : k_(std::move(k)), v_(std::move(v)), rope_(std::move(rope)), layout_(layout), max_capacity_(max_capacity) {
+  bind_cache();
+}
+
+void AssembledKv::bind_cache() {
+  cache_.k.clear();
+  cache_.v.clear();
   for (int64_t l = 0; l < k_.size(0); ++l) {
     cache_.k.push_back(k_[l]);
     cache_.v.push_back(v_[l]);
   }
   cache_.capacity = k_.size(2);
   cache_.padding = at::zeros({cache_.capacity}, at::TensorOptions(at::kBool).device(k_.device()));
+}
+
+runtime::Status AssembledKv::reserve(int64_t entries) {
+  if (entries <= cache_.capacity) return std::nullopt;
+  if (entries > max_capacity_) {
+    return Error{ErrorCode::kContextFull, "the assembled KV buffer may hold " + std::to_string(max_capacity_) +
+                                              " entries; " + std::to_string(entries) + " were asked for"};
+  }
+  const int64_t grown = std::min(max_capacity_, std::max(entries, 2 * cache_.capacity));
+  try {
+    at::Tensor k = at::zeros({k_.size(0), k_.size(1), grown, k_.size(3)}, k_.options());
+    at::Tensor v = at::zeros({v_.size(0), v_.size(1), grown, v_.size(3)}, v_.options());
+    k.narrow(2, 0, k_.size(2)).copy_(k_);
+    v.narrow(2, 0, v_.size(2)).copy_(v_);
+    k_ = std::move(k);
+    v_ = std::move(v);
+  } catch (const c10::Error& e) {
+    return Error{ErrorCode::kBackend, "libtorch failed while growing the assembled KV buffer to " +
+                                          std::to_string(grown) + " entries: " + e.what_without_backtrace()};
+  }
+  bind_cache();
+  set_padding();
+  return std::nullopt;
 }
 
 void AssembledKv::reset() {
@@ -122,6 +153,10 @@ runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlo
     lengths.push_back(b.kv->kv.tokens());
     total += lengths.back();
   }
+  // Room for the frame, and for the slack layout's spare entries (it
+  // compacts at 1.5x fragmentation), as far as the buffer may grow.
+  const int64_t wanted = prefix_length_ + (layout_ == Layout::kSlack ? total + total / 2 : total);
+  if (auto failed = reserve(std::min(wanted, max_capacity_))) return *failed;
   if (prefix_length_ + total > cache_.capacity) {
     return Error{ErrorCode::kContextFull,
                  "the assembled KV buffer holds " + std::to_string(cache_.capacity) + " entries; the prefix takes " +

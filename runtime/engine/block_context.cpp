@@ -24,6 +24,8 @@ namespace {
 // Blocks per encode_blocks call are bounded by their total tokens, so a first
 // frame of 32K tokens does not hold all its activations at once.
 constexpr int64_t kEncodeTokensPerCall = 8192;
+// What a session's assembled buffer starts with (it doubles as frames grow).
+constexpr int64_t kInitialEntries = 1024;
 
 using KeyMap = std::unordered_map<kv_diff::BlockKey, kv_diff::BlockRef, kv_diff::BlockKeyHash>;
 
@@ -79,7 +81,7 @@ class BlockContext final : public KvContext {
     const int64_t fresh = static_cast<int64_t>(placed.size()) - from_session;
     report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
     report.ms.reposition = watch.lap();
-    return std::nullopt;
+    return kv_.reserve(std::min(kv_.cache().length + prompt.tail, kv_.max_capacity()));
   }
 
   KvCache& cache() override { return kv_.cache(); }
@@ -163,9 +165,11 @@ class BlockContext final : public KvContext {
 Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const SessionParams& params) {
   // The slack layout leaves gaps and compacts at 1.5x fragmentation; give it
   // the room so the final block and the answer always fit after the blocks.
+  // Allocated as frames need it: a session that asked for 8K tokens and
+  // holds 2K keeps ~3K entries, not 12K.
   const int64_t capacity =
       params.layout == kv_diff::Layout::kSlack ? params.context + params.context / 2 : params.context;
-  auto kv = kv_diff::AssembledKv::create(engine.model(), capacity, params.layout);
+  auto kv = kv_diff::AssembledKv::create(engine.model(), capacity, params.layout, kInitialEntries);
   if (!kv) return kv.error();
   return std::unique_ptr<KvContext>(new BlockContext(engine, params, std::move(kv).value()));
 }

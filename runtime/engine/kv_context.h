@@ -16,6 +16,9 @@ namespace kvframe::runtime {
 struct FramePrompt {
   const std::vector<TokenId>* prefix = nullptr;
   const std::vector<BlockTokenizer::Entry>* blocks = nullptr;
+  // Entries the query will append to cache() after the frame (final block +
+  // the most tokens it may generate); 0 when only branches read it.
+  int64_t tail = 0;
 };
 
 class KvContext {

@@ -166,11 +166,12 @@ Result<Answer> Session::Impl::query(const Task& task) {
   QueryReport& report = answer.report;
 
   // Tokenize: new block texts, and the final block.
-  const FramePrompt prompt = frame_prompt(report);
+  FramePrompt prompt = frame_prompt(report);
   auto ready_task = ready(task, report.context_tokens);
   if (!ready_task) return ready_task.error();
   const std::vector<TokenId>& final_block = ready_task->final_block;
   report.query_tokens = static_cast<int64_t>(final_block.size());
+  prompt.tail = report.query_tokens + ready_task->generate.max_tokens;
   report.ms.tokenize = watch.lap();
 
   // The mode brings the frame's KV up to date; the final block runs after it.

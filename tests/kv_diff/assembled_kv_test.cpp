@@ -24,8 +24,8 @@ struct Session {
   AssembledKv kv;
   at::Tensor prefix_k, prefix_v;  // [L, KH, kPrefix, d]
 
-  Session(const runtime::Model& model, int64_t capacity, Layout layout)
-      : kv(AssembledKv::create(model, capacity, layout).value()) {
+  Session(const runtime::Model& model, int64_t capacity, Layout layout, int64_t initial_capacity = 0)
+      : kv(AssembledKv::create(model, capacity, layout, initial_capacity).value()) {
     kv.reset();
     const auto& c = model.config();
     prefix_k = at::randn({c.n_layer, c.n_head_kv, kPrefix, c.head_dim});
@@ -206,6 +206,32 @@ TEST(AssembledKv, RandomFramesKeepEveryBlockExact) {
   EXPECT_GT(compact_total.blocks_kept, 0);
   EXPECT_EQ(compact_total.blocks_rotated, 0);  // compact moves only by rewriting
   EXPECT_LT(slack_total.bytes_written, compact_total.bytes_written);
+}
+
+TEST(AssembledKv, ABufferThatStartsSmallGrowsAndHoldsWhatAFullOneHolds) {
+  auto model = tiny_model();
+  const runtime::Rope& rope = model->rope();
+  for (Layout layout : {Layout::kSlack, Layout::kCompact}) {
+    Session grown(*model, 400, layout, /*initial_capacity=*/8), whole(*model, 400, layout);
+    EXPECT_EQ(grown.kv.cache().capacity, 8);
+    Frames frames(7);
+    for (int frame = 0; frame < 60; ++frame) {
+      for (Session* s : {&grown, &whole}) {
+        auto stats = s->kv.assemble(frames.blocks());
+        ASSERT_TRUE(stats.ok()) << stats.error().to_string();
+        ASSERT_TRUE(holds(*s, frames.blocks(), rope)) << layout_name(layout) << ", frame " << frame;
+      }
+      const auto [grown_k, grown_v] = by_position(grown);
+      const auto [whole_k, whole_v] = by_position(whole);
+      ASSERT_TRUE(at::equal(grown_k, whole_k) && at::equal(grown_v, whole_v)) << "frame " << frame;
+      ASSERT_FALSE(grown.kv.reserve(grown.kv.cache().length + 5)) << "room for the query";
+      grown.append_and_truncate(5);
+      frames.next();
+    }
+    EXPECT_GT(grown.kv.cache().capacity, 8);
+    EXPECT_LT(grown.kv.cache().capacity, 400) << "it holds what its frames need, not its whole budget";
+    EXPECT_EQ(grown.kv.reserve(401).value().code, runtime::ErrorCode::kContextFull);
+  }
 }
 
 TEST(AssembledKv, SlackWritesLessWhenAnEarlyBlockGrows) {

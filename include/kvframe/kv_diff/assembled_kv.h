@@ -74,9 +74,13 @@ struct SlotInfo {
 
 class AssembledKv {
  public:
-  // Shapes, RoPE, device and dtype from the model. kInvalidArgument for
-  // capacity < 1; kBackend when the memory cannot be had.
-  static runtime::Result<AssembledKv> create(const runtime::Model& model, int64_t capacity, Layout layout);
+  // Shapes, RoPE, device and dtype from the model. capacity: the most
+  // entries the buffer may hold; initial_capacity (0: all of capacity) is what
+  // it allocates now, growing (doubling) when a frame or reserve() needs more
+  // — a session that asked for a large context pays for what it uses.
+  // kInvalidArgument for capacity < 1; kBackend when the memory cannot be had.
+  static runtime::Result<AssembledKv> create(const runtime::Model& model, int64_t capacity, Layout layout,
+                                             int64_t initial_capacity = 0);
 
   AssembledKv(AssembledKv&&) = default;
   AssembledKv& operator=(AssembledKv&&) = default;
@@ -101,6 +105,10 @@ class AssembledKv {
   runtime::Result<AssembleStats> assemble(const std::vector<PlacedBlock>& blocks);
   // Drops every token appended after the last assemble (or seal_prefix).
   void truncate_to_assembly();
+  // Makes room for at least `entries` (what cache() holds is kept).
+  // kContextFull past max_capacity(); kBackend when the memory cannot be had.
+  runtime::Status reserve(int64_t entries);
+  int64_t max_capacity() const { return max_capacity_; }
 
   int64_t prefix_length() const { return prefix_length_; }  // entries (= positions) of the prefix
   int64_t tokens() const;                                    // block tokens now assembled
@@ -115,7 +123,8 @@ class AssembledKv {
     int64_t position;
   };
 
-  AssembledKv(at::Tensor k, at::Tensor v, runtime::Rope rope, Layout layout);
+  AssembledKv(at::Tensor k, at::Tensor v, runtime::Rope rope, Layout layout, int64_t max_capacity);
+  void bind_cache();  // cache_'s views and padding over k_, v_
   runtime::Status check_blocks(const std::vector<PlacedBlock>& blocks) const;
   void set_padding();
 
@@ -123,6 +132,7 @@ class AssembledKv {
   runtime::KvCache cache_;
   runtime::Rope rope_;
   Layout layout_;
+  int64_t max_capacity_ = 0;
   int64_t prefix_length_ = 0, prefix_position_ = 0;
   int64_t high_water_ = 0;
   std::vector<Slotted> blocks_;  // block order
