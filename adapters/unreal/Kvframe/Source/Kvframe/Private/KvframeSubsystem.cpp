@@ -10,11 +10,20 @@
 void UKvframeSubsystem::Initialize(FSubsystemCollectionBase& Collection)
 {
 	Super::Initialize(Collection);
-	const FString& Endpoint = GetDefault<UKvframeSettings>()->Endpoint;
+	const UKvframeSettings* Settings = GetDefault<UKvframeSettings>();
+	const FString& Endpoint = Settings->Endpoint;
 	const FTCHARToUTF8 EndpointUtf8(*Endpoint);
 	const FTCHARToUTF8 Name(*FString::Printf(TEXT("unreal %s / %s"), *FEngineVersion::Current().ToString(), FApp::GetProjectName()));
+	const FTCHARToUTF8 ServerKey(*Settings->ServerPublicKey), PublicKey(*Settings->ClientPublicKey),
+		SecretKey(*Settings->ClientSecretKey);
 	kvf_client_params Params = kvf_client_default_params();
 	if (!Endpoint.IsEmpty()) Params.endpoint = EndpointUtf8.Get();
+	if (!Settings->ServerPublicKey.IsEmpty())  // all three or none: kvf_client_connect says which is wrong
+	{
+		Params.server_public_key = ServerKey.Get();
+		Params.client_public_key = PublicKey.Get();
+		Params.client_secret_key = SecretKey.Get();
+	}
 	Params.client_name = Name.Get();
 	// Connect lazily: kvf_client_connect returns at once and ZeroMQ connects (and reconnects)
 	// on the library's thread, so the game thread never waits for the server. A server that
