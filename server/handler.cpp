@@ -58,8 +58,10 @@ void RequestHandler::refuse(ReplySink& sink, const std::string& route, const std
 bool RequestHandler::within_rate(const std::string& principal, Clock::time_point now) {
   if (params_.rate.per_second <= 0) return true;
   // Buckets that have filled up again carry no state worth keeping: forget
-  // them now and then, so a stream of new connections cannot grow the map.
-  if (buckets_.size() > ServerStats::kMaxPrincipals) {
+  // them now and then (at most once a second: the sweep reads them all), so
+  // a stream of new connections cannot grow the map.
+  if (buckets_.size() > ServerStats::kMaxPrincipals && now - last_sweep_ >= std::chrono::seconds(1)) {
+    last_sweep_ = now;
     for (auto it = buckets_.begin(); it != buckets_.end();) {
       const double idle_s = std::chrono::duration<double>(now - it->second.refilled).count();
       it = it->second.tokens + idle_s * params_.rate.per_second >= params_.rate.burst ? buckets_.erase(it) : std::next(it);

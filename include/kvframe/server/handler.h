@@ -120,6 +120,7 @@ class RequestHandler {
     Clock::time_point refilled;
   };
   std::unordered_map<std::string, Bucket> buckets_;  // I/O thread only
+  Clock::time_point last_sweep_{};
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;
