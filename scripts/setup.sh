@@ -26,6 +26,8 @@ PACKAGES=(
   mono-mcs mono-runtime
   # schema-constrained decoding tests check every output with an independent validator
   python3-jsonschema
+  # the Python client (adapters/python): its wire dependencies and its pytest suite
+  python3-zmq python3-flatbuffers python3-pytest
   # the Hold'em replay page is tested in headless Chromium
   chromium fonts-liberation fonts-dejavu-core
   # tests and benchmarks (gnuplot draws the benchmarks' PNG plots)

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -59,6 +61,7 @@ constexpr const char* kFooter =
 struct Options {
   std::string model = rt::default_model_path();
   std::string bind = "tcp://127.0.0.1:5555";
+  std::string ready_file;
   std::string mode = "any";
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
@@ -160,6 +163,21 @@ srv::KeyResult<std::map<std::string, std::string>> cache_groups(const Options& o
   return groups;
 }
 
+// Tells whoever started the server where it listens (a --bind with port 0 picks a free
+// port): one line on stdout, and --ready-file written whole or not at all (a temporary
+// file renamed into place) so a watcher never reads half an endpoint.
+bool announce_endpoint(const std::string& endpoint, const std::string& ready_file) {
+  std::cout << "kvframe-serve listening on " << endpoint << std::endl;
+  if (ready_file.empty()) return true;
+  const std::string temporary = ready_file + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << endpoint << '\n';
+    if (!out.flush()) return false;
+  }
+  return std::rename(temporary.c_str(), ready_file.c_str()) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,7 +185,10 @@ int main(int argc, char** argv) {
   CLI::App app{"Serves the kvframe block-attention engine to games over ZeroMQ."};
   app.footer(kFooter);
   app.add_option("--model", o.model, "GGUF model file")->capture_default_str();
-  app.add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (port 0: any free port, logged)")->capture_default_str();
+  app.add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (port 0: any free port; the bound one is printed)")
+      ->capture_default_str();
+  app.add_option("--ready-file", o.ready_file,
+                 "once listening, write the bound endpoint and a newline to this file (removed at exit)");
   app.add_option("--mode", o.mode, "attention modes served: full, prefix, block, or any (each session picks)")
       ->check(CLI::IsMember({"full", "prefix", "block", "any"}))
       ->capture_default_str();
@@ -294,10 +315,15 @@ int main(int argc, char** argv) {
     log.error("cannot start", {{"reason", server.error().message}});
     return server.error().code == srv::ServerErrorCode::kBind ? kBindError : kConfigError;
   }
+  if (!announce_endpoint((*server)->endpoint(), o.ready_file)) {
+    log.error("cannot write --ready-file", {{"path", o.ready_file}, {"next", "check that its folder exists and is writable"}});
+    return kConfigError;
+  }
   g_server = server->get();
   install_stop_handlers();
   const bool finished = (*server)->run();
   g_server = nullptr;
+  if (!o.ready_file.empty()) std::remove(o.ready_file.c_str());
   // A query still running after the grace period cannot be interrupted:
   // leave without waiting for it (destructors would).
   if (!finished) std::_Exit(kSuccess);

@@ -258,6 +258,21 @@ TEST_F(ServeTest, PublicBindWithoutCurveIsRefused) {
       << ServerProcess::last_start_error();
 }
 
+// A launcher that binds port 0 learns the port from --ready-file, which exists
+// only while the server listens.
+TEST_F(ServeTest, ReadyFileNamesTheBoundEndpointWhileServing) {
+  const std::filesystem::path ready =
+      std::filesystem::temp_directory_path() / ("kvframe-ready-" + std::to_string(getpid()));
+  start({"--ready-file", ready.string()});
+  std::ifstream in(ready);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << server->log();
+  EXPECT_EQ(line, server->endpoint());
+  EXPECT_NE(body_type(Client(context, line).request(hello_message(1))), fb::Body::NONE);
+  EXPECT_EQ(server->stop(), 0) << server->log();
+  EXPECT_FALSE(std::filesystem::exists(ready));
+}
+
 TEST_F(ServeTest, SigtermAnswersQueuedRequestsAndExitsZero) {
   start();
   Client client(context, server->endpoint());
