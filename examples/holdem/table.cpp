@@ -73,6 +73,7 @@ Hand::Hand(const TableConfig& config, int button, const std::vector<std::int64_t
     seats_[i].in_hand = stacks[i] > 0;
   }
   acted_.assign(stacks.size(), false);
+  bet_when_acted_.assign(stacks.size(), 0);
   choose_blind_seats();
   post_blind(small_blind_seat_, config_.small_blind, ActionKind::kSmallBlind);
   post_blind(big_blind_seat_, config_.big_blind, ActionKind::kBigBlind);
@@ -159,13 +160,33 @@ int Hand::next_needing_action(int after) const {
 
 // --- legality ------------------------------------------------------------
 
+// Reopened for a seat that already acted only when what it now faces, since it
+// last acted, adds up to a full raise: several short all-ins together may
+// (TDA Rule 47; Robert's Rules of Poker, section 14, rule 8).
+bool Hand::betting_reopened_for(int index) const {
+  const auto i = static_cast<std::size_t>(index);
+  return !acted_[i] || current_bet_ - bet_when_acted_[i] >= largest_raise_;
+}
+
+// Another live seat could put in more than the bet to match: otherwise a
+// raise could only be called all in for less, by nobody or by chips already
+// short of the current bet.
+bool Hand::someone_could_answer_a_raise(int index) const {
+  for (int i = 0; i < seat_count(); ++i) {
+    if (i != index && can_act(i) && seat(i).bet + seat(i).stack > current_bet_) return true;
+  }
+  return false;
+}
+
 const char* Hand::why_no_raise(int index) const {
   const SeatState& s = seat(index);
   if (s.stack <= current_bet_ - s.bet) return "cannot raise: calling takes the whole stack";
-  if (acted_[static_cast<std::size_t>(index)]) {
-    return "cannot raise: an all-in below a full raise does not reopen the betting";
+  if (!betting_reopened_for(index)) {
+    return "cannot raise: all-ins below a full raise since this seat acted do not reopen the betting";
   }
-  if (able_count() < 2) return "cannot raise: every other seat is all in or folded";
+  if (!someone_could_answer_a_raise(index)) {
+    return "cannot raise: every other seat is all in, folded, or cannot cover the bet";
+  }
   return nullptr;
 }
 
@@ -281,6 +302,7 @@ void Hand::play(const Action& action) {
     default: break;  // blinds: refused by check()
   }
   acted_[static_cast<std::size_t>(actor)] = true;
+  bet_when_acted_[static_cast<std::size_t>(actor)] = current_bet_;
   advance(actor);
 }
 

@@ -20,11 +20,13 @@
 //   short), raise. Amounts are "raise to": the seat's total bet this street
 //   after the action. A bet on a street with no bet is a raise from 0.
 //   Folding is legal even when checking is. No raise once every other seat
-//   is all in or folded: nobody could answer it.
+//   is all in, folded, or too short to cover the current bet: nobody could
+//   answer it.
 // - Minimum raise: to the current bet plus the largest raise so far this
 //   street (at least the big blind). An all-in below it is allowed but is
-//   not a full raise: players who already acted may then only call or fold
-//   (unless a later full raise reopens the betting).
+//   not a full raise: players who already acted may then only call or fold,
+//   unless what they face since they acted adds up to a full raise (a later
+//   full raise, or several short all-ins together: TDA Rule 47).
 // - A round ends when every seat still able to act has acted since the last
 //   full raise and matched the bet; with at most one seat able to act and the
 //   bets matched, the remaining board is dealt out without betting.
@@ -181,6 +183,8 @@ class Hand {
   std::int64_t highest_other_bet(int index) const;  // among live seats
   bool needs_action(int index) const;
   int next_needing_action(int after) const;   // -1 when the round is complete
+  bool betting_reopened_for(int index) const;
+  bool someone_could_answer_a_raise(int index) const;
   const char* why_no_raise(int index) const;  // nullptr when the seat may raise
   std::string raise_error(std::int64_t to, const LegalActions& options) const;
 
@@ -208,6 +212,7 @@ class Hand {
   // Per seat: acted since the street began or the last full raise. A seat
   // that has acted may not raise again until a full raise reopens the betting.
   std::vector<bool> acted_;
+  std::vector<std::int64_t> bet_when_acted_;  // per seat: current_bet_ right after its last action
   Deck deck_;
   std::vector<Card> board_;
   Street street_ = Street::kPreflop;

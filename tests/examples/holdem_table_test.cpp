@@ -291,7 +291,7 @@ TEST(HoldemTable, AnIncompleteAllInRaiseDoesNotReopenTheBetting) {
   EXPECT_FALSE(legal.can_raise);
   EXPECT_EQ(legal.call_amount, 50);
   EXPECT_EQ(hand.check(Action::raise_to(250)),
-            "cannot raise: an all-in below a full raise does not reopen the betting");
+            "cannot raise: all-ins below a full raise since this seat acted do not reopen the betting");
   EXPECT_EQ(hand.check(Action::fold()), "");
   act(hand, 1, Action::call());
   EXPECT_EQ(hand.street(), Street::kTurn);
@@ -314,7 +314,60 @@ TEST(HoldemTable, NoRaiseWhenEveryOtherSeatIsAllIn) {
   EXPECT_FALSE(legal.can_raise);
   EXPECT_EQ(legal.call_amount, 290);
   EXPECT_EQ(hand.check(Action::raise_to(600)),
-            "cannot raise: every other seat is all in or folded");
+            "cannot raise: every other seat is all in, folded, or cannot cover the bet");
+}
+
+// Flop, button 0 (preflop everyone calls 10): seat 1 bets 100, then seats 2
+// and 3 go all in short of a full raise each; seat 0 calls.
+Hand flop_with_two_short_all_ins(std::int64_t seat3_stack) {
+  Hand hand(table(4), /*button=*/0, {1000, 1000, 160, seat3_stack}, shuffled_deck(11));
+  seats_acting(hand, Street::kPreflop);
+  act(hand, 1, Action::raise_to(100));
+  act(hand, 2, Action::raise_to(150));  // all in: +50
+  act(hand, 3, Action::raise_to(seat3_stack - 10));  // all in
+  act(hand, 0, Action::call());
+  return hand;
+}
+
+// TDA Rule 47 (Re-Opening the Bet), Robert's Rules of Poker section 14 rule 8:
+// "an all-in wager (or cumulative multiple short all-ins) totaling less than a
+// full raise does not reopen the betting to a player who has already acted".
+// Seat 1 acted at 100; two short all-ins take it to 210: 110 more, at least
+// the full raise of 100, so seat 1 may raise again.
+TEST(HoldemTable, ShortAllInsThatTogetherMakeAFullRaiseReopenTheBetting) {
+  Hand hand = flop_with_two_short_all_ins(/*seat3_stack=*/220);
+  ASSERT_EQ(hand.to_act(), 1);
+  const LegalActions legal = hand.legal();
+  EXPECT_TRUE(legal.can_raise);
+  EXPECT_EQ(legal.call_amount, 110);
+  EXPECT_EQ(legal.min_raise_to, 310);  // 210 + the largest full raise, 100
+  act(hand, 1, Action::raise_to(310));
+  EXPECT_EQ(hand.to_act(), 0);
+}
+
+// The same with the two all-ins adding 90 in all: short of a full raise, so
+// seat 1 may only call or fold.
+TEST(HoldemTable, ShortAllInsThatTogetherFallShortDoNotReopenTheBetting) {
+  Hand hand = flop_with_two_short_all_ins(/*seat3_stack=*/200);
+  ASSERT_EQ(hand.to_act(), 1);
+  const LegalActions legal = hand.legal();
+  EXPECT_FALSE(legal.can_raise);
+  EXPECT_EQ(legal.call_amount, 90);
+  act(hand, 1, Action::call());
+  EXPECT_EQ(hand.street(), Street::kTurn);
+}
+
+// table.h: no raise nobody could answer. Seat 0 is all in for 200 and seat 2
+// has only 100 in all: a raise by seat 1 could not be called by anyone.
+TEST(HoldemTable, NoRaiseWhenNoOtherSeatCanCoverTheBet) {
+  Hand hand(table(3), /*button=*/0, {200, 1000, 100}, shuffled_deck(12));
+  act(hand, 0, Action::raise_to(200));
+  ASSERT_EQ(hand.to_act(), 1);
+  const LegalActions legal = hand.legal();
+  EXPECT_FALSE(legal.can_raise);
+  EXPECT_EQ(legal.call_amount, 195);
+  EXPECT_EQ(hand.check(Action::raise_to(400)),
+            "cannot raise: every other seat is all in, folded, or cannot cover the bet");
 }
 
 // --- pots ------------------------------------------------------------------
