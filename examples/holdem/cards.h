@@ -44,6 +44,8 @@ class Deck {
   // or a card listed twice.
   explicit Deck(std::vector<Card> order);
   Card deal();  // throws std::out_of_range when empty
+  // Every card in dealing order, dealt or not: what a replay needs.
+  const std::vector<Card>& order() const { return cards_; }
   std::size_t remaining() const { return cards_.size() - next_; }
 
  private:

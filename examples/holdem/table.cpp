@@ -162,7 +162,7 @@ int Hand::next_needing_action(int after) const {
 
 // Reopened for a seat that already acted only when what it now faces, since it
 // last acted, adds up to a full raise: several short all-ins together may
-// (TDA Rule 47; Robert's Rules of Poker, section 14, rule 8).
+// (TDA Rule 47; Robert's Rules of Poker, section 14).
 bool Hand::betting_reopened_for(int index) const {
   const auto i = static_cast<std::size_t>(index);
   return !acted_[i] || current_bet_ - bet_when_acted_[i] >= largest_raise_;

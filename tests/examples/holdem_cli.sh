@@ -26,6 +26,28 @@ cmp -s "$work/out.txt" "$work/rules_1.json" || { echo "FAIL: the same seed playe
 expect 0 "rule bots, --seats repeats --bots" -- "$holdem" --bots tag,random --seats 9 --hands 20 --commentary off
 expect_in out.txt "p9"
 
+# Stacks per seat, blinds and a hand history in PHH (holdem_phh_replay.sh
+# replays one in PokerKit).
+expect 1 "--stacks of the wrong count" -- "$holdem" --bots tag,random --stacks 100,200,300 --hands 1
+expect_in err.txt "one per seat"
+expect 1 "--stacks not positive" -- "$holdem" --bots tag,random --stacks 100,0 --hands 1
+expect 1 "--blinds malformed" -- "$holdem" --bots tag,random --blinds 10/5 --hands 1
+expect_in err.txt "SB/BB"
+expect 0 "stacks, blinds, hand history" -- "$holdem" --bots tag,station,random --stacks 200,1000,50 --blinds 2/4 \
+  --hands 20 --hand-history "$work/m.phhs" --commentary off
+python3 - "$work/m.phhs" <<'PY' || failures=$((failures + 1))
+import re, sys
+text = open(sys.argv[1]).read()
+hands = re.findall(r"^\[(\d+)\]$", text, re.M)
+assert hands == [str(n) for n in range(1, 21)], hands
+assert text.count('blinds_or_straddles = [2, 4, 0]') == 20
+assert sorted(map(int, re.search(r"starting_stacks = \[(.*)\]", text).group(1).split(", "))) == [50, 200, 1000]
+assert len(re.findall(r'_deck = "([2-9TJQKA][cdhs]){52}"', text)) == 20
+print("ok: 20 hands in PHH")
+PY
+expect 1 "--hand-history in a missing folder" -- "$holdem" --bots tag,random --hands 1 --hand-history "$work/no/such/m.phhs"
+expect_in err.txt "cannot write the hand history"
+
 # The LLM bot and the commentator on the tiny model, in this process: block
 # plays, full answers the same decisions.
 llm_args=(--model "$tiny" --bots llm,tag --hands 4 --seed 5 --mode block,full --history 2 --context 4096 --threads 1)

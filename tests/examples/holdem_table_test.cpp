@@ -329,9 +329,9 @@ Hand flop_with_two_short_all_ins(std::int64_t seat3_stack) {
   return hand;
 }
 
-// TDA Rule 47 (Re-Opening the Bet), Robert's Rules of Poker section 14 rule 8:
-// "an all-in wager (or cumulative multiple short all-ins) totaling less than a
-// full raise does not reopen the betting to a player who has already acted".
+// TDA Rule 47 (Re-Opening the Bet), as Robert's Rules of Poker section 14:
+// all-ins short of a full raise, alone or several together, do not reopen the
+// betting for a player who already acted; together reaching a full raise, they do.
 // Seat 1 acted at 100; two short all-ins take it to 210: 110 more, at least
 // the full raise of 100, so seat 1 may raise again.
 TEST(HoldemTable, ShortAllInsThatTogetherMakeAFullRaiseReopenTheBetting) {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "holdem/hand_history.h"
 #include "holdem/replay_html.h"
 #include "holdem/simulator/dataset.h"
 #include "holdem/simulator/llm_player.h"
@@ -40,7 +41,9 @@ const char* const kFooter =
     "  1  usage error\n"
     "  2  the model or --server cannot be used (the reason is printed)\n"
     "  3  the match was played, but a bot answered with an invalid action\n"
-    "Example: kvframe-holdem --bots llm,tag,station,random --hands 30 --mode block,full --replay-html match.html";
+    "Example: kvframe-holdem --bots llm,tag,station,random --hands 30 --mode block,full --replay-html match.html\n"
+    "Hand histories: kvframe-holdem --bots tag,station,random --seats 6 --stacks 200,1000,50,3000,700,1000 "
+    "--hands 1500 --hand-history m.phhs";
 
 struct Options {
   std::vector<std::string> bots = {"llm", "tag", "station", "random"};
@@ -60,7 +63,22 @@ struct Options {
   std::string dataset;
   std::string lora = "auto";
   std::string dtype;
+  std::vector<std::int64_t> stacks;
+  std::string blinds = "5/10";
+  std::string hand_history;
 };
+
+// "5/10" as small and big blind; false unless 0 < small <= big.
+bool parse_blinds(const std::string& text, hd::TableConfig& table) {
+  long long small = 0, big = 0;
+  char slash = 0, extra = 0;
+  std::istringstream in(text);
+  if (!(in >> small >> slash >> big) || slash != '/' || (in >> extra)) return false;
+  if (small <= 0 || big < small) return false;
+  table.small_blind = small;
+  table.big_blind = big;
+  return true;
+}
 
 kvf_mode parse_mode(const std::string& name) {
   return name == "full" ? KVF_MODE_FULL : name == "prefix" ? KVF_MODE_PREFIX : KVF_MODE_BLOCK;
@@ -208,10 +226,20 @@ int run(const Options& o) {
 
   hd::MatchParams params;
   params.table.seats = seats;
+  parse_blinds(o.blinds, params.table);  // checked when parsed
+  if (!o.stacks.empty() && static_cast<int>(o.stacks.size()) != seats) {
+    std::cerr << "kvframe-holdem: --stacks gives " << o.stacks.size() << " stacks for " << seats
+              << " seats: give one per seat\n";
+    return kUsageError;
+  }
+  params.stack = 100 * params.table.big_blind;
+  params.stacks = o.stacks;
   params.hands = o.hands;
   params.seed = o.seed;
   params.history_hands = o.history;
   hd::Match match(params, std::move(seated));
+  std::unique_ptr<hd::HandHistoryWriter> hand_history;
+  if (!o.hand_history.empty()) hand_history = std::make_unique<hd::HandHistoryWriter>(o.hand_history);
   std::unique_ptr<hd::DatasetWriter> dataset;
   if (!o.dataset.empty()) {
     std::string error;
@@ -223,6 +251,11 @@ int run(const Options& o) {
   }
   hd::MatchObserver observer;
   if (dataset) observer.on_turn = [&](const hd::DecisionView& view) { dataset->decision(view, infos); };
+  if (hand_history) {
+    observer.on_hand_over = [&](const hd::Hand& hand, std::uint64_t n, const std::vector<hd::Card>& deck) {
+      hand_history->write(hand, n, infos, deck, o.seed);
+    };
+  }
   observer.on_hand_line = [&](std::uint64_t, const std::string& line) { human << line << "\n" << std::flush; };
   observer.on_decision = [&](const hd::Hand&, int seat, const hd::Decision& d) {
     if (d.samples.empty()) return;
@@ -262,6 +295,7 @@ int run(const Options& o) {
     hd::write_replay_html(o.replay_html, replay_record(match, o, report).dump());
     human << "replay: " << o.replay_html << "\n";
   }
+  if (hand_history) human << "hand history: " << hand_history->hands() << " hands in PHH written to " << o.hand_history << "\n";
   if (dataset) human << "dataset: " << dataset->records() << " records appended to " << o.dataset << "\n";
   std::int64_t invalid = 0;
   for (const Json& bot : report["llm"]) invalid += bot["invalid"].get<std::int64_t>();
@@ -302,6 +336,17 @@ int main(int argc, char** argv) {
                                    "block-tuned adapter with the default model)")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: bf16 on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  app.add_option("--stacks", o.stacks, "starting stack of each seat, in seat order, every hand (default: 100 big blinds each)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--blinds", o.blinds, "small and big blind, SB/BB")
+      ->check([](const std::string& text) {
+        hd::TableConfig table;
+        return parse_blinds(text, table) ? std::string() : "expected SB/BB with 0 < SB <= BB, e.g. 5/10";
+      })
+      ->capture_default_str();
+  app.add_option("--hand-history", o.hand_history,
+                 "write every hand to this file in PHH, the Poker Hand History format (.phhs), with its deck");
   app.add_option("--dataset", o.dataset,
                  "append every decision (target: the tight-aggressive bot's action) and notable hand's commentary "
                  "to this JSONL file as kvframe-finetune training data; rules.json goes beside it");

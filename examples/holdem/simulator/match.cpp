@@ -112,6 +112,14 @@ Match::Match(MatchParams params, std::vector<SeatedPlayer> seats)
     throw std::invalid_argument("holdem: " + std::to_string(seats_.size()) + " players for " +
                                 std::to_string(params_.table.seats) + " seats");
   }
+  if (params_.stacks.empty()) params_.stacks.assign(static_cast<std::size_t>(params_.table.seats), params_.stack);
+  if (static_cast<int>(params_.stacks.size()) != params_.table.seats) {
+    throw std::invalid_argument("holdem: " + std::to_string(params_.stacks.size()) + " stacks for " +
+                                std::to_string(params_.table.seats) + " seats");
+  }
+  for (const std::int64_t stack : params_.stacks) {
+    if (stack <= 0) throw std::invalid_argument("holdem: every starting stack must be positive");
+  }
   Json players = Json::array();
   for (const SeatedPlayer& seat : seats_) {
     players.push_back({{"id", seat.info.id}, {"name", seat.info.name}, {"kind", seat.player->kind()}});
@@ -133,9 +141,11 @@ void Match::play(const MatchObserver& observer) {
 void Match::play_hand(std::uint64_t number, const MatchObserver& observer) {
   const int seats = params_.table.seats;
   const int button = static_cast<int>((number - 1) % static_cast<std::uint64_t>(seats));
-  const std::vector<std::int64_t> stacks(static_cast<std::size_t>(seats), params_.stack);
+  const std::vector<std::int64_t>& stacks = params_.stacks;
   DeterministicRng deck_rng(deck_seed(params_.seed, number));
-  Hand hand(params_.table, button, stacks, Deck(deck_rng));
+  Deck deck(deck_rng);
+  const std::vector<Card> deck_order = deck.order();
+  Hand hand(params_.table, button, stacks, std::move(deck));
 
   Json hole = Json::array();
   for (const SeatState& seat : hand.seats()) hole.push_back(card_names(seat.hole));
@@ -184,6 +194,7 @@ void Match::play_hand(std::uint64_t number, const MatchObserver& observer) {
   }
 
   const HandResult& result = hand.result();
+  if (observer.on_hand_over) observer.on_hand_over(hand, number, deck_order);
   nets_.push_back(result.net);
   memory_.record(hand, number);
   const std::string line = hand_line(hand, number, memory_.players());

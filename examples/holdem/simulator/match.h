@@ -1,6 +1,7 @@
 // A match: hands played one after another by a table of players, each hand
-// from 100 big blinds (stacks reset, as in bot-evaluation matches, so every
-// hand counts the same in bb/100), the button moving one seat per hand.
+// from the same starting stacks (reset, as in bot-evaluation matches, so
+// every hand counts the same in bb/100; 100 big blinds each by default), the
+// button moving one seat per hand.
 //
 //   Match match(params, std::move(seats));
 //   match.play(observer);                    // per-hand lines, commentary
@@ -28,6 +29,7 @@ namespace kvframe::examples::holdem {
 struct MatchParams {
   TableConfig table;            // seats = the number of players
   std::int64_t stack = 1000;    // every hand starts from it
+  std::vector<std::int64_t> stacks;  // per seat, > 0; when set, it replaces `stack`
   int hands = 30;
   std::uint64_t seed = 1;
   int history_hands = 100;      // finished hands kept in the gamecore
@@ -53,13 +55,16 @@ struct MatchObserver {
   // Before a seat decides, with what it sees (training data records it).
   std::function<void(const DecisionView& view)> on_turn;
   std::function<void(const Hand& hand, int seat, const Decision& decision)> on_decision;
+  // Once a hand is over, with its deck in dealing order (hand histories).
+  std::function<void(const Hand& hand, std::uint64_t hand_number, const std::vector<Card>& deck)> on_hand_over;
   // Returns the commentary on the hand (empty: none).
   std::function<std::string(const Hand& hand, std::uint64_t hand_number, const MatchMemory& memory)> on_hand_end;
 };
 
 class Match {
  public:
-  // std::invalid_argument when the seats do not fit params.table.seats.
+  // std::invalid_argument when the seats or params.stacks do not fit
+  // params.table.seats, or a stack is not positive.
   Match(MatchParams params, std::vector<SeatedPlayer> seats);
 
   void play(const MatchObserver& observer = {});
