@@ -26,7 +26,7 @@ struct PromptFrame {
 PromptFrame make_prompt_frame(const Tokenizer& tokenizer, const std::optional<ChatTemplate>& chat_template,
                               const std::string& system_prompt);
 
-// What a block contributes: "<id>: <json>\n".
+// What a block contributes: its text ("<path>: <json>") and a newline.
 std::string block_prompt_text(const json_blocker::Block& block);
 
 // Token ids of the current frame's blocks, cached by block text hash between
