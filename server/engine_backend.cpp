@@ -147,6 +147,11 @@ BackendResult<FrameSummary> EngineBackend::apply_frame(uint64_t session_id, fb::
   }
 }
 
+void EngineBackend::warm(uint64_t session_id) {
+  // An error here is the next query's to report: it meets the same frame.
+  if (rt::Session* session = find(session_id)) (void)session->warm();
+}
+
 BackendResult<QueryAnswer> EngineBackend::run_query(uint64_t session_id, const QuerySpec& query,
                                                     const ChunkSink& on_chunk) {
   rt::Session* session = find(session_id);

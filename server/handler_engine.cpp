@@ -67,6 +67,16 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
     refuse(out, left.route, left.principal,
            {fb::ErrorCode::UnknownSession, "the session did not open", left.request.request_id, work->session_id});
   }
+  // Idle time goes to the frame just applied: its query, when it comes,
+  // finds the blocks encoded. A request that arrives meanwhile waits for at
+  // most one frame's changed blocks, work its own query would have done.
+  if (outcome == Outcome::kFrameApplied && params_.warm_frames && scheduler_.queue_depth() == 0) {
+    try {
+      backend_.warm(work->session_id);
+    } catch (const std::exception& e) {
+      log_.warn("warming a frame failed", {{"session", hex_id(work->session_id)}, {"reason", e.what()}});
+    }
+  }
   return true;
 }
 

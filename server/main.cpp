@@ -62,6 +62,7 @@ struct Options {
   std::string model = rt::default_model_path();
   std::string bind = "tcp://127.0.0.1:5555";
   std::string ready_file;
+  bool warm_frames = true;
   std::string mode = "any";
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
@@ -207,6 +208,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-batch", o.max_batch,
                  "queries of one session on the same frame decoded as one batch (1: one at a time)")
       ->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_flag("!--no-warm", o.warm_frames,
+               "do not encode a frame as it arrives when the engine is idle (then its query encodes it)");
   app.add_option("--max-session-queue", o.max_session_queue, "requests waiting in one session (then Error{Busy})")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--log-level", o.log_level, "error, warn, info or debug (debug: stats every 10 s)")
@@ -301,6 +304,7 @@ int main(int argc, char** argv) {
   params.handler.modes = served_modes(o.mode);
   params.handler.default_context = o.context;
   params.handler.max_context = o.max_context;
+  params.handler.warm_frames = o.warm_frames;
   params.handler.limits.max_tokens = o.max_tokens;
   params.handler.limits.max_message_bytes = static_cast<std::size_t>(o.max_message_mb * (1 << 20));
   params.handler.scheduler.max_queue = o.max_queue;

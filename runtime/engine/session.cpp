@@ -58,6 +58,11 @@ void finish_answer(Answer& answer, Generation generation, const Decoder& decoder
   answer.stop = generation.stop;
 }
 
+// What Session::warm() encoded since the last query.
+struct WorkAhead {
+  int64_t blocks_encoded = 0, cache_hits = 0, tokens_encoded = 0;
+};
+
 }  // namespace
 
 struct Session::Impl {
@@ -68,6 +73,18 @@ struct Session::Impl {
   BlockTokenizer blocks;
   std::unique_ptr<KvContext> context;
   double pending_partition_ms = 0;  // frames since the last query
+  WorkAhead ahead;                  // warm() since the last query
+
+  // Blocks and tokens that warm() encoded count in the next query's report:
+  // the work its frame took, done ahead or not. Blocks warmed count as
+  // encoded (or hits) there, not as reused, so the report's blocks still add up.
+  void count_ahead(QueryReport& report) {
+    report.blocks_encoded += ahead.blocks_encoded;
+    report.cache_hits += ahead.cache_hits;
+    report.blocks_reused = std::max<int64_t>(0, report.blocks_reused - ahead.blocks_encoded - ahead.cache_hits);
+    report.tokens_encoded += ahead.tokens_encoded;
+    ahead = {};
+  }
 
   json_blocker::Result<json_blocker::FrameDiff> accepted(json_blocker::Result<json_blocker::FrameDiff> diff) {
     if (diff) {
@@ -88,6 +105,7 @@ struct Session::Impl {
   }
 
   Result<ReadyTask> ready(const Task& task, int64_t context_tokens);
+  Status warm();
   Result<Answer> query(const Task& task);
   std::vector<Result<Answer>> query_batch(const std::vector<Task>& tasks);
 };
@@ -120,6 +138,8 @@ json_blocker::Result<json_blocker::FrameDiff> Session::update_patch(std::string_
                                                                     json_blocker::PatchFormat format) {
   return impl_->accepted(impl_->stream.push_patch(patch, format));
 }
+
+Status Session::warm() { return impl_->warm(); }
 
 Result<Answer> Session::query(const Task& task) { return impl_->query(task); }
 
@@ -155,6 +175,20 @@ Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens)
   return out;
 }
 
+Status Session::Impl::warm() {
+  // full is the baseline that recomputes the whole prompt at every query.
+  if (stream.frames() == 0 || params.mode == AttentionMode::kFull) return std::nullopt;
+  QueryReport report;
+  const FramePrompt prompt = frame_prompt(report);
+  const Status failed = context->prepare(prompt, report);
+  context->finish({});
+  if (failed) return failed;
+  ahead.blocks_encoded += report.blocks_encoded;
+  ahead.cache_hits += report.cache_hits;
+  ahead.tokens_encoded += report.tokens_encoded;
+  return std::nullopt;
+}
+
 Result<Answer> Session::Impl::query(const Task& task) {
   if (stream.frames() == 0) {
     return Error{ErrorCode::kInvalidArgument, "query() before the first frame: send the game state with update()"};
@@ -179,6 +213,7 @@ Result<Answer> Session::Impl::query(const Task& task) {
     context->finish({});
     return *failed;
   }
+  count_ahead(report);
   watch.restart();
   auto logits = runtime::prefill(model, final_block, context->cache());
   if (!logits) {
@@ -243,6 +278,7 @@ std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& 
     context->finish({});
     return fail_all(*failed);
   }
+  count_ahead(shared);
   watch.restart();
 
   // Their final blocks, each on a branch of that KV, in one batch.

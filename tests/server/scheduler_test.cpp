@@ -86,6 +86,25 @@ TEST_F(HandlerTest, MaxBatchBoundsABatch) {
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(batch_size(*all[i]), expected_batch[i]) << "reply " << i;
 }
 
+// Idle engine time encodes the frame just applied; with a request waiting,
+// that request goes first (a query would encode the frame itself).
+TEST_F(HandlerTest, AFrameIsWarmedOnlyWhenNothingWaits) {
+  const uint64_t session = open_with_frame();
+  EXPECT_EQ(backend.warmed, std::vector<uint64_t>{session});
+  send(frame_message(next_id++, session, 2, kTinyState));
+  send(query_message(next_id++, session));
+  run_all();
+  EXPECT_EQ(take().size(), 2u);
+  EXPECT_EQ(backend.warmed.size(), 1u) << "frame 2 had a query behind it";
+
+  HandlerParams cold;
+  cold.warm_frames = false;
+  start(cold);
+  backend.warmed.clear();
+  open_with_frame();
+  EXPECT_TRUE(backend.warmed.empty());
+}
+
 TEST_F(HandlerTest, WholeFrameSupersedesFramesQueuedAfterTheLastQuery) {
   const uint64_t session = open_with_frame();
   send(frame_message(2, session, 2, kTinyState));  // answered by the query after it: kept

@@ -24,6 +24,7 @@ class StateEchoBackend : public Backend {
   std::string answer;                 // non-empty: every query's text
   std::vector<uint64_t> answered;     // session ids, in the order their queries ran
   std::vector<std::string> scopes;    // the cache scope of each session opened, in order
+  std::vector<uint64_t> warmed;       // session ids, in the order warm() was called
 
   BackendInfo info() const override { return {"state-echo", kMaxContext}; }
   BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
@@ -31,6 +32,7 @@ class StateEchoBackend : public Backend {
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
   BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
                                        const ChunkSink& on_chunk) override;
+  void warm(uint64_t session_id) override { warmed.push_back(session_id); }
   CacheStats cache_stats(const std::string&) const override { return {}; }
 
   std::size_t open_sessions() const { return sessions_.size(); }

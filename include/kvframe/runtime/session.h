@@ -7,7 +7,8 @@
 // tokenized on its own (the prompt is never re-tokenized as one string):
 //
 //   prefix   the chat template's system turn and the opening of the user turn
-//   blocks   one per json_blocker block, in document order: "<id>: <json>\n"
+//   blocks   one per json_blocker block, in document order: its text
+//            ("<path>: <json>", a run of members under its parent's path) and "\n"
 //   final    the task's instruction, the end of the user turn and the
 //            assistant header; generation continues from there
 //
@@ -161,10 +162,12 @@ struct QueryReport {
   AttentionMode mode = AttentionMode::kBlock;
   int64_t blocks_total = 0;         // blocks of the current frame
   int64_t blocks_reused = 0;        // already in this session's KV, unchanged
-  int64_t blocks_encoded = 0;       // run through the model for this query
+  int64_t blocks_encoded = 0;       // run through the model for this query (or ahead of it by warm())
   int64_t cache_hits = 0;           // not in the session but found in the shared store
   int64_t blocks_repositioned = 0;  // reused at a new position: keys re-rotated (or rewritten by the layout)
-  int64_t tokens_encoded = 0;       // tokens run through the model up to the first token, final block included
+  // tokens run through the model up to the first token, final block included,
+  // and those Session::warm() ran for this frame ahead of the query
+  int64_t tokens_encoded = 0;
   int64_t context_tokens = 0;       // prefix + blocks
   int64_t query_tokens = 0;         // the final block
   int64_t generated_tokens = 0;
@@ -200,6 +203,15 @@ class Session {
   json_blocker::Result<json_blocker::FrameDiff> update_patch(std::string_view patch,
                                                              json_blocker::PatchFormat format);
   uint64_t frames() const;
+
+  // Brings the KV up to date with the latest frame now rather than at the
+  // next query, which then runs only its final block: kvframe-serve calls it
+  // while no request waits, so a game that streams frames finds each one
+  // encoded when it asks. The next query's report counts what it encoded
+  // (blocks, hits, tokens) but not its time. No-op before the first frame
+  // and in full mode (the baseline recomputes everything at each query); an
+  // error here (the context full, ...) is the next query's error too.
+  Status warm();
 
   // Answers `task` against the latest frame. kInvalidArgument before the
   // first frame; kContextFull when prefix + blocks + final block + max_tokens

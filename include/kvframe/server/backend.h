@@ -112,6 +112,10 @@ class Backend {
     for (size_t i = 0; i < queries.size(); ++i) answers.push_back(run_query(session_id, queries[i], on_chunk[i]));
     return answers;
   }
+  // Encodes the session's current frame ahead of its next query, while the
+  // engine has nothing else to do (EngineBackend: runtime::Session::warm).
+  // Best effort: a failure is the next query's to report. Default: nothing.
+  virtual void warm(uint64_t /*session_id*/) {}
   // Thread-safe: the I/O thread reads it for Stats. One scope's share, or
   // with an empty scope the whole store's.
   virtual CacheStats cache_stats(const std::string& scope) const = 0;

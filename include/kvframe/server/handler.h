@@ -59,6 +59,9 @@ struct HandlerParams {
                                           fb::AttentionMode::Block};  // served
   uint32_t default_context = 4096;  // when OpenSession says 0 (capped at max_context)
   uint32_t max_context = 0;         // 0: the backend's
+  // After a frame is applied, when no request waits, encode it at once
+  // (Backend::warm) so the game's next query runs only its final block.
+  bool warm_frames = true;
   RequestLimits limits;
   SchedulerLimits scheduler;
   TenantQuotas quotas;

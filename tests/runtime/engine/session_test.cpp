@@ -191,6 +191,52 @@ TEST(Report, CountsReusedEncodedAndSharedBlocks) {
   EXPECT_EQ(shared.report.blocks_encoded, 0);
 }
 
+// warm() moves a frame's encoding ahead of its query and changes nothing
+// else: the same logits and tokens as a session that never warms, the same
+// work counted, and the query itself runs only its final block — with
+// several frames between warm and query too. In full mode, the baseline that
+// recomputes everything at each query, it does nothing.
+class Warm : public ::testing::TestWithParam<AttentionMode> {};
+
+TEST_P(Warm, EncodesAheadWithoutChangingAnswersOrCounts) {
+  auto engine = tiny_engine(), other = tiny_engine();
+  const SessionParams params = session_params(GetParam());
+  auto warmed = open(*engine, params), plain = open(*other, params);
+  EXPECT_FALSE(warmed->warm()) << "before the first frame: nothing to do";
+  test::FrameEdits frames(13);
+  for (int i = 0; i < 30; ++i) {
+    frames.edit();
+    ASSERT_TRUE(warmed->update(frames.json()));
+    ASSERT_FALSE(warmed->warm());
+    if (i % 5 == 4) {  // a frame warmed, then another before the query
+      frames.edit();
+      ASSERT_TRUE(warmed->update(frames.json()));
+      ASSERT_FALSE(warmed->warm());
+    }
+    auto a = warmed->query(task(3));
+    ASSERT_TRUE(a) << a.error().to_string();
+    const Answer b = ask(*plain, frames.json(), task(3));
+    ASSERT_LE(relative_error(a->first_logits, b.first_logits), kRelativeTolerance) << "frame " << i;
+    EXPECT_EQ(a->tokens, b.tokens) << "frame " << i;
+    EXPECT_EQ(a->report.blocks_total, b.report.blocks_total);
+    if (i % 5 != 4) {  // one frame per query: the same work, counted alike
+      EXPECT_EQ(a->report.tokens_encoded, b.report.tokens_encoded) << "frame " << i;
+      EXPECT_EQ(a->report.blocks_encoded, b.report.blocks_encoded) << "frame " << i;
+      EXPECT_EQ(a->report.blocks_reused + a->report.blocks_encoded + a->report.cache_hits, a->report.blocks_total);
+    }
+  }
+  // Warmed and asked again: the query runs nothing but its final block.
+  ASSERT_FALSE(warmed->warm());
+  auto again = warmed->query(task(1));
+  ASSERT_TRUE(again);
+  const int64_t frame_work = GetParam() == AttentionMode::kFull ? again->report.context_tokens : 0;
+  EXPECT_EQ(again->report.tokens_encoded, frame_work + again->report.query_tokens);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Warm,
+                         ::testing::Values(AttentionMode::kBlock, AttentionMode::kPrefix, AttentionMode::kFull),
+                         [](const auto& info) { return std::string(attention_mode_name(info.param)); });
+
 TEST(CacheScope, SessionsShareBlocksWithinTheirScopeOnlyAndAnswerAlike) {
   auto engine = tiny_engine();
   SessionParams scoped = session_params(AttentionMode::kBlock);
