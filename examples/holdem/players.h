@@ -20,7 +20,7 @@ namespace kvframe::examples::holdem {
 // The decision a seat faces; valid during Player::decide.
 struct DecisionView {
   const Hand& hand;
-  int seat;                   // == hand.to_act()
+  int seat;                   // decide(): == hand.to_act(); watch(): the watcher's seat
   const MatchMemory& memory;
   std::uint64_t hand_number;  // 1-based
 };
@@ -53,6 +53,10 @@ class Player {
   virtual ~Player() = default;
   virtual std::string kind() const = 0;  // "random", "station", "tag", "llm"
   virtual Decision decide(const DecisionView& view) = 0;
+  // The table changed (a hand began, someone acted) and the match is paced
+  // (MatchParams::pace_ms): what this player's seat now sees. The LLM bot
+  // streams it to kvframe as a frame; the others ignore it.
+  virtual void watch(const DecisionView& /*view*/) {}
 };
 
 // Picks uniformly among fold (only when facing a bet), check/call and raise;

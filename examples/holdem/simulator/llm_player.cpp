@@ -103,6 +103,14 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
   return sample;
 }
 
+void LlmPlayer::watch(const DecisionView& view) {
+  const std::string frame = gamecore_json(view.hand, view.seat, view.memory, view.hand_number);
+  for (ModeSession& mode : sessions_) {
+    auto error = std::make_shared<std::string>();
+    send_frame(mode.session, ++mode.frames, frame, error);
+  }
+}
+
 Decision LlmPlayer::decide(const DecisionView& view) {
   const LegalActions legal = view.hand.legal();
   const std::string frame = gamecore_json(view.hand, view.seat, view.memory, view.hand_number);

@@ -43,6 +43,10 @@ class LlmPlayer : public Player {
                                                           const LlmParams& params);
   std::string kind() const override { return "llm"; }
   Decision decide(const DecisionView& view) override;
+  // Streams the seat's view to every mode's session, as a game streams its
+  // state: kvframe encodes it while the table waits, so the decision finds
+  // it ready. The frame's acks are not waited for.
+  void watch(const DecisionView& view) override;
   // The last error the server gave (a failed query counts as an invalid action).
   const std::string& last_error() const { return last_error_; }
 

@@ -66,6 +66,7 @@ struct Options {
   std::vector<std::int64_t> stacks;
   std::string blinds = "5/10";
   std::string hand_history;
+  int pace_ms = 0;
 };
 
 // "5/10" as small and big blind; false unless 0 < small <= big.
@@ -237,6 +238,7 @@ int run(const Options& o) {
   params.hands = o.hands;
   params.seed = o.seed;
   params.history_hands = o.history;
+  params.pace_ms = o.pace_ms;
   hd::Match match(params, std::move(seated));
   std::unique_ptr<hd::HandHistoryWriter> hand_history;
   if (!o.hand_history.empty()) hand_history = std::make_unique<hd::HandHistoryWriter>(o.hand_history);
@@ -344,6 +346,12 @@ int main(int argc, char** argv) {
         hd::TableConfig table;
         return parse_blinds(text, table) ? std::string() : "expected SB/BB with 0 < SB <= BB, e.g. 5/10";
       })
+      ->capture_default_str();
+  app.add_option("--pace-ms", o.pace_ms,
+                 "wait this long after every deal and action, as a real table's animations do; the LLM bot "
+                 "streams each new state to kvframe as a frame meanwhile, so its decisions find the frame encoded "
+                 "(0: no pause, a frame only at the bot's own decisions)")
+      ->check(CLI::Range(0, 60000))
       ->capture_default_str();
   app.add_option("--hand-history", o.hand_history,
                  "write every hand to this file in PHH, the Poker Hand History format (.phhs), with its deck");

@@ -1,6 +1,8 @@
 #include "holdem/simulator/match.h"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "common/deterministic_rng.h"
 
@@ -138,6 +140,14 @@ void Match::play(const MatchObserver& observer) {
   for (int n = 1; n <= params_.hands; ++n) play_hand(static_cast<std::uint64_t>(n), observer);
 }
 
+void Match::pause_for_watchers(const Hand& hand, std::uint64_t number) {
+  if (params_.pace_ms <= 0) return;
+  for (int seat = 0; seat < params_.table.seats; ++seat) {
+    seats_[static_cast<std::size_t>(seat)].player->watch(DecisionView{hand, seat, memory_, number});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(params_.pace_ms));
+}
+
 void Match::play_hand(std::uint64_t number, const MatchObserver& observer) {
   const int seats = params_.table.seats;
   const int button = static_cast<int>((number - 1) % static_cast<std::uint64_t>(seats));
@@ -161,6 +171,7 @@ void Match::play_hand(std::uint64_t number, const MatchObserver& observer) {
   }
 
   while (!hand.over()) {
+    pause_for_watchers(hand, number);
     const int seat = hand.to_act();
     const Street street = hand.street();
     Player& player = *seats_[static_cast<std::size_t>(seat)].player;

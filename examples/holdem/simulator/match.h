@@ -33,6 +33,11 @@ struct MatchParams {
   int hands = 30;
   std::uint64_t seed = 1;
   int history_hands = 100;      // finished hands kept in the gamecore
+  // A game's pace: after each change at the table (deal, action) every
+  // player watches the new state (Player::watch: the LLM bot streams it to
+  // kvframe as a frame) and the table waits this long, as a real table's
+  // animations do, before the next seat decides. 0: no watching, no waiting.
+  int pace_ms = 0;
 };
 
 struct SeatedPlayer {
@@ -79,6 +84,7 @@ class Match {
 
  private:
   void play_hand(std::uint64_t number, const MatchObserver& observer);
+  void pause_for_watchers(const Hand& hand, std::uint64_t number);
 
   MatchParams params_;
   std::vector<SeatedPlayer> seats_;
