@@ -211,6 +211,13 @@ uint32_t kvf_event_chunk_seq(const kvf_event* e) { return e ? e->chunk_seq : 0; 
 int32_t kvf_event_sentence_end(const kvf_event* e) { return e && e->sentence_end ? 1 : 0; }
 int32_t kvf_event_superseded(const kvf_event* e) { return e && e->superseded ? 1 : 0; }
 
+kvf_status kvf_event_frame_ack(const kvf_event* e, kvf_frame_ack* out) {
+  if (!e || !out) return invalid("event or out is NULL");
+  if (e->type != KVF_EVENT_FRAME_ACK) return KVF_ERR_NOT_FOUND;
+  *out = e->frame_ack;
+  return KVF_OK;
+}
+
 kvf_status kvf_event_report(const kvf_event* e, kvf_report* out) {
   if (!e || !out) return invalid("event or out is NULL");
   if (!e->has_report) return invalid("only a Result event carries a report");

@@ -67,6 +67,7 @@ kvf_event event_from_reply(const fb::Message& reply, kvf_session session, uint64
       e.type = KVF_EVENT_FRAME_ACK;
       e.frame_number = ack->frame_number();
       e.superseded = ack->superseded();
+      e.frame_ack = {ack->blocks_total(), ack->blocks_changed(), ack->blocks_removed(), ack->superseded() ? 1 : 0};
       break;
     }
     case fb::Body::Chunk: {

@@ -26,6 +26,7 @@ struct kvf_event {
   uint32_t chunk_seq = 0;
   bool sentence_end = false;
   bool superseded = false;
+  kvf_frame_ack frame_ack{};  // a FrameAck's counts
   bool has_report = false;
   kvf_report report{};
 };

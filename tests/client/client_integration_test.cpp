@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <zmq.h>
@@ -60,11 +61,18 @@ TEST(ClientWithServer, AQueryAboutAFrameGetsAResultWithTheEnginesReport) {
   auto session = client.open_session({"holdem"});
   ASSERT_TRUE(session) << session.status().message();
   std::promise<client::Status> acked;
+  std::optional<kvf_frame_ack> counts;
   ASSERT_TRUE(session->send_frame(1, KVF_FRAME_WHOLE, kGamecore, [&](const client::Event& e) {
+    counts = e.frame_ack();
     acked.set_value(e.type() == KVF_EVENT_FRAME_ACK ? client::Status() : client::Status(e.error_code(), std::string(e.text())));
   }));
   client::Status ack = acked.get_future().get();
   EXPECT_TRUE(ack) << ack.message();
+  ASSERT_TRUE(counts);
+  EXPECT_GT(counts->blocks_total, 0u);
+  EXPECT_EQ(counts->blocks_changed, counts->blocks_total) << "a first frame: every block is new";
+  EXPECT_EQ(counts->blocks_removed, 0u);
+  EXPECT_EQ(counts->superseded, 0);
 
   client::Answer answer = session->ask(short_query(4)).get();
   ASSERT_TRUE(answer.status) << kvf_status_name(answer.status.code()) << ": " << answer.status.message();

@@ -113,7 +113,8 @@ typedef enum kvf_status {
   KVF_ERR_CLOSED = 201,        /* the client is closed */
   KVF_ERR_EMPTY = 202,         /* kvf_poll: no event within the timeout (not a failure) */
   KVF_ERR_CONNECT = 203,       /* the endpoint or keys were rejected by ZeroMQ */
-  KVF_ERR_NOT_FOUND = 204,     /* kvf_value: no such key or index; kvf_event_action: no action */
+  KVF_ERR_NOT_FOUND = 204,     /* kvf_value: no such key or index; kvf_event_action: no action;
+                                  kvf_event_frame_ack: not a frame ack */
   KVF_ERR_TYPE_MISMATCH = 205  /* kvf_value: the value is not of the type asked for */
 } kvf_status;
 
@@ -276,6 +277,16 @@ KVF_API uint32_t kvf_event_chunk_seq(const kvf_event* event);
 KVF_API int32_t kvf_event_sentence_end(const kvf_event* event);
 /* Frame ack: whether the frame was superseded by a newer one before it was applied. */
 KVF_API int32_t kvf_event_superseded(const kvf_event* event);
+/* Frame ack: what the frame changed, as text, against the frame applied before
+ * it (docs/protocol.md, "FrameAck and Report"). All 0 when superseded. */
+typedef struct kvf_frame_ack {
+  uint32_t blocks_total;
+  uint32_t blocks_changed; /* changed + added + moved */
+  uint32_t blocks_removed;
+  int32_t superseded;
+} kvf_frame_ack;
+/* KVF_ERR_NOT_FOUND when the event is not a frame ack. */
+KVF_API kvf_status kvf_event_frame_ack(const kvf_event* event, kvf_frame_ack* out);
 
 /* Result: where the time went (the protocol's Report). Plain fixed layout for
  * P/Invoke: doubles then int64s. */

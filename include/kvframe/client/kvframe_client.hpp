@@ -153,6 +153,12 @@ class Event {
   uint32_t chunk_seq() const { return kvf_event_chunk_seq(e_); }
   bool sentence_end() const { return kvf_event_sentence_end(e_) != 0; }
   bool superseded() const { return kvf_event_superseded(e_) != 0; }
+  // A FrameAck's counts (nothing for other events).
+  std::optional<kvf_frame_ack> frame_ack() const {
+    kvf_frame_ack out{};
+    if (kvf_event_frame_ack(e_, &out) != KVF_OK) return std::nullopt;
+    return out;
+  }
   std::optional<kvf_report> report() const {
     kvf_report out{};
     if (kvf_event_report(e_, &out) != KVF_OK) return std::nullopt;
