@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Hold'em LLM decision latency: frames sent with the question vs streamed ahead.
+
+Runs kvframe-holdem (the LLM bot in block mode against rule bots, default
+model, in-process server) once per pace and seed, alternating paces so both
+see the same machine load, and reads every decision's latency from the
+replay record:
+
+  - pace 0: the bot sends its frame together with its question, so the
+    decision pays for encoding what changed since its last decision;
+  - pace N ms: the table pauses N ms after every deal and action, as a real
+    game's animations do, and the bot streams each new state as a frame;
+    the server encodes it while idle (warming), so the decision finds it
+    ready.
+
+Latency is from sending the decision's frame to the first answer token
+(TTFT) and to the whole action (total), as the game sees it.
+
+    python3 bench/bench_holdem_latency.py                 # paces 0,300; 3 seeds x 12 hands
+    python3 bench/bench_holdem_latency.py --paces 0,150,300 --seeds 3001,3002 --hands 20
+
+Prints a table and writes a PNG plot (gnuplot). Exit 0, or 1 when a run failed.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * q / 100.0
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def run_match(holdem, pace, seed, hands, extra):
+    with tempfile.TemporaryDirectory() as work:
+        page = os.path.join(work, "replay.html")
+        cmd = [holdem, "--bots", "llm,tag,station,random", "--hands", str(hands), "--seed", str(seed),
+               "--commentary", "off", "--pace-ms", str(pace), "--replay-html", page, "--json"] + extra
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.stderr.write(f"bench_holdem_latency: {' '.join(cmd)} exited {done.returncode}\n{done.stderr[-2000:]}\n")
+            return None
+        html = open(page).read()
+    record = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', html, re.S).group(1))
+    samples = [d["samples"]["block"] for d in record["decisions"] if "block" in d["samples"]]
+    return [(s["ttft_ms"], s["total_ms"]) for s in samples]
+
+
+def plot(path, rows):
+    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as data:
+        for r in rows:
+            data.write(f'"pace {r["pace"]} ms" {r["ttft_p50"]:.1f} {r["total_p50"]:.1f} {r["total_p99"]:.1f}\n')
+    script = f"""
+set terminal pngcairo size 900,500 font ",11" noenhanced
+set output "{path}"
+set title "Hold'em LLM decision latency, block mode (kvframe-holdem, default model, CPU)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel "ms (lower is better)"
+set grid ytics
+set yrange [0:*]
+set key top right
+plot "{data.name}" using 2:xtic(1) title "first token p50", "" using 3 title "whole action p50", "" using 4 title "whole action p99"
+"""
+    done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    os.unlink(data.name)
+    if done.returncode != 0:
+        sys.stderr.write(f"bench_holdem_latency: no plot: {done.stderr.strip()}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--holdem", default="build/tools/kvframe-holdem", help="the kvframe-holdem binary")
+    parser.add_argument("--paces", default="0,300", help="pauses after each table event, ms (0: frame sent with the question)")
+    parser.add_argument("--seeds", default="3001,3002,3003", help="one match per seed and pace")
+    parser.add_argument("--hands", type=int, default=12, help="hands per match")
+    parser.add_argument("--plot", default="docs/plots/bench_holdem_latency.png", help="PNG to write ('' for none)")
+    parser.add_argument("extra", nargs="*", help="more kvframe-holdem options after --, e.g. -- --dtype fp32")
+    args = parser.parse_args()
+    paces = [int(p) for p in args.paces.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
+
+    samples = {p: [] for p in paces}
+    for seed in seeds:
+        for pace in paces:  # alternating: both paces meet the same machine load
+            got = run_match(args.holdem, pace, seed, args.hands, args.extra)
+            if got is None:
+                return 1
+            samples[pace] += got
+            print(f"  seed {seed} pace {pace} ms: {len(got)} decisions", file=sys.stderr, flush=True)
+
+    rows = []
+    print(f"{'pace ms':>8} {'decisions':>9} {'ttft p50':>9} {'ttft p99':>9} {'total p50':>10} {'total p99':>10}")
+    for pace in paces:
+        ttft = [t for t, _ in samples[pace]]
+        total = [t for _, t in samples[pace]]
+        row = {"pace": pace, "n": len(total), "ttft_p50": percentile(ttft, 50), "ttft_p99": percentile(ttft, 99),
+               "total_p50": percentile(total, 50), "total_p99": percentile(total, 99)}
+        rows.append(row)
+        print(f"{pace:>8} {row['n']:>9} {row['ttft_p50']:>7.0f}ms {row['ttft_p99']:>7.0f}ms "
+              f"{row['total_p50']:>8.0f}ms {row['total_p99']:>8.0f}ms")
+    if args.plot:
+        plot(args.plot, rows)
+        print(f"plot: {args.plot}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
