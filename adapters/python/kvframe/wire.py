@@ -1,0 +1,347 @@
+"""The protocol on the wire: requests encoded, replies decoded.
+
+Built on the classes ``flatc --python --gen-object-api`` generates from
+protocol/kvframe.fbs at build time (``kvframe.protocol.fb``). Requests are
+written with the generated builder functions (no object API: it costs an
+object per field); replies are read in place with the generated accessors.
+
+Reading a whole Message: the generated ``MessageT.InitFromBuf(buf, 0)`` looks
+like the way, but it treats offset 0 as the table itself, while a root
+buffer starts with the *offset* of its root table, so it reads garbage (and
+``MessageT.InitFromPackedBuf`` does not exist in flatc 2.0.8). Go through
+``GetRootAs``, which follows that offset::
+
+    msg = Message.GetRootAs(buf, 0)          # the accessors, in place
+    obj = MessageT.InitFromObj(msg)          # the object API, if wanted
+
+Python's flatbuffers has no verifier: a reply is read defensively and a
+reply that cannot be read fails its request with MalformedError.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import flatbuffers
+
+try:
+    from .protocol.fb import (
+        Body,
+        Chunk as FbChunk,
+        CloseSession,
+        Error as FbError,
+        Frame as FbFrame,
+        FrameAck as FbFrameAck,
+        Hello,
+        HelloReply,
+        Message,
+        OpenSession,
+        Query,
+        Result as FbResult,
+        Sampling,
+        SessionClosed,
+        SessionOpened,
+        Stats as FbStats,
+        StatsRequest,
+    )
+except ImportError as _e:  # pragma: no cover - a source tree that was never built
+    raise ImportError(
+        "kvframe.protocol (the code flatc generates from protocol/kvframe.fbs) is missing: "
+        "install the package (pip install ./adapters/python) instead of importing it from the source tree"
+    ) from _e
+
+from . import messages as t
+
+PROTOCOL_VERSION = 1
+"""``Message.protocol_version`` this client speaks; the server answers another with WrongVersion."""
+FILE_IDENTIFIER = b"KVF1"
+"""The schema's file_identifier: bytes 4..8 of every message."""
+ENVELOPE_BYTES = 1024
+"""Room for a message's tables around its strings (the native client's size bound)."""
+
+_B = Body.Body
+_EMPTY = b""
+
+
+# ---- requests as plain data ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenSpec:
+    """An OpenSession's fields, kept to re-open the session after a server restart."""
+
+    game_id: str = ""
+    rules_json: str = ""
+    mode: int = t.Mode.BLOCK
+    system_prompt: str = ""
+    context_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    """A Frame's fields; ``json`` is the UTF-8 payload (the JSON or the patch)."""
+
+    frame_number: int
+    format: int
+    json: bytes
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """A Query's fields (protocol/kvframe.fbs ``Query``)."""
+
+    instruction: str
+    kind: int = t.TaskKind.TEXT
+    npc_id: str = ""
+    output_schema: str = ""
+    max_tokens: int = 64
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+    stop: Tuple[str, ...] = ()
+    stream: bool = False
+    frame_number: int = 0
+    deadline_ms: int = 0
+    deadline_frame: int = 0
+
+    def size_bound(self) -> int:
+        return (len(self.npc_id.encode()) + len(self.instruction.encode()) + len(self.output_schema.encode())
+                + sum(len(s.encode()) + 8 for s in self.stop))
+
+
+# ---- encoding --------------------------------------------------------------------
+
+
+def _finish(b: flatbuffers.Builder, request_id: int, body_type: int, body: int) -> bytes:
+    Message.Start(b)
+    Message.AddProtocolVersion(b, PROTOCOL_VERSION)
+    Message.AddRequestId(b, request_id)
+    Message.AddBodyType(b, body_type)
+    Message.AddBody(b, body)
+    b.Finish(Message.End(b), file_identifier=FILE_IDENTIFIER)
+    return bytes(b.Output())
+
+
+def encode_hello(request_id: int, client_name: str) -> bytes:
+    b = flatbuffers.Builder(128 + len(client_name))
+    name = b.CreateString(client_name)
+    Hello.Start(b)
+    Hello.AddClientName(b, name)
+    return _finish(b, request_id, _B.Hello, Hello.End(b))
+
+
+def encode_open(request_id: int, spec: OpenSpec) -> bytes:
+    b = flatbuffers.Builder(256 + len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id))
+    game = b.CreateString(spec.game_id)
+    rules = b.CreateString(spec.rules_json)
+    system = b.CreateString(spec.system_prompt)
+    OpenSession.Start(b)
+    OpenSession.AddGameId(b, game)
+    OpenSession.AddRulesJson(b, rules)
+    OpenSession.AddMode(b, int(spec.mode))
+    OpenSession.AddSystemPrompt(b, system)
+    OpenSession.AddContextTokens(b, spec.context_tokens)
+    return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
+
+
+def encode_close(request_id: int, server_session: int) -> bytes:
+    b = flatbuffers.Builder(64)
+    CloseSession.Start(b)
+    CloseSession.AddSessionId(b, server_session)
+    return _finish(b, request_id, _B.CloseSession, CloseSession.End(b))
+
+
+def encode_frame(request_id: int, server_session: int, spec: FrameSpec) -> bytes:
+    b = flatbuffers.Builder(128 + len(spec.json))
+    payload = b.CreateString(spec.json)  # bytes go in as they are
+    FbFrame.Start(b)
+    FbFrame.AddSessionId(b, server_session)
+    FbFrame.AddFrameNumber(b, spec.frame_number)
+    FbFrame.AddFormat(b, int(spec.format))
+    FbFrame.AddJson(b, payload)
+    return _finish(b, request_id, _B.Frame, FbFrame.End(b))
+
+
+def encode_query(request_id: int, server_session: int, spec: QuerySpec) -> bytes:
+    b = flatbuffers.Builder(256 + spec.size_bound())
+    npc = b.CreateString(spec.npc_id)
+    instruction = b.CreateString(spec.instruction)
+    schema = b.CreateString(spec.output_schema) if spec.output_schema else 0
+    stop = 0
+    if spec.stop:
+        offsets = [b.CreateString(s) for s in spec.stop]
+        Query.StartStopVector(b, len(offsets))
+        for off in reversed(offsets):
+            b.PrependUOffsetTRelative(off)
+        stop = b.EndVector()
+    Sampling.Start(b)
+    Sampling.AddTemperature(b, spec.temperature)
+    Sampling.AddTopK(b, spec.top_k)
+    Sampling.AddTopP(b, spec.top_p)
+    Sampling.AddSeed(b, spec.seed)
+    sampling = Sampling.End(b)
+    Query.Start(b)
+    Query.AddSessionId(b, server_session)
+    Query.AddFrameNumber(b, spec.frame_number)
+    Query.AddKind(b, int(spec.kind))
+    Query.AddNpcId(b, npc)
+    Query.AddInstruction(b, instruction)
+    if schema:
+        Query.AddOutputSchema(b, schema)
+    Query.AddMaxTokens(b, spec.max_tokens)
+    Query.AddSampling(b, sampling)
+    if stop:
+        Query.AddStop(b, stop)
+    Query.AddStream(b, bool(spec.stream))
+    Query.AddDeadlineMs(b, spec.deadline_ms)
+    Query.AddDeadlineFrame(b, spec.deadline_frame)
+    return _finish(b, request_id, _B.Query, Query.End(b))
+
+
+def encode_stats(request_id: int) -> bytes:
+    b = flatbuffers.Builder(64)
+    StatsRequest.Start(b)
+    return _finish(b, request_id, _B.StatsRequest, StatsRequest.End(b))
+
+
+# ---- decoding --------------------------------------------------------------------
+
+
+class Reply:
+    """A decoded reply: its request id, body type and the body's generated accessor object."""
+
+    __slots__ = ("request_id", "body_type", "body")
+
+    def __init__(self, request_id: int, body_type: int, body: Any) -> None:
+        self.request_id = request_id
+        self.body_type = body_type
+        self.body = body
+
+
+_BODY_CLASSES = {
+    _B.HelloReply: HelloReply.HelloReply,
+    _B.SessionOpened: SessionOpened.SessionOpened,
+    _B.SessionClosed: SessionClosed.SessionClosed,
+    _B.FrameAck: FbFrameAck.FrameAck,
+    _B.Chunk: FbChunk.Chunk,
+    _B.Result: FbResult.Result,
+    _B.Error: FbError.Error,
+    _B.Stats: FbStats.Stats,
+}
+
+
+def peek_request_id(buf: bytes) -> int:
+    """The request id of a message that may not decode; 0 when even that cannot be read."""
+    try:
+        return Message.Message.GetRootAs(buf, 0).RequestId()
+    except Exception:
+        return 0
+
+
+def decode(buf: bytes) -> Reply:
+    """Decodes a reply; raises ValueError (or the reader's own error) when it is not one.
+
+    Uses ``Message.GetRootAs(buf, 0)``: the root table sits where the offset at
+    byte 0 points, which ``MessageT.InitFromBuf(buf, 0)`` would miss.
+    """
+    if len(buf) < 12 or not Message.Message.MessageBufferHasIdentifier(buf, 0):
+        raise ValueError(f"not a kvframe message ({len(buf)} bytes, no {FILE_IDENTIFIER!r} identifier)")
+    msg = Message.Message.GetRootAs(buf, 0)
+    body_type = msg.BodyType()
+    cls = _BODY_CLASSES.get(body_type)
+    table = msg.Body()
+    if cls is None or table is None:
+        raise ValueError(f"a reply with body type {body_type} is not one a client expects")
+    body = cls()
+    body.Init(table.Bytes, table.Pos)
+    return Reply(msg.RequestId(), body_type, body)
+
+
+def _text(value: Optional[bytes]) -> str:
+    return value.decode("utf-8", "replace") if value else ""
+
+
+def hello_info(body: Any) -> t.ServerInfo:
+    return t.ServerInfo(
+        server_version=_text(body.ServerVersion()),
+        model=_text(body.Model()),
+        modes=tuple(t._enum(t.Mode, body.Modes(i)) for i in range(body.ModesLength())),
+        default_mode=t._enum(t.Mode, body.DefaultMode()),
+        max_message_bytes=body.MaxMessageBytes(),
+        max_context=body.MaxContext(),
+        instance_id=body.InstanceId(),
+    )
+
+
+def frame_ack(body: Any, session: int, request_id: int, spec: FrameSpec) -> t.FrameAck:
+    return t.FrameAck(session, body.FrameNumber(), bool(body.Superseded()), body.BlocksTotal(),
+                      body.BlocksChanged(), body.BlocksRemoved(), request_id, t.FrameFormat(spec.format),
+                      len(spec.json))
+
+
+def chunk(body: Any, request_id: int) -> t.Chunk:
+    return t.Chunk(_text(body.Text()), body.Seq(), bool(body.SentenceEnd()), request_id)
+
+
+def report(body: Optional[Any], round_trip_ms: float) -> t.Report:
+    if body is None:
+        return t.Report(round_trip_ms=round_trip_ms)
+    return t.Report(
+        mode=t._enum(t.Mode, body.Mode()), blocks_total=body.BlocksTotal(), blocks_reused=body.BlocksReused(),
+        blocks_encoded=body.BlocksEncoded(), cache_hits=body.CacheHits(),
+        blocks_repositioned=body.BlocksRepositioned(), tokens_encoded=body.TokensEncoded(),
+        context_tokens=body.ContextTokens(), query_tokens=body.QueryTokens(),
+        generated_tokens=body.GeneratedTokens(), partition_ms=body.PartitionMs(), tokenize_ms=body.TokenizeMs(),
+        encode_ms=body.EncodeMs(), reposition_ms=body.RepositionMs(), query_prefill_ms=body.QueryPrefillMs(),
+        first_token_ms=body.FirstTokenMs(), decode_ms=body.DecodeMs(), engine_ms=body.EngineMs(),
+        queue_ms=body.QueueMs(), server_ms=body.ServerMs(), first_chunk_ms=body.FirstChunkMs(),
+        mask_ms=body.MaskMs(), batch_size=body.BatchSize(), round_trip_ms=round_trip_ms,
+    )
+
+
+def _action_bytes(body: Any) -> bytes:
+    """Result.action (a [ubyte] holding a FlexBuffer) as bytes, without numpy."""
+    tab = body._tab
+    o = tab.Offset(16)  # the 7th field: 4 + 2 * 6
+    if o == 0:
+        return _EMPTY
+    start = tab.Vector(o)
+    n = tab.VectorLen(o)
+    return bytes(tab.Bytes[start:start + n])
+
+
+def result_fields(body: Any) -> Tuple[str, str, Any, bytes, t.StopReason, Optional[Any], int]:
+    """(text, action_json, action, action_flexbuffer, stop, report table, frame_number) of a Result."""
+    action_json = _text(body.ActionJson())
+    action = None
+    if action_json:
+        try:
+            action = json.loads(action_json)
+        except ValueError:
+            action = None
+    return (_text(body.Text()), action_json, action, _action_bytes(body), t._enum(t.StopReason, body.Stop()),
+            body.Report(), body.FrameNumber())
+
+
+def error_fields(body: Any) -> Tuple[int, str, int]:
+    """(code, message, session_id) of an Error."""
+    return body.Code(), _text(body.Message()), body.SessionId()
+
+
+def stats(body: Any) -> t.Stats:
+    stages = []
+    for i in range(body.StagesLength()):
+        s = body.Stages(i)
+        stages.append(t.StageStats(_text(s.Name()), s.Count(), s.P50Ms(), s.P99Ms()))
+    return t.Stats(
+        uptime_s=body.UptimeS(), sessions=body.Sessions(), frames=body.Frames(),
+        frames_superseded=body.FramesSuperseded(), queries=body.Queries(), deadline_missed=body.DeadlineMissed(),
+        errors=body.Errors(), busy_rejected=body.BusyRejected(), queue_depth=body.QueueDepth(),
+        queue_high_water=body.QueueHighWater(), cache_hits=body.CacheHits(), cache_misses=body.CacheMisses(),
+        cache_bytes=body.CacheBytes(), stages=tuple(stages), undeliverable=body.Undeliverable(),
+        server_wide=bool(body.ServerWide()),
+    )
+
