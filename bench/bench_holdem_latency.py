@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
+
 
 def percentile(values, q):
     ordered = sorted(values)
@@ -55,26 +57,11 @@ def run_match(holdem, pace, seed, hands, extra):
 
 
 def plot(path, rows):
-    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as data:
-        for r in rows:
-            data.write(f'"pace {r["pace"]} ms" {r["ttft_p50"]:.1f} {r["total_p50"]:.1f} {r["total_p99"]:.1f}\n')
-    script = f"""
-set terminal pngcairo size 900,500 font ",11" noenhanced
-set output "{path}"
-set title "Hold'em LLM decision latency, block mode (kvframe-holdem, default model, CPU)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set ylabel "ms (lower is better)"
-set grid ytics
-set yrange [0:*]
-set key top right
-plot "{data.name}" using 2:xtic(1) title "first token p50", "" using 3 title "whole action p50", "" using 4 title "whole action p99"
-"""
-    done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
-    os.unlink(data.name)
-    if done.returncode != 0:
-        sys.stderr.write(f"bench_holdem_latency: no plot: {done.stderr.strip()}\n")
+    bar_chart(path, "Hold'em LLM decision latency, block mode (kvframe-holdem, default model, CPU)",
+              "ms (lower is better)", [f"pace {r['pace']} ms" for r in rows],
+              {"first token p50": [r["ttft_p50"] for r in rows],
+               "whole action p50": [r["total_p50"] for r in rows],
+               "whole action p99": [r["total_p99"] for r in rows]})
 
 
 def main():

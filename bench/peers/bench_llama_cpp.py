@@ -20,7 +20,9 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bar_chart import bar_chart  # noqa: E402  (bench/bar_chart.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MODEL = os.path.expanduser("~/.cache/kvframe/models/SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -67,28 +69,8 @@ def bench_runtime(binary, model, threads, lengths, depth, decode):
 
 
 def plot(path, labels, ours, theirs, title):
-    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as data:
-        for label, a, b in zip(labels, ours, theirs):
-            data.write(f'"{label}" {a:.1f} {b:.1f}\n')
-    script = f"""
-set terminal pngcairo size 900,500 font ",11" noenhanced
-set output "{path}"
-set title "{title}"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set ylabel "tokens/s (higher is better)"
-set logscale y
-set grid ytics
-set key top right
-plot "{data.name}" using 2:xtic(1) title "kvframe (defaults)", "" using 3 title "llama.cpp (llama-bench)"
-"""
-    done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
-    os.unlink(data.name)
-    if done.returncode != 0:
-        log(f"no plot: gnuplot failed: {done.stderr.strip()}")
-        return False
-    return True
+    return bar_chart(path, title, "tokens/s (higher is better)", labels,
+                     {"kvframe (defaults)": ours, "llama.cpp (llama-bench)": theirs}, logscale=True)
 
 
 def main():

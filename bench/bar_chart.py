@@ -1,0 +1,40 @@
+"""A clustered bar chart as PNG, drawn by gnuplot (Debian's gnuplot-nox),
+for the Python benches: one cluster per row, one bar per series.
+
+    from bar_chart import bar_chart
+    ok = bar_chart("out.png", "title", "ms (lower is better)",
+                   labels=["pace 0", "pace 300"], series={"p50": [471, 156], "p99": [664, 510]})
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def bar_chart(path, title, ylabel, labels, series, logscale=False):
+    """Writes the chart; False (and a line on stderr) when gnuplot failed."""
+    names = list(series)
+    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as data:
+        for i, label in enumerate(labels):
+            data.write(f'"{label}" ' + " ".join(f"{series[n][i]:.3f}" for n in names) + "\n")
+    plots = ", ".join(f'"{data.name}" using {k + 2}{":xtic(1)" if k == 0 else ""} title "{name}"'
+                      for k, name in enumerate(names))
+    script = f"""
+set terminal pngcairo size 900,500 font ",11" noenhanced
+set output "{path}"
+set title "{title}"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel "{ylabel}"
+{"set logscale y" if logscale else "set yrange [0:*]"}
+set grid ytics
+set key top right
+plot {plots}
+"""
+    done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    os.unlink(data.name)
+    if done.returncode != 0:
+        sys.stderr.write(f"no plot: gnuplot failed: {done.stderr.strip()}\n")
+        return False
+    return True
