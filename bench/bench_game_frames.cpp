@@ -94,6 +94,7 @@ struct Options {
   kvframe::bench::EngineOptions engine;  // --model, --shape, --device, --dtype, --lora, --threads
   std::string rules = KVFRAME_MOBA_RULES_FILE;
   std::vector<std::string> drop;
+  std::string order = "volatile_last";
   int frames = 200;
   int64_t tokens = 8192;
   double change = 0.01;
@@ -235,6 +236,11 @@ int main(int argc, char** argv) {
                  "more paths for the rules to drop (comma-separated patterns), e.g. 'shop': the static item "
                  "catalog blocks to ~2.5K tokens, so frames below ~5.5K tokens need it gone")
       ->delimiter(',');
+  app.add_option("--order", o.order,
+                 "the order every mode's prompt reads the blocks in (rules \"order\"): volatile_last keeps the "
+                 "blocks that change after the stable ones, prefix mode's best case; document as in the frame")
+      ->check(CLI::IsMember({"document", "volatile_last"}))
+      ->capture_default_str();
   app.add_option("--frames", o.frames, "frames of the match")->check(CLI::Range(2, 1000000))->capture_default_str();
   app.add_option("--tokens", o.tokens, "blocked tokens of a frame (the generator is sized by measuring)")
       ->check(CLI::Range(int64_t{256}, int64_t{1} << 20))
@@ -274,6 +280,7 @@ int main(int argc, char** argv) {
     return kInputError;
   }
   rules->drop.insert(rules->drop.end(), o.drop.begin(), o.drop.end());
+  rules->order = o.order == "document" ? jb::BlockOrder::kDocument : jb::BlockOrder::kVolatileLast;
   if (auto bad = jb::check_rules(*rules)) {
     std::fprintf(stderr, "bench_game_frames: --drop: %s\n", bad->to_string().c_str());
     return kUsageError;
@@ -413,6 +420,7 @@ int main(int argc, char** argv) {
     out["drop"] = o.drop;
     out["layout"] = o.layout;
     out["blocks_after_prefix"] = o.blocks_after_prefix;
+    out["order"] = o.order;
     out["changed_block_fraction_mean"] = mean(changed);
     out["modes"] = nlohmann::json::object();
     for (int m = 0; m < kModes; ++m) {
@@ -465,11 +473,11 @@ int main(int argc, char** argv) {
       std::printf("also dropped from every frame (--drop): %s\n", dropped.c_str());
     }
     std::printf("blocks changed per frame: %s%% mean (min %s%%, max %s%%) of %lld blocks; block layout %s, "
-                "blocks after prefix %s\n",
+                "blocks after prefix %s, prompt order %s\n",
                 cell(100.0 * mean(changed), 2).c_str(), cell(100.0 * percentile(changed, 0), 2).c_str(),
                 cell(100.0 * percentile(changed, 100), 2).c_str(),
                 static_cast<long long>(cold.q[2]->blocks_total), o.layout.c_str(),
-                o.blocks_after_prefix ? "true" : "false");
+                o.blocks_after_prefix ? "true" : "false", o.order.c_str());
     std::printf("\n%-7s %6s %8s %10s %10s %12s %12s %11s %11s %11s %6s\n", "mode", "every", "queried", "TTFT p50",
                 "TTFT p99", "latency p50", "latency p99", "tok enc/q", "blk enc/q", "dirty blk/q", "gen");
     for (int m = 0; m < kModes; ++m) {

@@ -59,6 +59,10 @@ Result<Limits> read_limits(simdjson::dom::element value) {
 
 }  // namespace
 
+const char* block_order_name(BlockOrder order) {
+  return order == BlockOrder::kVolatileLast ? "volatile_last" : "document";
+}
+
 Result<Rules> parse_rules(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(json);
@@ -89,6 +93,11 @@ Result<Rules> parse_rules(std::string_view json) {
       ok = read_strings(field.value, rules.pin);
     } else if (key == "drop") {
       ok = read_strings(field.value, rules.drop);
+    } else if (key == "order") {
+      std::string_view name;
+      ok = !field.value.get_string().get(name) && (name == "document" || name == "volatile_last");
+      if (!ok) return rules_error(0, "field \"order\" must be \"document\" or \"volatile_last\"");
+      rules.order = name == "document" ? BlockOrder::kDocument : BlockOrder::kVolatileLast;
     } else if (key == "limits") {
       auto limits = read_limits(field.value);
       if (!limits) return limits.error();
@@ -97,7 +106,7 @@ Result<Rules> parse_rules(std::string_view json) {
       return rules_error(0, "unknown field \"" + key +
                                 "\" (known: max_depth, min_split_bytes, max_block_bytes, "
                                 "merge_scalar_bytes, scalar_array_chunk, key_fields, pin, drop, "
-                                "limits)");
+                                "order, limits)");
     }
     if (!ok) return rules_error(0, "field \"" + key + "\" must be a count (a non-negative integer)");
   }

@@ -55,4 +55,28 @@ const std::vector<BlockTokenizer::Entry>& BlockTokenizer::update(const Tokenizer
   return entries_;
 }
 
+const std::vector<BlockTokenizer::Entry>& BlockOrderer::order(const std::vector<BlockTokenizer::Entry>& document) {
+  if (order_ == json_blocker::BlockOrder::kDocument) return document;
+  std::unordered_map<uint64_t, uint64_t> seen;
+  std::unordered_set<uint64_t> still_volatile;
+  seen.reserve(document.size());
+  for (const auto& entry : document) {
+    const auto before = text_by_id_.find(entry.id);
+    const bool changed = before == text_by_id_.end() ? !first_frame_ : before->second != entry.hash;
+    if (changed || volatile_ids_.count(entry.id)) still_volatile.insert(entry.id);
+    seen[entry.id] = entry.hash;
+  }
+  first_frame_ = false;
+  text_by_id_ = std::move(seen);
+  volatile_ids_ = std::move(still_volatile);
+  ordered_.clear();
+  for (const auto& entry : document) {
+    if (!volatile_ids_.count(entry.id)) ordered_.push_back(entry);
+  }
+  for (const auto& entry : document) {
+    if (volatile_ids_.count(entry.id)) ordered_.push_back(entry);
+  }
+  return ordered_;
+}
+
 }  // namespace kvframe::runtime

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kvframe/json_blocker/partition.h"
@@ -48,6 +49,25 @@ class BlockTokenizer {
   std::vector<Entry> entries_;
   int64_t tokens_ = 0;
   int64_t tokenized_last_ = 0;
+};
+
+// The order the model reads a frame's blocks in (json_blocker::BlockOrder).
+// kVolatileLast keeps, per block id, whether its text ever changed; only the
+// ids of the latest frame are remembered, so a block that leaves and comes
+// back counts as new (volatile).
+class BlockOrderer {
+ public:
+  explicit BlockOrderer(json_blocker::BlockOrder order) : order_(order) {}
+  // `document`: a frame's entries in document order. The result points into
+  // this object (or is `document` itself) until the next call.
+  const std::vector<BlockTokenizer::Entry>& order(const std::vector<BlockTokenizer::Entry>& document);
+
+ private:
+  json_blocker::BlockOrder order_;
+  bool first_frame_ = true;
+  std::unordered_map<uint64_t, uint64_t> text_by_id_;  // id hash -> text hash, latest frame
+  std::unordered_set<uint64_t> volatile_ids_;
+  std::vector<BlockTokenizer::Entry> ordered_;
 };
 
 }  // namespace kvframe::runtime

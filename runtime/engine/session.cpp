@@ -71,6 +71,7 @@ struct Session::Impl {
   json_blocker::FrameStream stream;
   PromptFrame frame;  // prefix tokens and the final block's closing text
   BlockTokenizer blocks;
+  BlockOrderer order;  // the rules' BlockOrder
   std::unique_ptr<KvContext> context;
   double pending_partition_ms = 0;  // frames since the last query
   WorkAhead ahead;                  // warm() since the last query
@@ -96,7 +97,7 @@ struct Session::Impl {
 
   // Tokenizes the current frame's new blocks; fills the report's sizes.
   FramePrompt frame_prompt(QueryReport& report) {
-    const auto& block_tokens = blocks.update(engine.tokenizer(), stream.current());
+    const auto& block_tokens = order.order(blocks.update(engine.tokenizer(), stream.current()));
     report.mode = params.mode;
     report.ms.partition = pending_partition_ms;
     report.blocks_total = static_cast<int64_t>(block_tokens.size());
@@ -123,7 +124,8 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
   if (!context) return context.error();
   PromptFrame frame = make_prompt_frame(engine.tokenizer(), engine.chat_template(), params.system_prompt);
   auto impl = std::unique_ptr<Impl>(new Impl{engine, params, json_blocker::FrameStream(params.rules), std::move(frame),
-                                             BlockTokenizer(), std::move(context).value()});
+                                             BlockTokenizer(), BlockOrderer(params.rules.order),
+                                             std::move(context).value()});
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

@@ -16,12 +16,13 @@ TEST(Rules, EmptyObjectGivesDefaults) {
   EXPECT_EQ(rules->key_fields, defaults.key_fields);
   EXPECT_TRUE(rules->pin.empty());
   EXPECT_TRUE(rules->drop.empty());
+  EXPECT_EQ(rules->order, BlockOrder::kDocument);
 }
 
 TEST(Rules, ReadsEveryField) {
   auto rules = parse_rules(R"({"max_depth": 3, "min_split_bytes": 10, "max_block_bytes": 500,
       "merge_scalar_bytes": 32, "scalar_array_chunk": 8, "key_fields": ["uid"],
-      "pin": ["state.chips.*"], "drop": ["**.timestamp", "debug"],
+      "pin": ["state.chips.*"], "drop": ["**.timestamp", "debug"], "order": "volatile_last",
       "limits": {"max_document_bytes": 1000, "max_nesting": 16}})");
   ASSERT_TRUE(rules.ok()) << rules.error().to_string();
   EXPECT_EQ(rules->max_depth, 3);
@@ -34,6 +35,8 @@ TEST(Rules, ReadsEveryField) {
   EXPECT_EQ(rules->drop.size(), 2u);
   EXPECT_EQ(rules->limits.max_document_bytes, 1000u);
   EXPECT_EQ(rules->limits.max_nesting, 16);
+  EXPECT_EQ(rules->order, BlockOrder::kVolatileLast);
+  EXPECT_STREQ(block_order_name(rules->order), "volatile_last");
 }
 
 TEST(Rules, UnknownFieldIsAnErrorNamingIt) {
@@ -48,6 +51,7 @@ TEST(Rules, WrongTypesAndRangesAreErrors) {
                           R"({"max_block_bytes": 2})", R"({"scalar_array_chunk": 0})",
                           R"({"pin": "state"})", R"({"drop": [1]})",
                           R"({"limits": {"max_nesting": 5000}})", R"({"limits": {"nesting": 5}})",
+                          R"({"order": "random"})", R"({"order": 1})",
                           R"([1])", R"({"max_depth": 1)"}) {
     auto rules = parse_rules(bad);
     EXPECT_FALSE(rules.ok()) << bad;

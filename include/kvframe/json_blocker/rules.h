@@ -32,6 +32,18 @@ struct Limits {
   int max_nesting = 128;                       // objects/arrays inside each other
 };
 
+// The order the model reads a frame's blocks in (json_blocker itself always
+// cuts and diffs in document order).
+enum class BlockOrder {
+  kDocument,      // as they stand in the document
+  // Blocks that have never changed first, then those that have changed at
+  // least once since the session's first frame (or appeared after it), each
+  // group in document order; a block stays in the second group once there.
+  // For prompt caches that keep a prefix (prefix mode, llama.cpp's prompt
+  // cache): a change then invalidates only what follows the stable part.
+  kVolatileLast,
+};
+
 struct Rules {
   // Containers at depth < max_depth (root is depth 0) are split into their
   // children, provided they hold at least one container and are at least
@@ -56,8 +68,12 @@ struct Rules {
   std::vector<std::string> pin;
   // Patterns of paths removed before blocking: the model never sees them.
   std::vector<std::string> drop;
+  BlockOrder order = BlockOrder::kDocument;
   Limits limits;
 };
+
+// "document", "volatile_last".
+const char* block_order_name(BlockOrder order);
 
 // Parses a rules document. Unknown fields are an error (they are typos).
 Result<Rules> parse_rules(std::string_view json);

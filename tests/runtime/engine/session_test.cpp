@@ -100,6 +100,35 @@ TEST(Modes, PrefixEqualsFullOnEveryFrame) {
   EXPECT_GT(kept, 0) << "prefix mode never reused a token";
 }
 
+// Volatile blocks last (rules "order"): prefix mode over that order still
+// equals full mode over it, and keeps a longer prefix than document order
+// when the blocks that change sit early in the document.
+TEST(Modes, VolatileLastPrefixEqualsFullAndKeepsMoreThanDocumentOrder) {
+  auto engine = tiny_engine();
+  SessionParams volatile_last = session_params(AttentionMode::kPrefix);
+  volatile_last.rules.order = json_blocker::BlockOrder::kVolatileLast;
+  SessionParams full_params = volatile_last;
+  full_params.mode = AttentionMode::kFull;
+  auto prefix = open(*engine, volatile_last);
+  auto full = open(*engine, full_params);
+  auto document = open(*engine, session_params(AttentionMode::kPrefix));
+  test::FrameEdits frames(17);
+  int64_t encoded_volatile_last = 0, encoded_document = 0;
+  for (int i = 0; i < 40; ++i) {
+    frames.edit();
+    const Answer a = ask(*prefix, frames.json(), task(3)), b = ask(*full, frames.json(), task(3));
+    ASSERT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance) << "frame " << i;
+    EXPECT_EQ(a.tokens, b.tokens) << "frame " << i;
+    if (i > 0) {
+      encoded_volatile_last += a.report.tokens_encoded;
+      encoded_document += ask(*document, frames.json(), task(3)).report.tokens_encoded;
+    } else {
+      ask(*document, frames.json(), task(3));
+    }
+  }
+  EXPECT_LT(encoded_volatile_last, encoded_document);
+}
+
 TEST(BlockStoreBudget, EvictingConstantlyChangesNothingButTiming) {
   auto roomy = tiny_engine(), starved = tiny_engine(/*cache_bytes=*/0);
   const SessionParams params = session_params(AttentionMode::kBlock);
