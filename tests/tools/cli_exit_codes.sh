@@ -15,6 +15,13 @@ expect 2 "stream: missing rules file" -- "$stream" --frames 2 --rules "$work/nop
 f0=$work/frames/frame_0000.json f1=$work/frames/frame_0001.json
 expect 0 "blocks: list" -- "$blocks" "$f0"
 expect 0 "blocks: list --json" -- "$blocks" "$f0" --json
+expect 0 "blocks: texts" -- "$blocks" "$f0" --text
+[ "$(wc -l < "$work/out.txt")" -eq "$("$blocks" "$f0" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["blocks"]))')" ] ||
+  { echo "FAIL: --text printed one line per block"; failures=$((failures + 1)); }
+expect 0 "blocks: texts in --json" -- "$blocks" "$f0" --json --text
+python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["blocks"]; assert all(x["text"].startswith(x["id"].split(".{")[0]) for x in b)' "$work/out.txt" ||
+  { echo "FAIL: each block's text starts with its path"; failures=$((failures + 1)); }
+expect 1 "blocks: --text with --prev" -- "$blocks" "$f1" --prev "$f0" --text
 expect 0 "blocks: a frame against itself" -- "$blocks" "$f0" --prev "$f0"
 expect 3 "blocks: consecutive frames differ" -- "$blocks" "$f1" --prev "$f0"
 printf '{"a": ' >"$work/truncated.json"

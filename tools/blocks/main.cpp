@@ -37,6 +37,7 @@ struct Options {
   std::string rules;     // empty: the default rules
   std::string previous;  // empty: list blocks instead of diffing
   bool json = false;
+  bool text = false;
 };
 
 enum class Role { kFrame, kRules };
@@ -116,7 +117,9 @@ int run(const Options& options) {
 
   if (!previous) {
     if (options.json) {
-      std::cout << kvframe::tools::blocks_json(*current).dump(2) << "\n";
+      std::cout << kvframe::tools::blocks_json(*current, options.text).dump(2) << "\n";
+    } else if (options.text) {
+      kvframe::tools::print_block_texts(std::cout, *current);
     } else {
       kvframe::tools::print_blocks(std::cout, *current);
     }
@@ -145,6 +148,10 @@ int main(int argc, char** argv) {
   app.add_option("--prev", options.previous,
                  "previous frame: print the diff from it instead of the blocks");
   app.add_flag("--json", options.json, "print one JSON document instead of a table");
+  app.add_flag("--text", options.text,
+               "the blocks' texts, one per line, as the model reads them (\"<path>: <json>\"); "
+               "with --json, a \"text\" member per block")
+      ->excludes("--prev");
   try {
     app.parse(argc, argv);
     const int stdin_users =

@@ -64,7 +64,11 @@ void print_blocks(std::ostream& out, const Partition& frame) {
       << frame.text_bytes() << " text bytes\n";
 }
 
-nlohmann::ordered_json blocks_json(const Partition& frame) {
+void print_block_texts(std::ostream& out, const Partition& frame) {
+  for (std::size_t i = 0; i < frame.size(); ++i) out << frame[i].text << "\n";
+}
+
+nlohmann::ordered_json blocks_json(const Partition& frame, bool with_text) {
   auto blocks = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < frame.size(); ++i) {
     const Block& block = frame[i];
@@ -73,6 +77,7 @@ nlohmann::ordered_json blocks_json(const Partition& frame) {
                       {"bytes", block.text.size()},
                       {"hash", hash_hex(block.hash)},
                       {"kind", json_blocker::block_kind_name(block.kind)}});
+    if (with_text) blocks.back()["text"] = block.text;
   }
   return {{"blocks", std::move(blocks)},
           {"summary",

@@ -12,7 +12,10 @@
 namespace kvframe::tools {
 
 void print_blocks(std::ostream& out, const json_blocker::Partition& frame);
-nlohmann::ordered_json blocks_json(const json_blocker::Partition& frame);
+// The blocks' texts, one line each: what the model reads of the frame.
+void print_block_texts(std::ostream& out, const json_blocker::Partition& frame);
+// with_text: each block's text too.
+nlohmann::ordered_json blocks_json(const json_blocker::Partition& frame, bool with_text = false);
 
 // Lists every block that is not unchanged, then the counts.
 void print_diff(std::ostream& out, const json_blocker::Partition& previous,
