@@ -60,7 +60,7 @@ void finish_answer(Answer& answer, Generation generation, const Decoder& decoder
 
 // What Session::warm() encoded since the last query.
 struct WorkAhead {
-  int64_t blocks_encoded = 0, cache_hits = 0, tokens_encoded = 0;
+  int64_t blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0, tokens_encoded = 0;
 };
 
 }  // namespace
@@ -76,13 +76,14 @@ struct Session::Impl {
   double pending_partition_ms = 0;  // frames since the last query
   WorkAhead ahead;                  // warm() since the last query
 
-  // Blocks and tokens that warm() encoded count in the next query's report:
+  // Blocks and tokens that warm() encoded (and blocks it re-positioned) count in the next query's report:
   // the work its frame took, done ahead or not. Blocks warmed count as
   // encoded (or hits) there, not as reused, so the report's blocks still add up.
   void count_ahead(QueryReport& report) {
     report.blocks_encoded += ahead.blocks_encoded;
     report.cache_hits += ahead.cache_hits;
     report.blocks_reused = std::max<int64_t>(0, report.blocks_reused - ahead.blocks_encoded - ahead.cache_hits);
+    report.blocks_repositioned += ahead.blocks_repositioned;
     report.tokens_encoded += ahead.tokens_encoded;
     ahead = {};
   }
@@ -187,6 +188,7 @@ Status Session::Impl::warm() {
   if (failed) return failed;
   ahead.blocks_encoded += report.blocks_encoded;
   ahead.cache_hits += report.cache_hits;
+  ahead.blocks_repositioned += report.blocks_repositioned;
   ahead.tokens_encoded += report.tokens_encoded;
   return std::nullopt;
 }

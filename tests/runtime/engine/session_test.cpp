@@ -251,6 +251,7 @@ TEST_P(Warm, EncodesAheadWithoutChangingAnswersOrCounts) {
     if (i % 5 != 4) {  // one frame per query: the same work, counted alike
       EXPECT_EQ(a->report.tokens_encoded, b.report.tokens_encoded) << "frame " << i;
       EXPECT_EQ(a->report.blocks_encoded, b.report.blocks_encoded) << "frame " << i;
+      EXPECT_EQ(a->report.blocks_repositioned, b.report.blocks_repositioned) << "frame " << i;
       EXPECT_EQ(a->report.blocks_reused + a->report.blocks_encoded + a->report.cache_hits, a->report.blocks_total);
     }
   }
