@@ -18,6 +18,7 @@
 #include "kvframe/runtime/default_model.h"
 #include "kvframe/server/curve_keys.h"
 #include "kvframe/server/engine_backend.h"
+#include "kvframe/server/ping.h"
 #include "kvframe/server/server.h"
 
 namespace {
@@ -25,7 +26,7 @@ namespace {
 namespace rt = kvframe::runtime;
 namespace srv = kvframe::server;
 
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kConfigError = 2, kBindError = 3 };
+enum ExitCode : int { kSuccess = 0, kUsageError = 1, kConfigError = 2, kBindError = 3, kNoAnswer = 4 };
 
 constexpr const char* kFooter =
     "Clients (adapters/native, the Unity and Unreal plugins) connect a ZeroMQ DEALER\n"
@@ -55,6 +56,7 @@ constexpr const char* kFooter =
     "  1  usage error\n"
     "  2  the model, keys or configuration cannot be used (the reason is logged)\n"
     "  3  cannot bind --bind\n"
+    "  4  --ping: no HelloReply in time\n"
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
@@ -63,6 +65,9 @@ struct Options {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string ready_file;
   bool warm_frames = true;
+  std::string ping;
+  int ping_timeout_ms = 2000;
+  std::string ping_server_key, ping_client_key;
   std::string mode = "any";
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
@@ -179,6 +184,34 @@ bool announce_endpoint(const std::string& endpoint, const std::string& ready_fil
   return std::rename(temporary.c_str(), ready_file.c_str()) == 0;
 }
 
+// --ping: one line on stdout, the exit status says the rest.
+int run_ping(const Options& o) {
+  srv::PingParams params{o.ping, std::chrono::milliseconds(o.ping_timeout_ms), "", "", ""};
+  auto read_key = [](const std::string& path, std::string& out) {
+    auto key = srv::read_secret_key(path);  // one Z85 key per file, public or secret alike
+    if (!key) {
+      std::cerr << "kvframe-serve --ping: " << key.error().message << "\n";
+      return false;
+    }
+    out = *key;
+    return true;
+  };
+  if (!o.ping_server_key.empty() && !read_key(o.ping_server_key, params.server_public_key)) return kConfigError;
+  if (!o.ping_client_key.empty() && (!read_key(o.ping_client_key + ".pub", params.client_public_key) ||
+                                     !read_key(o.ping_client_key + ".key", params.client_secret_key))) {
+    return kConfigError;
+  }
+  auto answer = srv::ping(params);
+  if (!answer) {
+    std::cout << "no answer: " << answer.error().message << std::endl;
+    return kNoAnswer;
+  }
+  std::cout << "ok " << o.ping << " kvframe-serve " << answer->server_version << " model " << answer->model
+            << " instance " << std::hex << answer->instance_id << std::dec << " in " << answer->round_trip_ms
+            << " ms" << std::endl;
+  return kSuccess;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,6 +279,15 @@ int main(int argc, char** argv) {
                  "on SIGINT/SIGTERM, how long a running query may finish before the process leaves without it")
       ->check(CLI::Range(0, 600000))->capture_default_str();
   app.add_flag("--insecure-public", o.insecure_public, "serve a non-loopback --bind without CURVE");
+  app.add_option("--ping", o.ping,
+                 "health probe: send Hello to ENDPOINT, print the HelloReply, exit 0 (4 without an answer); for "
+                 "readiness and liveness probes (docs/deploy.md)");
+  app.add_option("--ping-timeout-ms", o.ping_timeout_ms, "how long --ping waits")
+      ->check(CLI::Range(1, 600000))->capture_default_str();
+  app.add_option("--ping-server-key", o.ping_server_key, "--ping over CURVE: the server's public key file (PREFIX.pub)");
+  app.add_option("--ping-client-key", o.ping_client_key,
+                 "--ping over CURVE: this probe's key pair PREFIX (PREFIX.key, PREFIX.pub; one of --curve-allow's "
+                 "keys when the server has an allow-list; default: a fresh pair)");
   app.add_option("--gen-keys", o.gen_keys, "write a CURVE key pair to PREFIX.key (secret) and PREFIX.pub, then exit");
   try {
     app.parse(argc, argv);
@@ -253,6 +295,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
   }
   if (!o.gen_keys.empty()) return generate_keys(o.gen_keys);
+  if (!o.ping.empty()) return run_ping(o);
 
   srv::Log log(*srv::parse_log_level(o.log_level));
   auto curve = curve_params(o);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <flatbuffers/flexbuffers.h>
 
 #include "kvframe/server/curve_keys.h"
+#include "kvframe/server/ping.h"
 #include "raw_client.h"
 #include "server_process.h"
 
@@ -212,6 +214,14 @@ TEST_F(ServeTest, CurveServesAllowedKeysOnly) {
   EXPECT_EQ(plain.request(hello_message(2), kNoReplyMs), "") << "nor does a client without CURVE";
   EXPECT_EQ(game.round(), "");
   EXPECT_NE(server->log().find("client key refused"), std::string::npos) << server->log();
+
+  // The health probe speaks CURVE too: with an allowed pair it is answered,
+  // with a pair of its own the allow-list turns it away.
+  PingParams probe{server->endpoint(), std::chrono::milliseconds(kNoReplyMs), server_keys->public_key,
+                   allowed->public_key, allowed->secret_key};
+  EXPECT_TRUE(ping(probe)) << server->log();
+  probe.client_public_key = probe.client_secret_key = "";
+  EXPECT_FALSE(ping(probe));
   std::filesystem::remove_all(dir);
 }
 
@@ -256,6 +266,20 @@ TEST_F(ServeTest, PublicBindWithoutCurveIsRefused) {
   EXPECT_EQ(ServerProcess::start(options), nullptr);
   EXPECT_NE(ServerProcess::last_start_error().find("--insecure-public"), std::string::npos)
       << ServerProcess::last_start_error();
+}
+
+// The health probe (kvframe-serve --ping) gets the server's own HelloReply:
+// exit 0 and the model's name; 4 where nothing answers.
+TEST_F(ServeTest, PingIsAnsweredByTheServerItself) {
+  start();
+  auto answer = ping({server->endpoint(), std::chrono::milliseconds(kReplyTimeoutMs), "", "", ""});
+  ASSERT_TRUE(answer) << answer.error().message;
+  EXPECT_FALSE(answer->model.empty());
+  EXPECT_NE(answer->instance_id, 0u);
+  const std::string probe = kvframe::test::kvframe_serve_path() + " --ping " + server->endpoint();
+  EXPECT_EQ(WEXITSTATUS(std::system((probe + " >/dev/null").c_str())), 0);
+  EXPECT_EQ(server->stop(), 0) << server->log();
+  EXPECT_EQ(WEXITSTATUS(std::system((probe + " --ping-timeout-ms 300 >/dev/null").c_str())), 4);
 }
 
 // A launcher that binds port 0 learns the port from --ready-file, which exists
