@@ -28,6 +28,8 @@ PACKAGES=(
   python3-jsonschema
   # the Python client (adapters/python): its wire dependencies and its pytest suite
   python3-zmq python3-flatbuffers python3-pytest
+  # scale-out tests: HAProxy in front of two workers; the Kubernetes manifests read back
+  haproxy python3-yaml
   # the Hold'em replay page is tested in headless Chromium
   chromium fonts-liberation fonts-dejavu-core
   # tests and benchmarks (gnuplot draws the benchmarks' PNG plots)
