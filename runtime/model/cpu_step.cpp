@@ -287,9 +287,11 @@ bool Model::Impl::steps_on_cpu(const KvCache& cache, int64_t n) const {
          std::all_of(cache.v.begin(), cache.v.end(), [&](const at::Tensor& t) { return t.is_contiguous() && t.scalar_type() == dtype; });
 }
 
-at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cache, bool all_logits,
+at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments, bool all_logits,
                                     bool adapted) const {
   const ModelConfig& c = config;
+  int64_t n = 0;
+  for (const StepSegment& segment : segments) n += segment.n;
   const StepWeights& w = *step;
   const int64_t E = c.n_embd, H = c.n_head, KH = c.n_head_kv, d = c.head_dim, F = c.n_ff;
   const int64_t qkv_rows = (H + 2 * KH) * d, half = d / 2;
@@ -306,12 +308,15 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cach
 
   for (int64_t i = 0; i < n; ++i) w.embed().dequantize_row(ids[i], x + i * E);
   const float* inv_freq = rope.inv_freq().data_ptr<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    const auto position = static_cast<float>(cache.next_position + i);
-    for (int64_t j = 0; j < half; ++j) {
-      const float angle = position * inv_freq[j];
-      cos[i * half + j] = std::cos(angle);
-      sin[i * half + j] = std::sin(angle);
+  for (const StepSegment& segment : segments) {
+    for (int64_t k = 0; k < segment.n; ++k) {
+      const int64_t i = segment.first + k;
+      const auto position = static_cast<float>(segment.cache->next_position + k);
+      for (int64_t j = 0; j < half; ++j) {
+        const float angle = position * inv_freq[j];
+        cos[i * half + j] = std::cos(angle);
+        sin[i * half + j] = std::sin(angle);
+      }
     }
   }
   // Adapters: the one applied on the fly where it changes this part, and
@@ -323,7 +328,6 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cach
     m.multiply(in, n, y);
     for (const auto* lora : loras) add_lora((*lora)[static_cast<size_t>(l)].*which, in, n, y, s.rank);
   };
-  const bool* padding = cache.padding.defined() ? cache.padding.data_ptr<bool>() : nullptr;
 
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const StepWeights::Layer& lw = w.layers[static_cast<size_t>(l)];
@@ -336,23 +340,29 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cach
       }
     }
     rotate(qkv, n, H + KH, qkv_rows, d, cos, sin);  // Q and K heads lie side by side
-    // The new keys and values into the cache, then attention over it, in the
-    // cache's element type.
-    auto attend_in = [&](auto element) {
+    // Each segment's new keys and values into its cache, then attention over
+    // that cache alone, in the cache's element type.
+    auto attend_in = [&](auto element, const StepSegment& segment) {
       using T = decltype(element);
+      KvCache& cache = *segment.cache;
       T* keys = cache.k[l].data_ptr<T>();
       T* values = cache.v[l].data_ptr<T>();
+      const float* seg_qkv = qkv + segment.first * qkv_rows;
       for (int64_t kh = 0; kh < KH; ++kh) {
         const int64_t entry = (kh * cache.capacity + cache.length) * d;
-        write_entries(keys + entry, qkv + (H + kh) * d, n, qkv_rows, d);
-        write_entries(values + entry, qkv + (H + KH + kh) * d, n, qkv_rows, d);
+        write_entries(keys + entry, seg_qkv + (H + kh) * d, segment.n, qkv_rows, d);
+        write_entries(values + entry, seg_qkv + (H + KH + kh) * d, segment.n, qkv_rows, d);
       }
-      attend(c, qkv, n, keys, values, cache.capacity, cache.length, padding, attended, s.partials);
+      const bool* padding = cache.padding.defined() ? cache.padding.data_ptr<bool>() : nullptr;
+      attend(c, seg_qkv, segment.n, keys, values, cache.capacity, cache.length, padding,
+             attended + segment.first * H * d, s.partials);
     };
-    if (dtype == at::kFloat) {
-      attend_in(float{});
-    } else {
-      attend_in(c10::BFloat16{});
+    for (const StepSegment& segment : segments) {
+      if (dtype == at::kFloat) {
+        attend_in(float{}, segment);
+      } else {
+        attend_in(c10::BFloat16{}, segment);
+      }
     }
     project(lw.wo, &LayerLora::o, l, attended, out);
     for (int64_t j = 0; j < n * E; ++j) x[j] += out[j];
@@ -367,8 +377,17 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, int64_t n, KvCache& cach
     for (int64_t j = 0; j < n * E; ++j) x[j] += out[j];
   }
 
-  const int64_t rows = all_logits ? n : 1;
-  rms_norm_rows(x + (n - rows) * E, weights.output_norm.data_ptr<float>(), rows, E, c.rms_eps, normed);
+  // The rows whose logits are asked for: every token, or each segment's last.
+  const int64_t rows = all_logits ? n : static_cast<int64_t>(segments.size());
+  if (all_logits) {
+    rms_norm_rows(x, weights.output_norm.data_ptr<float>(), n, E, c.rms_eps, normed);
+  } else {
+    for (size_t k = 0; k < segments.size(); ++k) {
+      const int64_t last = segments[k].first + segments[k].n - 1;
+      rms_norm_rows(x + last * E, weights.output_norm.data_ptr<float>(), 1, E, c.rms_eps,
+                    normed + static_cast<int64_t>(k) * E);
+    }
+  }
   at::Tensor logits = at::empty({rows, c.n_vocab}, at::kFloat);
   w.output.multiply(normed, rows, logits.data_ptr<float>());
   return logits;

@@ -86,40 +86,82 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
   return out;
 }
 
+namespace {
+
+// A run of forced tokens goes through the model in one pass; 16 is the most
+// the CPU step path takes (runtime/model/cpu_step.h).
+constexpr size_t kLongestRun = 16;
+
+// The tokens of a sequence's next pass: the token picked from `logits` and
+// the run its schema forces after it, which needs no logits of its own, only
+// keys and values (jump-forward). Empty once the decoder is done, or the
+// cache full.
+std::vector<int64_t> next_run(Decoder& decoder, const at::Tensor& logits, const KvCache& cache) {
+  const TokenId token = decoder.pick(logits);
+  if (!decoder.take(token)) return {};
+  if (cache.length >= cache.capacity) {
+    decoder.stop(StopReason::kContextFull);
+    return {};
+  }
+  std::vector<int64_t> run{token};
+  while (run.size() < kLongestRun && cache.length + static_cast<int64_t>(run.size()) < cache.capacity) {
+    const std::optional<TokenId> next = decoder.forced();
+    if (!next) break;
+    if (!decoder.take(*next)) return {};  // the forced token ended the answer: nothing left to run
+    run.push_back(*next);
+  }
+  return run;
+}
+
+void count_step(GenerateStats& stats, const std::vector<int64_t>& run) {
+  ++stats.decode_steps;
+  stats.forced_tokens += static_cast<int64_t>(run.size()) - 1;
+}
+
+}  // namespace
+
 Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& decoder, GenerateStats& stats) {
-  // A run of forced tokens goes through the model in one pass; 16 is the most
-  // the CPU step path takes (runtime/model/cpu_step.h).
-  constexpr size_t kLongestRun = 16;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<int64_t> run;
   while (true) {
-    const TokenId token = decoder.pick(logits);
-    if (!decoder.take(token)) break;
-    if (cache.length >= cache.capacity) {
-      decoder.stop(StopReason::kContextFull);
-      break;
-    }
-    run.assign(1, token);
-    // Jump-forward: the tokens the schema forces after this one need no
-    // logits, only their keys and values, so they join its pass.
-    bool ended = false;
-    while (run.size() < kLongestRun && cache.length + static_cast<int64_t>(run.size()) < cache.capacity) {
-      const std::optional<TokenId> next = decoder.forced();
-      if (!next) break;
-      if (!decoder.take(*next)) {
-        ended = true;
-        break;
-      }
-      run.push_back(*next);
-    }
-    if (ended) break;
+    const std::vector<int64_t> run = next_run(decoder, logits, cache);
+    if (run.empty()) break;
     auto step = model.forward(at::tensor(run, at::kLong), cache);
     if (!step) return step.error();
-    ++stats.decode_steps;
-    stats.forced_tokens += static_cast<int64_t>(run.size()) - 1;
+    count_step(stats, run);
     logits = std::move(step).value();
   }
   stats.decode_seconds += seconds_since(start);
+  return std::nullopt;
+}
+
+Status decode_together(const Model& model, std::vector<DecodingSequence>& sequences) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<at::Tensor> logits;
+  for (DecodingSequence& sequence : sequences) logits.push_back(sequence.logits.to(at::kCPU, at::kFloat));
+  std::vector<SequenceStep> steps;
+  std::vector<size_t> stepping;  // steps[k] is sequence stepping[k]'s
+  while (true) {
+    steps.clear();
+    stepping.clear();
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      DecodingSequence& sequence = sequences[i];
+      if (sequence.decoder->done()) continue;
+      std::vector<int64_t> run = next_run(*sequence.decoder, logits[i], *sequence.cache);
+      if (run.empty()) continue;
+      steps.push_back({std::move(run), sequence.cache});
+      stepping.push_back(i);
+    }
+    if (steps.empty()) break;
+    auto step = model.forward_sequences(steps);
+    if (!step) return step.error();
+    const at::Tensor rows = step->to(at::kCPU);
+    for (size_t k = 0; k < steps.size(); ++k) {
+      logits[stepping[k]] = rows[static_cast<int64_t>(k)];
+      count_step(sequences[stepping[k]].stats, steps[k].tokens);
+    }
+  }
+  const double seconds = seconds_since(start);
+  for (DecodingSequence& sequence : sequences) sequence.stats.decode_seconds += seconds;
   return std::nullopt;
 }
 

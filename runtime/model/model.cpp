@@ -307,7 +307,7 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
   }
   at::Tensor logits;
   if (steps_on_cpu(cache, n)) {
-    logits = step_on_cpu(id, n, cache, all_logits, adapts(part));
+    logits = step_on_cpu(id, {{&cache, 0, n}}, all_logits, adapts(part));
   } else {
     // Positions follow next_position, not the entry index: an assembled cache
     // may hold slack entries (masked by padding) that take no position.
@@ -320,6 +320,74 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
   if (cache.padding.defined()) cache.padding.narrow(0, cache.length, n).fill_(false);
   cache.length += n;
   cache.next_position += n;
+  return logits;
+}
+
+Result<at::Tensor> Model::forward_sequences(const std::vector<SequenceStep>& steps) const {
+  try {
+    return impl_->forward_sequences(steps);
+  } catch (const c10::Error& e) {
+    return backend_error(e, "running " + std::to_string(steps.size()) + " sequences' steps (their caches are unchanged)");
+  }
+}
+
+Result<at::Tensor> Model::Impl::forward_sequences(const std::vector<SequenceStep>& steps) const {
+  if (steps.empty()) return Error{ErrorCode::kInvalidArgument, "forward_sequences() needs at least one sequence"};
+  int64_t total = 0;
+  bool steps_here = device.is_cpu() && step != nullptr;
+  std::vector<int64_t> ids;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const SequenceStep& one = steps[s];
+    const std::string which = "sequence " + std::to_string(s);
+    if (!one.cache || one.tokens.empty()) {
+      return Error{ErrorCode::kInvalidArgument, which + " needs a cache and at least one token"};
+    }
+    for (size_t t = 0; t < s; ++t) {
+      if (steps[t].cache == one.cache) return Error{ErrorCode::kInvalidArgument, which + " shares its cache"};
+    }
+    if (auto bad = check_cache(*one.cache, which + "'s cache")) return *bad;
+    const auto n = static_cast<int64_t>(one.tokens.size());
+    if (one.cache->length + n > one.cache->capacity) {
+      return Error{ErrorCode::kContextFull, which + "'s cache holds " + std::to_string(one.cache->capacity) +
+                                                " tokens; " + std::to_string(one.cache->length) + " + " +
+                                                std::to_string(n) + " do not fit"};
+    }
+    for (int64_t id : one.tokens) {
+      if (id < 0 || id >= config.n_vocab) {
+        return Error{ErrorCode::kInvalidArgument, which + ": token ids must lie in [0, " +
+                                                      std::to_string(config.n_vocab) + ")"};
+      }
+    }
+    ids.insert(ids.end(), one.tokens.begin(), one.tokens.end());
+    total += n;
+    steps_here = steps_here && steps_on_cpu(*one.cache, n);
+  }
+  c10::InferenceMode inference;  // no autograd bookkeeping
+  // Elsewhere (a GPU, libtorch steps, long runs): each sequence on its own.
+  // What stays the same either way is the result.
+  if (!steps_here || total > kSequenceStepTokens) {
+    std::vector<at::Tensor> rows;
+    for (const SequenceStep& one : steps) {
+      auto logits = forward(at::tensor(one.tokens, at::kLong), *one.cache, false, PromptPart::kQuery);
+      if (!logits) return logits.error();
+      rows.push_back(std::move(logits).value());
+    }
+    return at::cat(rows, 0);
+  }
+  std::vector<StepSegment> segments;
+  int64_t first = 0;
+  for (const SequenceStep& one : steps) {
+    const auto n = static_cast<int64_t>(one.tokens.size());
+    segments.push_back({one.cache, first, n});
+    first += n;
+  }
+  at::Tensor logits = step_on_cpu(ids.data(), segments, false, adapts(PromptPart::kQuery));
+  for (const StepSegment& segment : segments) {
+    KvCache& cache = *segment.cache;
+    if (cache.padding.defined()) cache.padding.narrow(0, cache.length, segment.n).fill_(false);
+    cache.length += segment.n;
+    cache.next_position += segment.n;
+  }
   return logits;
 }
 

@@ -56,10 +56,19 @@ struct Model::Impl {
   // those of the layer where the plan ended the pass).
   at::Tensor run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan, bool adapted) const;
   // Whether forward() of n tokens into `cache` takes the CPU step path, and
-  // that path (cpu_step.cpp): appends ids[0 .. n) to the cache (the caller
-  // advances length and positions) and returns forward()'s logits.
+  // that path (cpu_step.cpp) over one or several caches: segment s appends
+  // ids[first .. first + n) to its cache (the caller advances lengths and
+  // positions). The matrices are read once for all segments' tokens; each
+  // segment attends to its own cache only. Returns fp32 logits: every
+  // token's [n, n_vocab] when all_logits (one segment), else each segment's
+  // last token's [segments, n_vocab].
+  struct StepSegment {
+    KvCache* cache = nullptr;
+    int64_t first = 0, n = 0;
+  };
   bool steps_on_cpu(const KvCache& cache, int64_t n) const;
-  at::Tensor step_on_cpu(const int64_t* ids, int64_t n, KvCache& cache, bool all_logits, bool adapted) const;
+  at::Tensor step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments, bool all_logits,
+                         bool adapted) const;
   // fp32 logits [rows, n_vocab] of hidden states [rows, n_embd].
   at::Tensor head(const at::Tensor& hidden) const;
   // Adds an adapter of scope kAll into the weights (model.cpp).
@@ -67,6 +76,8 @@ struct Model::Impl {
 
   // The KV-cache attention of forward() and decoding (model.cpp).
   Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits, PromptPart part) const;
+  // Several sequences' decoding steps at once (model.cpp).
+  Result<at::Tensor> forward_sequences(const std::vector<SequenceStep>& steps) const;
 
   // Block attention's encoder (block_encoder.cpp).
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,

@@ -148,4 +148,21 @@ Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& de
 Status decode_branches(const Model& model, const KvCache& shared, BranchCache& branches, const at::Tensor& logits,
                        std::vector<Decoder>& decoders, GenerateStats& stats);
 
+// One of decode_together()'s sequences: its own cache (after its prompt),
+// the prompt's last fp32 logits, and its decoder. stats counts its steps.
+struct DecodingSequence {
+  KvCache* cache = nullptr;
+  at::Tensor logits;
+  Decoder* decoder = nullptr;
+  GenerateStats stats;
+};
+
+// decode() for independent sequences — answers of different sessions — in
+// lockstep: every step runs each unfinished sequence's next token (with the
+// tokens its schema forces after it) through Model::forward_sequences, one
+// pass for all. Each sequence gets what decode() would give it alone (greedy:
+// the same tokens; logits to fp32 rounding). decode_seconds is the lockstep
+// time, for each.
+Status decode_together(const Model& model, std::vector<DecodingSequence>& sequences);
+
 }  // namespace kvframe::runtime

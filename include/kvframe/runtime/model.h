@@ -139,6 +139,16 @@ struct BranchCache {
   int64_t branches() const { return static_cast<int64_t>(length.size()); }
 };
 
+// One sequence's share of Model::forward_sequences: tokens to append to its
+// own cache (a session's decoding step: the sampled token and any the schema
+// forces after it).
+struct SequenceStep {
+  std::vector<int64_t> tokens;
+  KvCache* cache = nullptr;
+};
+// The most tokens forward_sequences runs as one CPU step (more: one sequence at a time).
+inline constexpr int64_t kSequenceStepTokens = 128;
+
 class Model {
  public:
   // Loads a GGUF model: checks the architecture, hyperparameters and every
@@ -183,6 +193,19 @@ class Model {
   // whether an adapter of scope kQuery applies.
   Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false,
                              PromptPart part = PromptPart::kQuery) const;
+
+  // Several sequences' steps at once — the decoding steps of many sessions,
+  // each in its own cache: steps[s].tokens are appended to *steps[s].cache
+  // (distinct caches) as forward() would append them, and attend to that
+  // cache only. On the CPU step path the matrices are read once for every
+  // sequence's tokens (up to kSequenceStepTokens in all), which is where a
+  // memory-bound step's time goes; elsewhere the sequences run one after
+  // another. The result equals forward() on each (to fp32 rounding): fp32
+  // logits [steps, n_vocab] of each sequence's last token. kContextFull when
+  // one does not fit its cache; kInvalidArgument for an empty sequence, a
+  // shared or foreign cache, or ids outside the vocabulary — checked before
+  // anything runs, so every cache is then unchanged.
+  Result<at::Tensor> forward_sequences(const std::vector<SequenceStep>& steps) const;
 
   // Block attention's encoder: runs independent token blocks through the
   // model in one batched pass. Block b's tokens take positions

@@ -1,6 +1,8 @@
-// Branch decoding on tiny random-weight models: Model::forward_branches, every
-// row of a batch against forward() on that row's own copy of the shared cache
-// (what running the NPC queries one after another does).
+// Batched decoding on tiny random-weight models. Model::forward_branches:
+// every row of a batch against forward() on that row's own copy of the shared
+// cache (what running the NPC queries one after another does).
+// Model::forward_sequences: several sessions' steps, each in its own cache,
+// against forward() on a copy of each cache.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -292,6 +294,90 @@ TEST(Branches, BadIdsAndMismatchedSizesAreInvalidArgument) {
     ASSERT_FALSE(made.ok());
     EXPECT_EQ(made.error().code, ErrorCode::kInvalidArgument);
   }
+}
+
+// --- forward_sequences -------------------------------------------------------
+
+// Each call's runs (calls[c][s]: sequence s's tokens; empty: it sits out)
+// through forward_sequences and through forward() on a copy of each cache:
+// the same logits every call, the same entries at the end.
+void expect_sequences_match_forward(const Model& model, std::vector<KvCache>& caches, const std::vector<Rows>& calls) {
+  std::vector<KvCache> copies;
+  int64_t room = 0;
+  for (const Rows& call : calls) {
+    for (const auto& run : call) room += static_cast<int64_t>(run.size());
+  }
+  for (const KvCache& cache : caches) copies.push_back(copy_of(model, cache, room));
+  for (size_t c = 0; c < calls.size(); ++c) {
+    std::vector<SequenceStep> steps;
+    std::vector<size_t> who;
+    for (size_t s = 0; s < caches.size(); ++s) {
+      if (calls[c][s].empty()) continue;
+      steps.push_back({std::vector<int64_t>(calls[c][s].begin(), calls[c][s].end()), &caches[s]});
+      who.push_back(s);
+    }
+    auto got = model.forward_sequences(steps);
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    ASSERT_EQ(got->sizes(), (std::vector<int64_t>{static_cast<int64_t>(steps.size()), model.config().n_vocab}));
+    for (size_t k = 0; k < who.size(); ++k) {
+      const at::Tensor want = *model.forward(ids(calls[c][who[k]]), copies[who[k]]);
+      EXPECT_TRUE(at::allclose((*got)[static_cast<int64_t>(k)], want[0], 0.0, kLogitAtol))
+          << "call " << c << ", sequence " << who[k] << ": logits differ by "
+          << max_diff((*got)[static_cast<int64_t>(k)], want[0]);
+    }
+  }
+  for (size_t s = 0; s < caches.size(); ++s) {
+    ASSERT_EQ(caches[s].length, copies[s].length);
+    ASSERT_EQ(caches[s].next_position, copies[s].next_position);
+    for (size_t l = 0; l < caches[s].k.size(); ++l) {
+      const int64_t n = caches[s].length;
+      EXPECT_TRUE(at::allclose(caches[s].k[l].narrow(1, 0, n), copies[s].k[l].narrow(1, 0, n), 0.0, kKvAtol))
+          << "sequence " << s << " layer " << l;
+      EXPECT_TRUE(at::allclose(caches[s].v[l].narrow(1, 0, n), copies[s].v[l].narrow(1, 0, n), 0.0, kKvAtol))
+          << "sequence " << s << " layer " << l;
+    }
+  }
+}
+
+// The caches of three sessions: two assembled ones (masked slack, positions
+// behind entries) and a plain one, with room for what the calls append.
+std::vector<KvCache> session_caches(const Model& model, int64_t room) {
+  std::vector<KvCache> caches;
+  caches.push_back(copy_of(model, padded_cache(model, random_tokens(20, 31)), room));
+  caches.push_back(copy_of(model, plain_cache(model, random_tokens(9, 32)), room));
+  caches.push_back(copy_of(model, padded_cache(model, random_tokens(33, 33)), room));
+  return caches;
+}
+
+TEST(Sequences, StepsOfSeveralCachesMatchForwardOnEach) {
+  for (const TinyModelSpec& spec : specs()) {
+    SCOPED_TRACE(describe(spec));
+    auto model = load_tiny(spec);
+    // Decoding steps, forced runs of up to 16 tokens, and sessions sitting out.
+    const std::vector<Rows> calls = {random_rows({1, 1, 1}, 40), random_rows({3, 1, 16}, 41),
+                                     random_rows({1, 0, 1}, 42), random_rows({0, 5, 0}, 43),
+                                     random_rows({2, 7, 1}, 44)};
+    std::vector<KvCache> caches = session_caches(*model, 40);
+    expect_sequences_match_forward(*model, caches, calls);
+  }
+}
+
+TEST(Sequences, BadStepsAreTypedErrorsAndChangeNoCache) {
+  auto model = load_tiny(TinyModelSpec{});
+  std::vector<KvCache> caches = session_caches(*model, 2);
+  const std::vector<int64_t> lengths = {caches[0].length, caches[1].length};
+  auto expect_error = [&](std::vector<SequenceStep> steps, ErrorCode code) {
+    auto got = model->forward_sequences(steps);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, code) << got.error().to_string();
+    EXPECT_EQ(caches[0].length, lengths[0]);
+    EXPECT_EQ(caches[1].length, lengths[1]);
+  };
+  expect_error({}, ErrorCode::kInvalidArgument);
+  expect_error({{{1}, &caches[0]}, {{2}, &caches[0]}}, ErrorCode::kInvalidArgument);          // one cache twice
+  expect_error({{{1}, &caches[0]}, {{}, &caches[1]}}, ErrorCode::kInvalidArgument);           // nothing to run
+  expect_error({{{1}, &caches[0]}, {{model->config().n_vocab}, &caches[1]}}, ErrorCode::kInvalidArgument);
+  expect_error({{{1}, &caches[0]}, {{1, 2, 3}, &caches[1]}}, ErrorCode::kContextFull);        // room for 2
 }
 
 }  // namespace

@@ -109,5 +109,53 @@ TEST(SchemaGenerate, RandomSchemasOnTinyModelsAlwaysGiveValidJson) {
                                  << pairs.path();
 }
 
+// Sessions decoding in lockstep (decode_together, one forward_sequences pass
+// a step for all): each answer is the one generate() gives it alone, under
+// its own schema, greedy or seeded sampling, with forced runs of different
+// lengths in the same pass — in fewer passes than decoding them one by one.
+TEST(SchemaGenerate, SessionsDecodedTogetherAnswerAsEachAlone) {
+  Tiny t = tiny("llama");
+  const std::vector<TokenId> stops = default_stop_tokens(t.tokenizer, "<|im_end|>");
+  const auto vocabulary = token_vocabulary(t.tokenizer, stops);
+  constexpr int kSessions = 6;
+  std::vector<std::vector<TokenId>> prompts;
+  std::vector<GenerateParams> params(kSessions);
+  std::vector<std::vector<TokenId>> alone;
+  int64_t passes_alone = 0;
+  for (int i = 0; i < kSessions; ++i) {
+    std::mt19937_64 rng(static_cast<uint64_t>(100 + i));
+    auto compiled = compile_schema(test::random_schema(rng), vocabulary);
+    ASSERT_TRUE(compiled.ok());
+    params[i].schema = *compiled;
+    params[i].stop_tokens = stops;
+    params[i].max_tokens = (*compiled)->min_tokens() + 12;
+    if (i % 3 == 2) params[i].sampling = {0.8f, 0, 1.0f, static_cast<uint64_t>(i)};
+    prompts.push_back(t.tokenizer.encode("Session " + std::to_string(i) + std::string(static_cast<size_t>(i * 7), '.') +
+                                         " answers as JSON:"));
+    auto g = generate(*t.model, t.tokenizer, prompts.back(), params[i]);
+    ASSERT_TRUE(g.ok()) << g.error().to_string();
+    alone.push_back(g->tokens);
+    passes_alone += g->stats.decode_steps;
+  }
+
+  std::vector<KvCache> caches;
+  std::vector<Decoder> decoders;
+  std::vector<DecodingSequence> sequences;
+  for (int i = 0; i < kSessions; ++i) {
+    caches.push_back(*t.model->new_cache(static_cast<int64_t>(prompts[i].size()) + params[i].max_tokens));
+    decoders.emplace_back(t.tokenizer, params[i]);
+  }
+  for (int i = 0; i < kSessions; ++i) {
+    sequences.push_back({&caches[i], *prefill(*t.model, prompts[i], caches[i]), &decoders[i], {}});
+  }
+  ASSERT_FALSE(decode_together(*t.model, sequences));
+  int64_t passes_together = 0;
+  for (int i = 0; i < kSessions; ++i) {
+    EXPECT_EQ(decoders[i].finish().tokens, alone[i]) << "session " << i;
+    passes_together = std::max(passes_together, sequences[i].stats.decode_steps);
+  }
+  EXPECT_LT(passes_together, passes_alone);
+}
+
 }  // namespace
 }  // namespace kvframe::runtime

@@ -1,0 +1,189 @@
+// bench_sessions: the answers of several sessions decoded together, one
+// Model::forward_sequences pass a step for all (decode_together), against the
+// same answers decoded one session after another (decode), in the same run.
+// Each session has its own KV cache holding its own context (--context random
+// tokens) and decodes a greedy answer under the same JSON Schema (forced
+// runs included), so both ways do exactly the same work token for token;
+// the answers are checked identical.
+//
+//   alone     seconds to decode every session's answer one after another
+//   together  seconds to decode them in lockstep
+//   tok/s     answer tokens (sampled + forced) per second, all sessions
+//
+// The step kernels read each weight matrix once a pass, whatever the number
+// of tokens in it, and a decoding step on a small model is bound by reading
+// them: what one session pays for a step, several share.
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine_setup.h"
+#include "kvframe/runtime/cpu_process.h"
+#include "kvframe/runtime/generate.h"
+#include "kvframe/runtime/json_schema.h"
+#include "gnuplot_plot.h"
+
+namespace {
+
+namespace rt = kvframe::runtime;
+namespace kb = kvframe::bench;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSchema =
+    R"({"type":"object","additionalProperties":false,"required":["action","target","reason"],)"
+    R"("properties":{"action":{"enum":["attack","defend","retreat","trade","wait"]},)"
+    R"("target":{"enum":["hero","wolf","tower","merchant"]},"reason":{"type":"string","maxLength":24}}})";
+
+struct Sessions {
+  std::vector<rt::KvCache> caches;
+  std::vector<at::Tensor> first_logits;
+};
+
+// Each session's context through the model, then a copy kept so that both
+// ways decode from the same caches.
+Sessions prepared(const rt::Model& model, int64_t sessions, int64_t context, int64_t answer, uint32_t seed) {
+  Sessions out;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(model.config().n_vocab) - 1);
+  for (int64_t s = 0; s < sessions; ++s) {
+    std::vector<rt::TokenId> prompt(static_cast<size_t>(context));
+    for (auto& t : prompt) t = id(rng);
+    rt::KvCache cache = *model.new_cache(context + answer);
+    out.first_logits.push_back(*rt::prefill(model, prompt, cache));
+    out.caches.push_back(std::move(cache));
+  }
+  return out;
+}
+
+void rewind(Sessions& s, int64_t context) {
+  for (rt::KvCache& cache : s.caches) cache.length = cache.next_position = context;
+}
+
+struct Row {
+  int64_t sessions = 0, tokens = 0, passes_alone = 0, passes_together = 0;
+  double alone = 0, together = 0;
+  bool same = true;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kb::EngineOptions engine_options;
+  std::vector<int64_t> counts = {1, 2, 4, 8};
+  int64_t context = 1024, max_tokens = 64;
+  int reps = 2;
+  std::string plot = "docs/plots/bench_sessions.png";
+  CLI::App app{"Several sessions' answers decoded together (one pass a step for all) vs one session after another."};
+  kb::add_engine_options(app, engine_options);
+  app.add_option("--sessions", counts, "session counts to measure")->delimiter(',')->capture_default_str();
+  app.add_option("--context", context, "tokens each session's cache holds before its answer")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--max-tokens", max_tokens, "most tokens of an answer")->check(CLI::Range(8, 512))->capture_default_str();
+  app.add_option("--reps", reps, "repetitions; each way's best is kept")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--plot", plot, "PNG to write (empty: none)")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  rt::tune_cpu_process(argv, engine_options.threads);
+  auto loaded = kb::load_engine(engine_options, "bench_sessions", context + max_tokens);
+  if (!loaded) return 2;
+  rt::Engine& engine = **loaded;
+  const rt::Model& model = engine.model();
+  auto schema = engine.schemas().get(kSchema);
+  if (!schema) {
+    std::fprintf(stderr, "bench_sessions: the schema does not compile: %s\n", schema.error().to_string().c_str());
+    return 2;
+  }
+  rt::GenerateParams params;
+  params.schema = *schema;
+  params.max_tokens = static_cast<int32_t>(max_tokens);
+  params.stop_tokens = engine.stop_tokens();
+
+  if (auto bad = rt::Decoder::check(params)) {
+    std::fprintf(stderr, "bench_sessions: %s\n", bad->to_string().c_str());
+    return 2;
+  }
+  std::vector<Row> rows;
+  for (const int64_t n : counts) {
+    Sessions sessions = prepared(model, n, context, max_tokens, 7);
+    Row row;
+    row.sessions = n;
+    row.alone = row.together = 1e30;
+    for (int rep = 0; rep < reps; ++rep) {
+      std::vector<std::vector<rt::TokenId>> alone_tokens;
+      rewind(sessions, context);
+      Clock::time_point start = Clock::now();
+      row.passes_alone = 0;
+      for (int64_t s = 0; s < n; ++s) {
+        rt::Decoder decoder(engine.tokenizer(), params);
+        rt::GenerateStats stats;
+        if (auto failed = rt::decode(model, sessions.caches[s], sessions.first_logits[s], decoder, stats)) {
+          std::fprintf(stderr, "bench_sessions: %s\n", failed->to_string().c_str());
+          return 3;
+        }
+        alone_tokens.push_back(decoder.finish().tokens);
+        row.passes_alone += stats.decode_steps;
+      }
+      row.alone = std::min(row.alone, std::chrono::duration<double>(Clock::now() - start).count());
+
+      rewind(sessions, context);
+      std::vector<rt::Decoder> decoders;
+      for (int64_t s = 0; s < n; ++s) decoders.emplace_back(engine.tokenizer(), params);
+      std::vector<rt::DecodingSequence> together;
+      for (int64_t s = 0; s < n; ++s) together.push_back({&sessions.caches[s], sessions.first_logits[s], &decoders[s], {}});
+      start = Clock::now();
+      if (auto failed = rt::decode_together(model, together)) {
+        std::fprintf(stderr, "bench_sessions: %s\n", failed->to_string().c_str());
+        return 3;
+      }
+      row.together = std::min(row.together, std::chrono::duration<double>(Clock::now() - start).count());
+      row.tokens = 0;
+      row.passes_together = 0;
+      for (int64_t s = 0; s < n; ++s) {
+        const std::vector<rt::TokenId> tokens = decoders[s].finish().tokens;
+        row.same = row.same && tokens == alone_tokens[s];
+        row.tokens += static_cast<int64_t>(tokens.size());
+        row.passes_together = std::max(row.passes_together, together[s].stats.decode_steps);
+      }
+    }
+    std::fprintf(stderr, "[bench] %lld sessions done\n", static_cast<long long>(n));
+    rows.push_back(row);
+  }
+
+  std::printf("%s · %s · %lld context tokens a session, answers under one JSON Schema, best of %d\n",
+              model.config().name.c_str(), rt::cpu_backend_description().c_str(), static_cast<long long>(context), reps);
+  std::printf("%8s %8s %12s %12s %10s %12s %14s %9s %6s\n", "sessions", "tokens", "alone s", "together s", "speedup",
+              "alone tok/s", "together tok/s", "passes", "same");
+  std::vector<double> xs, alone_rate, together_rate;
+  for (const Row& r : rows) {
+    std::printf("%8lld %8lld %12.3f %12.3f %9.2fx %12.1f %14.1f %4lld/%-4lld %6s\n", static_cast<long long>(r.sessions),
+                static_cast<long long>(r.tokens), r.alone, r.together, r.alone / r.together,
+                static_cast<double>(r.tokens) / r.alone, static_cast<double>(r.tokens) / r.together,
+                static_cast<long long>(r.passes_together), static_cast<long long>(r.passes_alone), r.same ? "yes" : "NO");
+    xs.push_back(static_cast<double>(r.sessions));
+    alone_rate.push_back(static_cast<double>(r.tokens) / r.alone);
+    together_rate.push_back(static_cast<double>(r.tokens) / r.together);
+  }
+  std::printf("(passes: model passes together / one after another; same: every answer token-identical)\n");
+  bool same = true;
+  for (const Row& r : rows) same = same && r.same;
+  if (!plot.empty()) {
+    kvframe::plot::PlotOptions options;
+    options.title = "Sessions decoding together vs one after another (" + model.config().name + ", CPU)";
+    options.x = {"sessions", 2, "*:*"};
+    options.y = {"answer tokens / s, all sessions", 0, "0:*"};
+    options.key = "top left";
+    if (kvframe::plot::write_plot(plot, options, {{"one after another (decode)", xs, alone_rate},
+                                                  {"together (decode_together)", xs, together_rate}})) {
+      std::fprintf(stderr, "plot: %s\n", plot.c_str());
+    }
+  }
+  return same ? 0 : 4;
+}
