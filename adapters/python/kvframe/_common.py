@@ -1,20 +1,28 @@
-"""What the threaded and the asyncio client share: argument checks, specs, answers."""
+"""What the threaded and the asyncio client share: argument checks, specs, answers, and the base
+classes of their queries, sessions and clients (the I/O, blocking or awaited, stays in each)."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import secrets
 import time
-from typing import Any, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Tuple, TypeVar, Union
+
+import zmq
 
 from . import patch as _patch
 from . import wire
-from .errors import ErrorCode, KvframeError, TooLargeError
-from .messages import Answer, Chunk, FrameFormat, Mode, TaskKind
-from ._core import ResultEvent
+from .errors import ConnectError, ErrorCode, KvframeError, RequestTimeoutError, TooLargeError
+from .messages import Answer, Chunk, FrameFormat, Mode, ServerInfo, TaskKind
+from ._core import FRAME, QUERY, Core, ResultEvent
 
 JsonLike = Union[str, bytes, bytearray, memoryview, dict, list]
 Schema = Union[str, dict]
+
+next_request_id = itertools.count(1).__next__  # request ids of all clients; atomic under the GIL
+END = object()  # queued after a query's last chunk
 
 
 def routing_id() -> bytes:
@@ -52,7 +60,11 @@ def schema_text(schema: Optional[Schema]) -> str:
     raise TypeError(f"schema is a JSON Schema as a dict or JSON text, not {type(schema).__name__}")
 
 
-def check_keys(server_public_key, client_public_key, client_secret_key) -> Optional[Tuple[bytes, bytes, bytes]]:
+def connect_keys(endpoint: str, server_public_key, client_public_key,
+                 client_secret_key) -> Optional[Tuple[bytes, bytes, bytes]]:
+    """Checks connect()'s endpoint and CURVE keys; the keys as bytes (None: no CURVE)."""
+    if not endpoint:
+        raise ValueError("endpoint is empty")
     keys = [server_public_key, client_public_key, client_secret_key]
     given = [k for k in keys if k]
     if not given:
@@ -143,28 +155,227 @@ class StateDelta:
         return fmt, payload
 
 
-class QueryEvents:
-    """Collects a query's chunks and turns its final event into an Answer (or an exception)."""
+class QueryBase:
+    """What :class:`kvframe.Query` and :class:`kvframe.aio.AsyncQuery` share: a query's chunks (queued for
+    its iterator, passed to ``on_chunk``) and its final event, turned into an :class:`Answer` or an error.
 
-    __slots__ = ("request_id", "chunks", "first_chunk_at", "on_chunk")
+    A subclass makes ``_future`` and ``_queue`` (anything with ``put_nowait``) and settles the
+    future in :meth:`_finish`.
+    """
 
-    def __init__(self, on_chunk) -> None:
-        self.request_id = 0
-        self.chunks: List[Chunk] = []
-        self.first_chunk_at: Optional[float] = None
-        self.on_chunk = on_chunk
+    _future: Any
+    _queue: Any
 
-    def chunk(self, event: Chunk) -> None:
-        if not self.chunks:
-            self.first_chunk_at = time.monotonic()
-        self.chunks.append(event)
+    def __init__(self, on_chunk: Optional[Callable[[Chunk], None]]) -> None:
+        self._request_id = 0
+        self._chunks: List[Chunk] = []
+        self._first_chunk_at: Optional[float] = None
+        self._on_chunk = on_chunk
+        self._drained = False  # the iterator has seen the end: iterating again replays the chunks
 
-    def final(self, event: Any) -> Union[Answer, KvframeError]:
+    @property
+    def request_id(self) -> int:
+        """The query's request id (replies and reports carry it)."""
+        return self._request_id
+
+    def done(self) -> bool:
+        """Whether the answer (or the query's error) has come."""
+        return self._future.done()
+
+    def _on_event(self, event: Any) -> None:
+        """A reply's event, on the client's thread (or its event loop): a Chunk, or the end."""
+        if isinstance(event, Chunk):
+            if not self._chunks:
+                self._first_chunk_at = time.monotonic()
+            self._chunks.append(event)
+            self._queue.put_nowait(event)
+            if self._on_chunk is not None:
+                self._on_chunk(event)
+            return
+        self._finish(self._answer(event))
+        self._queue.put_nowait(END)
+
+    def _answer(self, event: Any) -> Union[Answer, KvframeError]:
         if isinstance(event, KvframeError):
             return event
         if not isinstance(event, ResultEvent):
-            return KvframeError(f"unexpected event {event!r}", code=ErrorCode.INTERNAL, request_id=self.request_id)
+            return KvframeError(f"unexpected event {event!r}", code=ErrorCode.INTERNAL, request_id=self._request_id)
         return Answer(text=event.text, action_json=event.action_json, action=event.action,
                       action_flexbuffer=event.action_flexbuffer, stop=event.stop, report=event.report,
-                      chunks=list(self.chunks), frame_number=event.frame_number, request_id=event.request_id,
-                      first_chunk_at=self.first_chunk_at)
+                      chunks=list(self._chunks), frame_number=event.frame_number, request_id=event.request_id,
+                      first_chunk_at=self._first_chunk_at)
+
+    def _finish(self, outcome: Union[Answer, KvframeError]) -> None:
+        """Settles the future with the Answer, or the error."""
+        raise NotImplementedError
+
+
+Q = TypeVar("Q", bound=QueryBase)
+
+
+class SessionBase(Generic[Q]):
+    """What :class:`kvframe.Session` and :class:`kvframe.aio.AsyncSession` share: the ids, frame
+    numbering, and checking and sending frames and queries. ``Q``: the session's query class."""
+
+    _frame_lock: Any = contextlib.nullcontext()  # Session's is an RLock: frames come from any thread
+
+    def __init__(self, client: Any, handle: int) -> None:
+        self._client = client
+        self._handle = handle
+        self._last_frame = 0
+        self._delta = StateDelta()
+        self._closed = False
+
+    @property
+    def id(self) -> int:
+        """The client's handle of the session (stable across re-opens)."""
+        return self._handle
+
+    @property
+    def server_id(self) -> int:
+        """The server's id of the session now (changes when the client re-opens it after a restart)."""
+        return self._client._server_ids.get(self._handle, 0)
+
+    @property
+    def last_frame_number(self) -> int:
+        """The number of the last frame sent (0: none yet)."""
+        return self._last_frame
+
+    def query(self, instruction: str, *, kind: Union[TaskKind, int] = TaskKind.TEXT, npc_id: str = "",
+              schema: Optional[Schema] = None, max_tokens: int = 64, temperature: float = 0.0, top_k: int = 0,
+              top_p: float = 1.0, seed: int = 0, stop: Iterable[str] = (), stream: bool = False,
+              frame_number: int = 0, deadline_ms: int = 0, deadline_frame: int = 0,
+              on_chunk: Optional[Callable[[Chunk], None]] = None) -> Q:
+        """Sends a query about the session's latest frame (or ``frame_number``); returns at once with
+        the query in flight (a :class:`kvframe.Query`, or a :class:`kvframe.aio.AsyncQuery` to await).
+
+        Args:
+            instruction: what the model should do now (the prompt's final block).
+            kind: :class:`TaskKind`; a ``schema`` makes it ``NPC_ACTION``.
+            npc_id: who acts (logs, stats, batching).
+            schema: a JSON Schema (dict or text) the answer must satisfy: decoding is
+                constrained to it and :attr:`Answer.action` is the parsed value.
+            max_tokens: most tokens to generate.
+            temperature, top_k, top_p, seed: sampling (temperature 0: greedy).
+            stop: stop strings (up to 16).
+            stream: send the text in chunks as it is decoded (iterate the query, or ``on_chunk``).
+            frame_number: the frame this is about; 0: the latest.
+            deadline_ms: answer within this many ms of the server receiving it, or fail with
+                :class:`~kvframe.DeadlineError` at once; 0: none.
+            deadline_frame: moot once this frame number arrives; 0: none.
+            on_chunk: called with each :class:`Chunk`, on the client's thread (or its event loop).
+        """
+        spec = query_spec(instruction, kind=kind, npc_id=npc_id, schema=schema, max_tokens=max_tokens,
+                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, stop=stop,
+                          stream=stream or on_chunk is not None, frame_number=frame_number,
+                          deadline_ms=deadline_ms, deadline_frame=deadline_frame)
+        check_size(spec.size_bound(), self._client._core.max_message_bytes, "query")
+        q = self._new_query(on_chunk)
+        q._request_id = next_request_id()  # before the client's thread can answer it
+        self._client._submit(self._handle, QUERY, spec, q._on_event, check_open=True, rid=q._request_id)
+        return q
+
+    def stream(self, instruction: str, **kwargs: Any) -> Q:
+        """A streamed query: iterate it for the :class:`Chunk` s (``async for`` in asyncio), then take
+        its Answer (``.result()``, or ``await`` it)."""
+        kwargs["stream"] = True
+        return self.query(instruction, **kwargs)
+
+    def _new_query(self, on_chunk: Optional[Callable[[Chunk], None]]) -> Q:
+        raise NotImplementedError
+
+    def _send_frame(self, frame: JsonLike, format: FrameFormat, frame_number: Optional[int],
+                    sink: Callable[[Any], None]) -> None:
+        """Checks a frame, numbers it and hands it to the client (``sink`` gets its ack or error)."""
+        if int(format) not in (0, 1, 2):
+            raise ValueError(f"format {format!r} is not a kvframe.FrameFormat")
+        payload = json_bytes(frame)
+        check_size(len(payload), self._client._core.max_message_bytes, "frame")
+        with self._frame_lock:
+            number = self._last_frame + 1 if frame_number is None else int(frame_number)
+            spec = wire.FrameSpec(number, FrameFormat(int(format)), payload)
+            self._client._submit(self._handle, FRAME, spec, sink, check_open=True)
+            self._last_frame = max(self._last_frame, number)
+
+
+class ClientBase:
+    """What :class:`kvframe.Client` and :class:`kvframe.aio.AsyncClient` share: the protocol core, the
+    sessions' ids, the properties, and the sockets' upkeep. A subclass makes ``_dealer`` and
+    ``_monitor`` (its monitor socket, or None) and drives the core from its thread or event loop."""
+
+    _dealer: Any
+    _monitor: Any
+
+    def __init__(self, endpoint: str, client_name: str, request_timeout: Optional[float], context: Any,
+                 new_context: Callable[[], Any]) -> None:
+        self._endpoint = endpoint
+        self._own_context = context is None
+        self._ctx = context if context is not None else new_context()
+        self._routing_id = routing_id()
+        self._request_timeout = request_timeout if request_timeout and request_timeout > 0 else None
+        self._core = Core(endpoint, client_name, self._request_timeout, next_request_id)
+        self._core.on_link_change = self._on_link_change
+        self._core.on_session_opened = self._on_session_opened
+        self._server_ids: Dict[int, int] = {}
+        self._open_sessions: set = set()
+        self._session_ids = itertools.count(1)
+
+    @property
+    def endpoint(self) -> str:
+        """The server's endpoint, as given to ``connect``."""
+        return self._endpoint
+
+    @property
+    def routing_id(self) -> bytes:
+        """This client's ZeroMQ routing id: 16 random bytes, first byte >= 0x80, kept across reconnects.
+        Without CURVE the server knows the client (and who owns a session) by it."""
+        return self._routing_id
+
+    @property
+    def server_info(self) -> Optional[ServerInfo]:
+        """What the server said in its last Hello reply (None before it answered)."""
+        return self._core.info
+
+    def _on_link_change(self) -> None:
+        """A core hook: the link came up or went down, or the server said Hello."""
+        raise NotImplementedError
+
+    def _on_session_opened(self, handle: int, server_id: int) -> None:
+        self._server_ids[handle] = server_id
+
+    def _check_hello(self, timeout: float) -> None:
+        """After waiting for the server's Hello: raises why it did not come, if it did not."""
+        if self._core.info is not None:
+            return
+        if self._core.link_problem:
+            raise ConnectError(self._core.link_problem)
+        raise RequestTimeoutError(f"no answer from {self._endpoint} within {timeout:g} s (connect_timeout): "
+                                  "is kvframe-serve running there?")
+
+    def _take_outbox(self) -> List[bytes]:
+        """What the core has left to send, taken from it."""
+        core = self._core
+        if not core.outbox:
+            return []
+        out, core.outbox = core.outbox, []
+        return out
+
+    def _on_monitor_event(self, frames: List[bytes]) -> None:
+        """An event of the DEALER's monitor socket, told to the core."""
+        event = int.from_bytes(frames[0][:2], "little") if frames and len(frames[0]) >= 2 else 0
+        if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            self._core.on_connected()
+        elif event == zmq.EVENT_DISCONNECTED:
+            self._core.on_disconnected()
+        elif event & (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                      | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+            self._core.on_handshake_failed()
+
+    def _close_sockets(self) -> None:
+        if self._monitor is not None:
+            try:
+                self._dealer.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._monitor.close(0)
+        self._dealer.close(0)

@@ -15,28 +15,24 @@ sessions after a server restart, typed errors), driven by the event loop over
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import secrets
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Generator, Iterable, Optional, Union
+from typing import Any, AsyncIterator, Callable, Generator, Optional, Union
 
 import zmq
 import zmq.asyncio
 
-from . import wire
-from ._common import (JsonLike, QueryEvents, Schema, StateDelta, check_keys, check_size, json_bytes, open_spec,
-                      query_spec, routing_id)
-from ._core import CLOSE, FRAME, OPEN, QUERY, STATS, Core, Request
-from .client import EXPIRY_SCAN_S, MONITOR_EVENTS, _next_request_id, configure_socket
-from .errors import ClosedError, ConnectError, ErrorCode, KvframeError, RequestTimeoutError, error_for
-from .messages import Answer, Chunk, FrameAck, FrameFormat, Mode, ServerInfo, Stats, TaskKind
+from ._common import (END, ClientBase, JsonLike, QueryBase, Schema, SessionBase, check_size, connect_keys,
+                      next_request_id, open_spec)
+from ._core import CLOSE, OPEN, STATS, Request
+from .client import EXPIRY_SCAN_S, MONITOR_EVENTS, configure_socket
+from .errors import ClosedError, ConnectError, ErrorCode, KvframeError, error_for
+from .messages import Answer, Chunk, FrameAck, FrameFormat, Mode, Stats, TaskKind
 
 log = logging.getLogger("kvframe")
 
 __all__ = ["AsyncClient", "AsyncSession", "AsyncQuery"]
-
-_END = object()
 
 
 def _settle(future: "asyncio.Future[Any]", event: Any) -> None:
@@ -48,7 +44,7 @@ def _settle(future: "asyncio.Future[Any]", event: Any) -> None:
         future.set_result(event)
 
 
-class AsyncQuery:
+class AsyncQuery(QueryBase):
     """A query in flight: ``await`` it for the :class:`Answer`, or ``async for`` its chunks.
 
     ::
@@ -60,21 +56,13 @@ class AsyncQuery:
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_chunk: Optional[Callable[[Chunk], None]]) -> None:
-        self._events = QueryEvents(on_chunk)
+        super().__init__(on_chunk)
         self._future: "asyncio.Future[Answer]" = loop.create_future()
         self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
-        self._drained = False
-
-    @property
-    def request_id(self) -> int:
-        return self._events.request_id
 
     @property
     def future(self) -> "asyncio.Future[Answer]":
         return self._future
-
-    def done(self) -> bool:
-        return self._future.done()
 
     def __await__(self) -> Generator[Any, None, Answer]:
         return asyncio.shield(self._future).__await__()
@@ -87,65 +75,36 @@ class AsyncQuery:
 
     async def _iterate(self) -> AsyncIterator[Chunk]:
         if self._drained:
-            for chunk in list(self._events.chunks):
+            for chunk in list(self._chunks):
                 yield chunk
         else:
             while True:
                 item = await self._queue.get()
-                if item is _END:
+                if item is END:
                     self._drained = True
                     break
                 yield item
         if not self._future.cancelled() and self._future.exception() is not None:
             raise self._future.exception()  # type: ignore[misc]
 
-    def _on_event(self, event: Any) -> None:
-        if isinstance(event, Chunk):
-            self._events.chunk(event)
-            self._queue.put_nowait(event)
-            if self._events.on_chunk is not None:
-                self._events.on_chunk(event)
-            return
-        _settle(self._future, self._events.final(event))
-        self._queue.put_nowait(_END)
+    def _finish(self, outcome: Union[Answer, KvframeError]) -> None:
+        _settle(self._future, outcome)
 
 
-class AsyncSession:
-    """One game state on the server (see :class:`kvframe.Session`); made by :meth:`AsyncClient.open_session`."""
+class AsyncSession(SessionBase[AsyncQuery]):
+    """One game state on the server (see :class:`kvframe.Session`); made by :meth:`AsyncClient.open_session`.
 
-    def __init__(self, client: "AsyncClient", handle: int) -> None:
-        self._client = client
-        self._handle = handle
-        self._last_frame = 0
-        self._delta = StateDelta()
-        self._closed = False
-
-    @property
-    def id(self) -> int:
-        return self._handle
-
-    @property
-    def server_id(self) -> int:
-        return self._client._server_ids.get(self._handle, 0)
-
-    @property
-    def last_frame_number(self) -> int:
-        return self._last_frame
+    :meth:`query` (arguments as :meth:`kvframe.Session.query`) and :meth:`stream` send at once and
+    return an :class:`AsyncQuery`.
+    """
 
     def send_frame(self, frame: JsonLike, format: FrameFormat = FrameFormat.WHOLE, *,
                    frame_number: Optional[int] = None) -> "asyncio.Future[FrameAck]":
         """Sends a frame at once (as :meth:`kvframe.Session.send_frame`); returns a Future of its
         :class:`FrameAck` (await it to wait, and to see a rejected frame's error)."""
-        if int(format) not in (0, 1, 2):
-            raise ValueError(f"format {format!r} is not a kvframe.FrameFormat")
-        payload = json_bytes(frame)
-        check_size(len(payload), self._client._core.max_message_bytes, "frame")
-        number = self._last_frame + 1 if frame_number is None else int(frame_number)
         future = self._client._loop.create_future()
         # A failed frame nobody awaits is reported by asyncio ("Future exception was never retrieved").
-        self._client._submit(self._handle, FRAME, wire.FrameSpec(number, FrameFormat(int(format)), payload),
-                             lambda event: _settle(future, event), check_open=True)
-        self._last_frame = max(self._last_frame, number)
+        self._send_frame(frame, format, frame_number, lambda event: _settle(future, event))
         return future
 
     def send_state(self, state: Any, *, patch: Optional[str] = "merge", whole_every: int = 0,
@@ -154,29 +113,9 @@ class AsyncSession:
         fmt, payload = self._delta.next_frame(state, patch, whole_every)
         return self.send_frame(payload, fmt, frame_number=frame_number)
 
-    def query(self, instruction: str, *, kind: Union[TaskKind, int] = TaskKind.TEXT, npc_id: str = "",
-              schema: Optional[Schema] = None, max_tokens: int = 64, temperature: float = 0.0, top_k: int = 0,
-              top_p: float = 1.0, seed: int = 0, stop: Iterable[str] = (), stream: bool = False,
-              frame_number: int = 0, deadline_ms: int = 0, deadline_frame: int = 0,
-              on_chunk: Optional[Callable[[Chunk], None]] = None) -> AsyncQuery:
-        """Sends a query at once (arguments as :meth:`kvframe.Session.query`)."""
-        spec = query_spec(instruction, kind=kind, npc_id=npc_id, schema=schema, max_tokens=max_tokens,
-                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, stop=stop,
-                          stream=stream or on_chunk is not None, frame_number=frame_number,
-                          deadline_ms=deadline_ms, deadline_frame=deadline_frame)
-        check_size(spec.size_bound(), self._client._core.max_message_bytes, "query")
-        q = AsyncQuery(self._client._loop, on_chunk)
-        q._events.request_id = self._client._submit(self._handle, QUERY, spec, q._on_event, check_open=True)
-        return q
-
     async def ask(self, instruction: str, **kwargs: Any) -> Answer:
         """Sends a query and returns its :class:`Answer`."""
         return await self.query(instruction, **kwargs)
-
-    def stream(self, instruction: str, **kwargs: Any) -> AsyncQuery:
-        """A streamed query: ``async for`` its chunks, then ``await`` it."""
-        kwargs["stream"] = True
-        return self.query(instruction, **kwargs)
 
     async def act(self, instruction: str, schema: Schema, **kwargs: Any) -> Any:
         """An NPC action valid against ``schema``, parsed."""
@@ -198,24 +137,17 @@ class AsyncSession:
         except KvframeError as e:
             log.debug("kvframe: closing session %d: %s", self._handle, e)
 
+    def _new_query(self, on_chunk: Optional[Callable[[Chunk], None]]) -> AsyncQuery:
+        return AsyncQuery(self._client._loop, on_chunk)
 
-class AsyncClient:
+
+class AsyncClient(ClientBase):
     """The asyncio counterpart of :class:`kvframe.Client`; make it with ``await AsyncClient.connect(...)``."""
 
     def __init__(self, endpoint: str, *, client_name: str, request_timeout: Optional[float], keys,
                  context: Optional[zmq.asyncio.Context]) -> None:
         self._loop = asyncio.get_running_loop()
-        self._endpoint = endpoint
-        self._own_context = context is None
-        self._ctx = context if context is not None else zmq.asyncio.Context()
-        self._routing_id = routing_id()
-        self._request_timeout = request_timeout if request_timeout and request_timeout > 0 else None
-        self._core = Core(endpoint, client_name, self._request_timeout, _next_request_id)
-        self._core.on_link_change = self._on_link_change
-        self._core.on_session_opened = self._on_session_opened
-        self._server_ids: Dict[int, int] = {}
-        self._open_sessions: set = set()
-        self._session_ids = itertools.count(1)
+        super().__init__(endpoint, client_name, request_timeout, context, zmq.asyncio.Context)
         self._link_event = asyncio.Event()
         self._timer_event = asyncio.Event()
         self._closed = False
@@ -243,9 +175,7 @@ class AsyncClient:
                       client_secret_key: Union[str, bytes, None] = None,
                       context: Optional[zmq.asyncio.Context] = None) -> "AsyncClient":
         """Connects (arguments and errors as :meth:`kvframe.Client.connect`)."""
-        if not endpoint:
-            raise ValueError("endpoint is empty")
-        keys = check_keys(server_public_key, client_public_key, client_secret_key)
+        keys = connect_keys(endpoint, server_public_key, client_public_key, client_secret_key)
         client = cls(endpoint, client_name=client_name, request_timeout=request_timeout, keys=keys, context=context)
         if connect_timeout:
             try:
@@ -254,18 +184,6 @@ class AsyncClient:
                 await client.close()
                 raise
         return client
-
-    @property
-    def endpoint(self) -> str:
-        return self._endpoint
-
-    @property
-    def routing_id(self) -> bytes:
-        return self._routing_id
-
-    @property
-    def server_info(self) -> Optional[ServerInfo]:
-        return self._core.info
 
     async def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None,
                            mode: Union[Mode, int] = Mode.BLOCK, system_prompt: str = "",
@@ -311,12 +229,12 @@ class AsyncClient:
     # ---- internals ----------------------------------------------------------------
 
     def _submit(self, handle: int, kind: int, spec: Any, sink: Optional[Callable[[Any], None]],
-                check_open: bool = False) -> int:
+                check_open: bool = False, rid: int = 0) -> int:
         if self._closed:
             raise ClosedError("the client is closed")
         if check_open and handle not in self._open_sessions:
             raise error_for(ErrorCode.UNKNOWN_SESSION, f"session {handle} is not open on this client")
-        rid = _next_request_id()
+        rid = rid or next_request_id()
         self._core.submit(Request(rid, kind, handle, spec, sink, self._core.deadline_after(self._request_timeout)))
         self._flush()
         self._timer_event.set()
@@ -344,36 +262,15 @@ class AsyncClient:
                 await asyncio.wait_for(self._link_event.wait(), left)
             except asyncio.TimeoutError:
                 break
-        if self._core.info is not None:
-            return
-        if self._core.link_problem:
-            raise ConnectError(self._core.link_problem)
-        raise RequestTimeoutError(f"no answer from {self._endpoint} within {timeout:g} s (connect_timeout): "
-                                  "is kvframe-serve running there?")
+        self._check_hello(timeout)
 
     def _on_link_change(self) -> None:
         self._link_event.set()
 
-    def _on_session_opened(self, handle: int, server_id: int) -> None:
-        self._server_ids[handle] = server_id
-
     def _flush(self) -> None:
-        core = self._core
-        if not core.outbox:
-            return
-        out, core.outbox = core.outbox, []
-        for message in out:
+        for message in self._take_outbox():
             sent = self._dealer.send(message, zmq.NOBLOCK, copy=False)
             sent.add_done_callback(_log_send_failure)
-
-    def _close_sockets(self) -> None:
-        if self._monitor is not None:
-            try:
-                self._dealer.disable_monitor()
-            except zmq.ZMQError:
-                pass
-            self._monitor.close(0)
-        self._dealer.close(0)
 
     async def _read(self) -> None:
         core = self._core
@@ -383,17 +280,8 @@ class AsyncClient:
             self._flush()
 
     async def _watch(self) -> None:
-        core = self._core
         while True:
-            frames = await self._monitor.recv_multipart()
-            event = int.from_bytes(frames[0][:2], "little") if frames and len(frames[0]) >= 2 else 0
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                core.on_connected()
-            elif event == zmq.EVENT_DISCONNECTED:
-                core.on_disconnected()
-            elif event & (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                          | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
-                core.on_handshake_failed()
+            self._on_monitor_event(await self._monitor.recv_multipart())
             self._flush()
 
     async def _tick(self) -> None:

@@ -15,22 +15,20 @@ keep them short, and do not call the blocking methods from them.
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
 import logging
 import queue
 import secrets
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 import zmq
 
-from ._common import (JsonLike, QueryEvents, Schema, StateDelta, check_keys, check_size, json_bytes, open_spec,
-                      query_spec, routing_id)
-from ._core import CLOSE, FRAME, OPEN, QUERY, STATS, Core, Request
-from .errors import ClosedError, ConnectError, ErrorCode, KvframeError, RequestTimeoutError, error_for
-from .messages import Answer, Chunk, FrameAck, FrameFormat, Mode, ServerInfo, Stats, TaskKind
-from . import wire
+from ._common import (END, ClientBase, JsonLike, QueryBase, Schema, SessionBase, check_size, connect_keys,
+                      next_request_id, open_spec)
+from ._core import CLOSE, OPEN, STATS, Request
+from .errors import ClosedError, ConnectError, ErrorCode, KvframeError, error_for
+from .messages import Answer, Chunk, FrameAck, FrameFormat, Mode, Stats, TaskKind
 
 log = logging.getLogger("kvframe")
 
@@ -48,9 +46,6 @@ EXPIRY_SCAN_S = 0.01  # request timeouts are checked this often while requests a
 MONITOR_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
                   | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
-_END = object()
-_request_ids = itertools.count(1)
-
 
 def _settle(future: concurrent.futures.Future, event: Any) -> None:
     """Completes a future with an event (an exception for a KvframeError); a future its
@@ -62,7 +57,6 @@ def _settle(future: concurrent.futures.Future, event: Any) -> None:
             future.set_result(event)
     except concurrent.futures.InvalidStateError:
         pass
-_next_request_id = _request_ids.__next__  # atomic under the GIL
 
 
 def configure_socket(socket: zmq.Socket, identity: bytes, keys) -> None:
@@ -101,7 +95,7 @@ class _FrameFuture(concurrent.futures.Future):
         super().add_done_callback(fn)
 
 
-class Query:
+class Query(QueryBase):
     """A query in flight: wait for its :class:`Answer`, or iterate its chunks as they come.
 
     ::
@@ -113,15 +107,9 @@ class Query:
     """
 
     def __init__(self, on_chunk: Optional[Callable[[Chunk], None]]) -> None:
-        self._events = QueryEvents(on_chunk)
+        super().__init__(on_chunk)
         self._future: concurrent.futures.Future = concurrent.futures.Future()
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._drained = False  # the iterator has seen the end: iterating again replays the chunks
-
-    @property
-    def request_id(self) -> int:
-        """The query's request id (replies and reports carry it)."""
-        return self._events.request_id
 
     @property
     def future(self) -> "concurrent.futures.Future[Answer]":
@@ -132,16 +120,13 @@ class Query:
         """Waits for the answer (the client's request timeout bounds it); raises the query's KvframeError."""
         return self._future.result(timeout)
 
-    def done(self) -> bool:
-        return self._future.done()
-
     def __iter__(self) -> Iterator[Chunk]:
         if self._drained:
-            yield from list(self._events.chunks)
+            yield from list(self._chunks)
         else:
             while True:
                 item = self._queue.get()
-                if item is _END:
+                if item is END:
                     self._drained = True
                     break
                 yield item
@@ -149,48 +134,23 @@ class Query:
         if error is not None:
             raise error
 
-    # on the client's thread
-    def _on_event(self, event: Any) -> None:
-        if isinstance(event, Chunk):
-            self._events.chunk(event)
-            self._queue.put(event)
-            if self._events.on_chunk is not None:
-                self._events.on_chunk(event)
-            return
-        _settle(self._future, self._events.final(event))
-        self._queue.put(_END)
+    def _finish(self, outcome: Union[Answer, KvframeError]) -> None:
+        _settle(self._future, outcome)
 
 
-class Session:
+class Session(SessionBase[Query]):
     """One game state on the server: frames in, queries about them.
 
     Made by :meth:`Client.open_session`; a context manager that closes it.
     The session's :attr:`id` is the client's handle and stays the same when the
     client re-opens the session on a restarted server (:attr:`server_id` changes).
+    Its ids, :meth:`query` and :meth:`stream` are shared with the asyncio session
+    (``kvframe._common.SessionBase``).
     """
 
     def __init__(self, client: "Client", handle: int) -> None:
-        self._client = client
-        self._handle = handle
+        super().__init__(client, handle)
         self._frame_lock = threading.RLock()
-        self._last_frame = 0
-        self._delta = StateDelta()
-        self._closed = False
-
-    @property
-    def id(self) -> int:
-        """The client's handle of the session (stable across re-opens)."""
-        return self._handle
-
-    @property
-    def server_id(self) -> int:
-        """The server's id of the session now (changes when the client re-opens it after a restart)."""
-        return self._client._server_ids.get(self._handle, 0)
-
-    @property
-    def last_frame_number(self) -> int:
-        """The number of the last frame sent (0: none yet)."""
-        return self._last_frame
 
     def send_frame(self, frame: JsonLike, format: FrameFormat = FrameFormat.WHOLE, *,
                    frame_number: Optional[int] = None,
@@ -211,10 +171,6 @@ class Session:
         logged on the ``kvframe`` logger. Raises :class:`~kvframe.TooLargeError` (nothing sent)
         when the frame exceeds the server's message size.
         """
-        if int(format) not in (0, 1, 2):
-            raise ValueError(f"format {format!r} is not a kvframe.FrameFormat")
-        payload = json_bytes(frame)
-        check_size(len(payload), self._client._core.max_message_bytes, "frame")
         future = _FrameFuture()
 
         def sink(event: Any) -> None:
@@ -224,11 +180,7 @@ class Session:
             if on_ack is not None:
                 on_ack(event)
 
-        with self._frame_lock:
-            number = self._last_frame + 1 if frame_number is None else int(frame_number)
-            spec = wire.FrameSpec(number, FrameFormat(int(format)), payload)
-            self._client._submit(self._handle, FRAME, spec, sink, check_open=True)
-            self._last_frame = max(self._last_frame, number)
+        self._send_frame(frame, format, frame_number, sink)
         return future
 
     def send_state(self, state: Any, *, patch: Optional[str] = "merge", whole_every: int = 0,
@@ -247,47 +199,9 @@ class Session:
             fmt, payload = self._delta.next_frame(state, patch, whole_every)
             return self.send_frame(payload, fmt, frame_number=frame_number, on_ack=on_ack)
 
-    def query(self, instruction: str, *, kind: Union[TaskKind, int] = TaskKind.TEXT, npc_id: str = "",
-              schema: Optional[Schema] = None, max_tokens: int = 64, temperature: float = 0.0, top_k: int = 0,
-              top_p: float = 1.0, seed: int = 0, stop: Iterable[str] = (), stream: bool = False,
-              frame_number: int = 0, deadline_ms: int = 0, deadline_frame: int = 0,
-              on_chunk: Optional[Callable[[Chunk], None]] = None) -> Query:
-        """Sends a query about the session's latest frame (or ``frame_number``); returns at once.
-
-        Args:
-            instruction: what the model should do now (the prompt's final block).
-            kind: :class:`TaskKind`; a ``schema`` makes it ``NPC_ACTION``.
-            npc_id: who acts (logs, stats, batching).
-            schema: a JSON Schema (dict or text) the answer must satisfy: decoding is
-                constrained to it and :attr:`Answer.action` is the parsed value.
-            max_tokens: most tokens to generate.
-            temperature, top_k, top_p, seed: sampling (temperature 0: greedy).
-            stop: stop strings (up to 16).
-            stream: send the text in chunks as it is decoded (iterate the Query, or ``on_chunk``).
-            frame_number: the frame this is about; 0: the latest.
-            deadline_ms: answer within this many ms of the server receiving it, or fail with
-                :class:`~kvframe.DeadlineError` at once; 0: none.
-            deadline_frame: moot once this frame number arrives; 0: none.
-            on_chunk: called on the client's thread with each :class:`Chunk`.
-        """
-        spec = query_spec(instruction, kind=kind, npc_id=npc_id, schema=schema, max_tokens=max_tokens,
-                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, stop=stop,
-                          stream=stream or on_chunk is not None, frame_number=frame_number,
-                          deadline_ms=deadline_ms, deadline_frame=deadline_frame)
-        check_size(spec.size_bound(), self._client._core.max_message_bytes, "query")
-        q = Query(on_chunk)
-        q._events.request_id = _next_request_id()  # before the client's thread can answer it
-        self._client._submit(self._handle, QUERY, spec, q._on_event, check_open=True, rid=q._events.request_id)
-        return q
-
     def ask(self, instruction: str, *, timeout: Optional[float] = None, **kwargs: Any) -> Answer:
         """Sends a query and waits for its :class:`Answer` (keywords as :meth:`query`)."""
         return self.query(instruction, **kwargs).result(timeout)
-
-    def stream(self, instruction: str, **kwargs: Any) -> Query:
-        """A streamed query: iterate it for the :class:`Chunk` s, then ``.result()``."""
-        kwargs["stream"] = True
-        return self.query(instruction, **kwargs)
 
     def act(self, instruction: str, schema: Schema, **kwargs: Any) -> Any:
         """An NPC action valid against ``schema``, parsed (a dict for an object schema)."""
@@ -311,11 +225,14 @@ class Session:
         except KvframeError as e:
             log.debug("kvframe: closing session %d: %s", self._handle, e)
 
+    def _new_query(self, on_chunk: Optional[Callable[[Chunk], None]]) -> Query:
+        return Query(on_chunk)
+
     def __repr__(self) -> str:
         return f"<kvframe.Session {self._handle} server_id={self.server_id} frames={self._last_frame}>"
 
 
-class Client:
+class Client(ClientBase):
     """A connection to kvframe-serve: opens sessions, reconnects and recovers by itself.
 
     Use :meth:`connect`; a context manager that closes it. All methods may be called from any
@@ -324,17 +241,7 @@ class Client:
 
     def __init__(self, endpoint: str, *, client_name: str, request_timeout: Optional[float], keys,
                  context: Optional[zmq.Context]) -> None:
-        self._endpoint = endpoint
-        self._own_context = context is None
-        self._ctx = context if context is not None else zmq.Context()
-        self._routing_id = routing_id()
-        self._request_timeout = request_timeout if request_timeout and request_timeout > 0 else None
-        self._core = Core(endpoint, client_name, self._request_timeout, _next_request_id)
-        self._core.on_link_change = self._on_link_change
-        self._core.on_session_opened = self._on_session_opened
-        self._server_ids: Dict[int, int] = {}
-        self._open_sessions: set = set()
-        self._session_ids = itertools.count(1)
+        super().__init__(endpoint, client_name, request_timeout, context, zmq.Context)
         self._lock = threading.Lock()          # commands, wake socket, flags
         self._commands: list = []
         self._wake_pending = False
@@ -386,9 +293,7 @@ class Client:
             ConnectError: the endpoint or keys were refused (bad endpoint, failed CURVE handshake).
             RequestTimeoutError: no answer within ``connect_timeout``.
         """
-        if not endpoint:
-            raise ValueError("endpoint is empty")
-        keys = check_keys(server_public_key, client_public_key, client_secret_key)
+        keys = connect_keys(endpoint, server_public_key, client_public_key, client_secret_key)
         client = cls(endpoint, client_name=client_name, request_timeout=request_timeout, keys=keys, context=context)
         if connect_timeout:
             try:
@@ -398,22 +303,7 @@ class Client:
                 raise
         return client
 
-    # ---- public -------------------------------------------------------------------
-
-    @property
-    def endpoint(self) -> str:
-        return self._endpoint
-
-    @property
-    def routing_id(self) -> bytes:
-        """This client's ZeroMQ routing id: 16 random bytes, first byte >= 0x80, kept across reconnects.
-        Without CURVE the server knows the client (and who owns a session) by it."""
-        return self._routing_id
-
-    @property
-    def server_info(self) -> Optional[ServerInfo]:
-        """What the server said in its last Hello reply (None before it answered)."""
-        return self._core.info
+    # ---- public (and ClientBase's endpoint, routing_id, server_info) --------------
 
     def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None, mode: Union[Mode, int] = Mode.BLOCK,
                      system_prompt: str = "", context_tokens: int = 0) -> Session:
@@ -477,7 +367,7 @@ class Client:
 
     def _submit(self, handle: int, kind: int, spec: Any, sink: Optional[Callable[[Any], None]],
                 check_open: bool = False, rid: int = 0) -> int:
-        rid = rid or _next_request_id()
+        rid = rid or next_request_id()
         request = Request(rid, kind, handle, spec, sink, self._core.deadline_after(self._request_timeout))
         with self._lock:
             if self._close_requested or self._stopped:
@@ -511,12 +401,7 @@ class Client:
                 if left <= 0 or self._stopped:
                     break
                 self._info_cv.wait(left)
-            if self._core.info is not None:
-                return
-            if self._core.link_problem:
-                raise ConnectError(self._core.link_problem)
-        raise RequestTimeoutError(f"no answer from {self._endpoint} within {timeout:g} s (connect_timeout): "
-                                  "is kvframe-serve running there?")
+            self._check_hello(timeout)
 
     # ---- core hooks (background thread) -------------------------------------------
 
@@ -524,9 +409,6 @@ class Client:
         with self._info_cv:
             self._link_generation += 1
             self._info_cv.notify_all()
-
-    def _on_session_opened(self, handle: int, server_id: int) -> None:
-        self._server_ids[handle] = server_id
 
     # ---- the background thread ----------------------------------------------------
 
@@ -548,21 +430,11 @@ class Client:
             self._info_cv.notify_all()
 
     def _close_sockets(self) -> None:
-        if self._monitor is not None:
-            try:
-                self._dealer.disable_monitor()
-            except zmq.ZMQError:
-                pass
-            self._monitor.close(0)
-        self._dealer.close(0)
+        super()._close_sockets()
         self._wake_recv.close(0)
 
     def _flush(self) -> None:
-        core = self._core
-        if not core.outbox:
-            return
-        out, core.outbox = core.outbox, []
-        for message in out:
+        for message in self._take_outbox():
             try:
                 self._dealer.send(message, zmq.NOBLOCK, copy=False)
             except zmq.Again:  # no high-water mark: only while the context is terminating
@@ -588,14 +460,7 @@ class Client:
                 frames = self._monitor.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            event = int.from_bytes(frames[0][:2], "little") if frames and len(frames[0]) >= 2 else 0
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                self._core.on_connected()
-            elif event == zmq.EVENT_DISCONNECTED:
-                self._core.on_disconnected()
-            elif event & (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                          | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
-                self._core.on_handshake_failed()
+            self._on_monitor_event(frames)
 
     def _loop(self) -> None:
         core = self._core
