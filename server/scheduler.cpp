@@ -73,8 +73,12 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
     if (auto refused = check_query(session, *query, item, now)) return *refused;
     if (auto full = check_room(&session, item, id)) return *full;
   } else if (std::holds_alternative<CloseSessionRequest>(body)) {
-    // Never refused as Busy: it frees what the queues hold.
+    // Never refused as Busy: it frees what the queues hold. Its quota share
+    // goes back now: a client that got SessionClosed may open another at once,
+    // before the engine thread has finished with this one.
     session.closing = true;
+    forget_session(session);
+    session.released = true;
   }
   enqueue(id, session, std::move(item));
   return id;
@@ -263,7 +267,7 @@ std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, 
       queued_work_ms_ = std::max(0.0, queued_work_ms_ - item.expected_ms);
       dequeued(item);
     }
-    forget_session(session);
+    if (!session.released) forget_session(session);
     sessions_.erase(found);
     return left;
   }

@@ -125,6 +125,23 @@ TEST_F(TenancyTest, SessionAndContextQuotasRefuseOneClientWhileAnotherIsServed) 
   send(open_session_message(4, fb::AttentionMode::Block, 500), "greedy");
   run_all();
   EXPECT_EQ(only().body_type(), fb::Body::SessionOpened) << "closing gave the tokens back";
+
+  // The share comes back when the close is admitted, not when the engine
+  // gets to it: a game that opens right after closing is not refused.
+  start(params);
+  send(open_session_message(1, fb::AttentionMode::Block, 100), "greedy");
+  send(open_session_message(2, fb::AttentionMode::Block, 100), "greedy");
+  run_all();
+  const uint64_t one = take().front()->body_as_SessionOpened()->session_id();
+  send(close_session_message(3, one), "greedy");
+  send(open_session_message(4, fb::AttentionMode::Block, 100), "greedy");
+  run_all();
+  auto replies = take();
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0]->body_type(), fb::Body::SessionClosed);
+  EXPECT_EQ(replies[1]->body_type(), fb::Body::SessionOpened);
+  send(open_session_message(5, fb::AttentionMode::Block, 100), "greedy");
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::QuotaExceeded) << "still two open";
 }
 
 TEST_F(TenancyTest, QueuedRequestQuotaIsPerClient) {

@@ -126,6 +126,7 @@ class Scheduler {
     std::optional<uint64_t> applied_frame;
     bool has_whole_frame = false;  // enqueued: a patch needs one before it
     bool closing = false;
+    bool released = false;  // its tenant's share given back when the close was admitted
     bool running = false;
   };
 
