@@ -26,6 +26,7 @@ ordered nlohmann-json applies them); the counts are printed.
 """
 import argparse
 import glob
+import importlib.util
 import json
 import os
 import statistics
@@ -113,16 +114,17 @@ def merge_diff(before, after):
     return patch
 
 
-def merge_apply(target, patch):
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_apply(result.get(key), value)
-    return result
+def _client_patch_module():
+    """kvframe's own RFC 7386 apply (adapters/python/kvframe/patch.py, standard
+    library only), loaded by path: the check uses the client's code, not a twin."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "adapters", "python", "kvframe", "patch.py")
+    spec = importlib.util.spec_from_file_location("kvframe_patch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+merge_apply = _client_patch_module().apply_merge_patch
 
 
 # ---- RFC 6902 JSON Patch ---------------------------------------------------
