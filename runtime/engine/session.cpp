@@ -58,6 +58,18 @@ void finish_answer(Answer& answer, Generation generation, const Decoder& decoder
   answer.stop = generation.stop;
 }
 
+// A query between its final block's prefill and its answer: what decoding
+// needs, and what the answer is finished from. Held by pointer: the
+// decoder's chunk callback points at the timer.
+struct RunningQuery {
+  Answer answer;
+  ReadyTask task;
+  ChunkTimer timer;
+  Clock::time_point prefill_done;
+  std::unique_ptr<Decoder> decoder;
+  GenerateStats stats;
+};
+
 // What Session::warm() encoded since the last query.
 struct WorkAhead {
   int64_t blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0, tokens_encoded = 0;
@@ -108,6 +120,10 @@ struct Session::Impl {
 
   Result<ReadyTask> ready(const Task& task, int64_t context_tokens);
   Status warm();
+  // query() in two halves around decoding: begin() brings the KV up to date
+  // and runs the final block; end() takes the decoded answer.
+  Result<std::unique_ptr<RunningQuery>> begin(const Task& task);
+  Result<Answer> end(RunningQuery& run, const Status& decoded);
   Result<Answer> query(const Task& task);
   std::vector<Result<Answer>> query_batch(const std::vector<Task>& tasks);
 };
@@ -193,23 +209,24 @@ Status Session::Impl::warm() {
   return std::nullopt;
 }
 
-Result<Answer> Session::Impl::query(const Task& task) {
+Result<std::unique_ptr<RunningQuery>> Session::Impl::begin(const Task& task) {
   if (stream.frames() == 0) {
     return Error{ErrorCode::kInvalidArgument, "query() before the first frame: send the game state with update()"};
   }
   const Model& model = engine.model();
   Stopwatch watch(model.device());
-  ChunkTimer timer{Clock::now()};
-  Answer answer;
-  QueryReport& report = answer.report;
+  auto run = std::make_unique<RunningQuery>();
+  run->timer.start = Clock::now();
+  QueryReport& report = run->answer.report;
 
   // Tokenize: new block texts, and the final block.
   FramePrompt prompt = frame_prompt(report);
   auto ready_task = ready(task, report.context_tokens);
   if (!ready_task) return ready_task.error();
-  const std::vector<TokenId>& final_block = ready_task->final_block;
+  run->task = std::move(ready_task).value();
+  const std::vector<TokenId>& final_block = run->task.final_block;
   report.query_tokens = static_cast<int64_t>(final_block.size());
-  prompt.tail = report.query_tokens + ready_task->generate.max_tokens;
+  prompt.tail = report.query_tokens + run->task.generate.max_tokens;
   report.ms.tokenize = watch.lap();
 
   // The mode brings the frame's KV up to date; the final block runs after it.
@@ -226,22 +243,77 @@ Result<Answer> Session::Impl::query(const Task& task) {
   }
   report.tokens_encoded += report.query_tokens;
   report.ms.query_prefill = watch.lap();
-  const Clock::time_point prefill_done = Clock::now();
+  run->prefill_done = Clock::now();
+  run->answer.first_logits = logits->reshape({-1}).to(at::kCPU);
+  run->decoder = std::make_unique<Decoder>(engine.tokenizer(), run->task.generate, run->timer.wrap(task.on_chunk));
+  return run;
+}
 
-  answer.first_logits = logits->reshape({-1}).to(at::kCPU);
-  Decoder decoder(engine.tokenizer(), ready_task->generate, timer.wrap(task.on_chunk));
-  GenerateStats stats;
-  const Status failed = decode(model, context->cache(), answer.first_logits, decoder, stats);
-  Generation generation = decoder.finish();
-  generation.stats.decode_steps = stats.decode_steps;
-  generation.stats.forced_tokens = stats.forced_tokens;
-  std::vector<TokenId> appended = final_block;
+Result<Answer> Session::Impl::end(RunningQuery& run, const Status& decoded) {
+  Generation generation = run.decoder->finish();
+  generation.stats.decode_steps = run.stats.decode_steps;
+  generation.stats.forced_tokens = run.stats.forced_tokens;
+  std::vector<TokenId> appended = run.task.final_block;
   appended.insert(appended.end(), generation.tokens.begin(), generation.tokens.end());
   context->finish(appended);
-  if (failed) return *failed;
+  if (decoded) return *decoded;
   pending_partition_ms = 0;
-  finish_answer(answer, std::move(generation), decoder, prefill_done, timer);
-  return answer;
+  finish_answer(run.answer, std::move(generation), *run.decoder, run.prefill_done, run.timer);
+  return std::move(run.answer);
+}
+
+Result<Answer> Session::Impl::query(const Task& task) {
+  auto run = begin(task);
+  if (!run) return run.error();
+  RunningQuery& r = **run;
+  const Status decoded = decode(engine.model(), context->cache(), r.answer.first_logits, *r.decoder, r.stats);
+  return end(r, decoded);
+}
+
+std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTask>& tasks) {
+  std::vector<Result<Answer>> results;
+  auto fail_all = [&](const std::string& why) {
+    results.assign(tasks.size(), Result<Answer>(Error{ErrorCode::kInvalidArgument, why}));
+    return results;
+  };
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!tasks[i].session) return fail_all("query_together(): task " + std::to_string(i) + " has no session");
+    if (&tasks[i].session->impl_->engine != &tasks[0].session->impl_->engine) {
+      return fail_all("query_together(): the sessions belong to different engines");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (tasks[j].session == tasks[i].session) {
+        return fail_all("query_together(): a session's tasks on one frame go to query_batch(), not twice here");
+      }
+    }
+  }
+  // Each session's frame and final block, one after another; a task that
+  // cannot start fails alone.
+  std::vector<std::unique_ptr<RunningQuery>> runs(tasks.size());
+  std::vector<DecodingSequence> sequences;
+  std::vector<size_t> decoding;  // sequences[k] is task decoding[k]'s
+  results.reserve(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Impl& impl = *tasks[i].session->impl_;
+    auto run = impl.begin(tasks[i].task);
+    if (!run) {
+      results.emplace_back(run.error());
+      continue;
+    }
+    runs[i] = std::move(run).value();
+    results.emplace_back(Answer{});
+    sequences.push_back({&impl.context->cache(), runs[i]->answer.first_logits, runs[i]->decoder.get(), {}});
+    decoding.push_back(i);
+  }
+  // Every answer in lockstep: one pass a step for all.
+  const Status decoded =
+      sequences.empty() ? std::nullopt : decode_together(tasks[0].session->impl_->engine.model(), sequences);
+  for (size_t k = 0; k < decoding.size(); ++k) {
+    const size_t i = decoding[k];
+    runs[i]->stats = sequences[k].stats;
+    results[i] = tasks[i].session->impl_->end(*runs[i], decoded);
+  }
+  return results;
 }
 
 std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& tasks) {

@@ -229,6 +229,19 @@ class Session {
   // of the shared work fails all. A single task runs as query() does.
   std::vector<Result<Answer>> query_batch(const std::vector<Task>& tasks);
 
+  // Tasks of different sessions of one engine (a server's games), answered
+  // together: each session's frame and final block as query() runs them,
+  // one after another, then every answer decoded in lockstep — one pass a
+  // step for all (decode_together). Each gets what its query() would give
+  // alone (greedy: the same tokens). A task's own error (a bad schema, the
+  // context full) fails that task only; kInvalidArgument for all when a
+  // session is null or named twice, or the sessions are of different engines.
+  struct SessionTask {
+    Session* session = nullptr;
+    Task task;
+  };
+  static std::vector<Result<Answer>> query_together(const std::vector<SessionTask>& tasks);
+
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);

@@ -267,6 +267,51 @@ INSTANTIATE_TEST_SUITE_P(Modes, Warm,
                          ::testing::Values(AttentionMode::kBlock, AttentionMode::kPrefix, AttentionMode::kFull),
                          [](const auto& info) { return std::string(attention_mode_name(info.param)); });
 
+// Sessions' answers decoded together (query_together) are each what query()
+// gives alone: the same greedy tokens and first-token logits, over frames
+// that change between rounds, in block and prefix modes side by side; a
+// task that cannot start fails alone.
+TEST(QueryTogether, EachSessionAnswersAsAlone) {
+  auto engine = tiny_engine(), alone_engine = tiny_engine();
+  const std::vector<AttentionMode> modes = {AttentionMode::kBlock, AttentionMode::kBlock, AttentionMode::kPrefix};
+  std::vector<std::unique_ptr<Session>> together, alone;
+  std::vector<test::FrameEdits> frames;
+  for (size_t i = 0; i < modes.size(); ++i) {
+    together.push_back(open(*engine, session_params(modes[i])));
+    alone.push_back(open(*alone_engine, session_params(modes[i])));
+    frames.emplace_back(static_cast<uint32_t>(50 + i));
+  }
+  for (int round = 0; round < 6; ++round) {
+    std::vector<Session::SessionTask> tasks;
+    for (size_t i = 0; i < modes.size(); ++i) {
+      frames[i].edit();
+      ASSERT_TRUE(together[i]->update(frames[i].json()));
+      tasks.push_back({together[i].get(), task(4 + static_cast<int32_t>(i))});
+    }
+    const auto answers = Session::query_together(tasks);
+    ASSERT_EQ(answers.size(), modes.size());
+    for (size_t i = 0; i < modes.size(); ++i) {
+      ASSERT_TRUE(answers[i].ok()) << answers[i].error().to_string();
+      const Answer want = ask(*alone[i], frames[i].json(), task(4 + static_cast<int32_t>(i)));
+      EXPECT_EQ(answers[i]->tokens, want.tokens) << "round " << round << ", session " << i;
+      EXPECT_LE(relative_error(answers[i]->first_logits, want.first_logits), kRelativeTolerance);
+      EXPECT_EQ(answers[i]->report.tokens_encoded, want.report.tokens_encoded);
+    }
+  }
+
+  std::vector<Session::SessionTask> tasks = {{together[0].get(), task(3)}, {together[1].get(), task(3)}};
+  tasks[1].task.output_schema = "{not json";
+  const auto mixed = Session::query_together(tasks);
+  EXPECT_TRUE(mixed[0].ok());
+  ASSERT_FALSE(mixed[1].ok());
+  EXPECT_EQ(mixed[1].error().code, ErrorCode::kBadSchema);
+
+  const auto twice = Session::query_together({{together[0].get(), task(3)}, {together[0].get(), task(3)}});
+  EXPECT_EQ(twice[0].error().code, ErrorCode::kInvalidArgument);
+  const auto foreign = Session::query_together({{together[0].get(), task(3)}, {alone[1].get(), task(3)}});
+  EXPECT_EQ(foreign[1].error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST(CacheScope, SessionsShareBlocksWithinTheirScopeOnlyAndAnswerAlike) {
   auto engine = tiny_engine();
   SessionParams scoped = session_params(AttentionMode::kBlock);
