@@ -298,6 +298,7 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
     auto run = impl.begin(tasks[i].task);
     if (!run) {
       results.emplace_back(run.error());
+      if (tasks[i].on_answer) tasks[i].on_answer(results.back());
       continue;
     }
     runs[i] = std::move(run).value();
@@ -305,13 +306,21 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
     sequences.push_back({&impl.context->cache(), runs[i]->answer.first_logits, runs[i]->decoder.get(), {}});
     decoding.push_back(i);
   }
-  // Every answer in lockstep: one pass a step for all.
-  const Status decoded =
-      sequences.empty() ? std::nullopt : decode_together(tasks[0].session->impl_->engine.model(), sequences);
-  for (size_t k = 0; k < decoding.size(); ++k) {
+  // Every answer in lockstep: one pass a step for all; each is finished (and
+  // handed to its on_answer) as soon as it is complete.
+  std::vector<bool> ended(tasks.size(), false);
+  auto end_task = [&](size_t k, const Status& decoded) {
     const size_t i = decoding[k];
     runs[i]->stats = sequences[k].stats;
     results[i] = tasks[i].session->impl_->end(*runs[i], decoded);
+    ended[i] = true;
+    if (tasks[i].on_answer) tasks[i].on_answer(results[i]);
+  };
+  for (size_t k = 0; k < sequences.size(); ++k) sequences[k].on_done = [&end_task, k] { end_task(k, std::nullopt); };
+  const Status decoded =
+      sequences.empty() ? std::nullopt : decode_together(tasks[0].session->impl_->engine.model(), sequences);
+  for (size_t k = 0; k < decoding.size(); ++k) {
+    if (!ended[decoding[k]]) end_task(k, decoded ? decoded : Status(Error{ErrorCode::kBackend, "decoding stopped"}));
   }
   return results;
 }

@@ -138,6 +138,7 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
   const auto start = std::chrono::steady_clock::now();
   std::vector<at::Tensor> logits;
   for (DecodingSequence& sequence : sequences) logits.push_back(sequence.logits.to(at::kCPU, at::kFloat));
+  std::vector<bool> finished(sequences.size(), false);
   std::vector<SequenceStep> steps;
   std::vector<size_t> stepping;  // steps[k] is sequence stepping[k]'s
   while (true) {
@@ -145,9 +146,15 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
     stepping.clear();
     for (size_t i = 0; i < sequences.size(); ++i) {
       DecodingSequence& sequence = sequences[i];
-      if (sequence.decoder->done()) continue;
-      std::vector<int64_t> run = next_run(*sequence.decoder, logits[i], *sequence.cache);
-      if (run.empty()) continue;
+      if (finished[i]) continue;
+      std::vector<int64_t> run =
+          sequence.decoder->done() ? std::vector<int64_t>{} : next_run(*sequence.decoder, logits[i], *sequence.cache);
+      if (run.empty()) {  // its answer is complete
+        finished[i] = true;
+        sequence.stats.decode_seconds += seconds_since(start);
+        if (sequence.on_done) sequence.on_done();
+        continue;
+      }
       steps.push_back({std::move(run), sequence.cache});
       stepping.push_back(i);
     }
@@ -160,8 +167,6 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
       count_step(sequences[stepping[k]].stats, steps[k].tokens);
     }
   }
-  const double seconds = seconds_since(start);
-  for (DecodingSequence& sequence : sequences) sequence.stats.decode_seconds += seconds;
   return std::nullopt;
 }
 

@@ -155,14 +155,18 @@ struct DecodingSequence {
   at::Tensor logits;
   Decoder* decoder = nullptr;
   GenerateStats stats;
+  // Called once, as soon as this sequence's answer is complete (the others
+  // may go on): a server sends that answer then, not when the last is done.
+  std::function<void()> on_done;
 };
 
 // decode() for independent sequences — answers of different sessions — in
 // lockstep: every step runs each unfinished sequence's next token (with the
 // tokens its schema forces after it) through Model::forward_sequences, one
 // pass for all. Each sequence gets what decode() would give it alone (greedy:
-// the same tokens; logits to fp32 rounding). decode_seconds is the lockstep
-// time, for each.
+// the same tokens; logits to fp32 rounding). decode_seconds is each
+// sequence's time until its answer was complete. On an error the sequences
+// not yet done are left unfinished (their on_done is not called).
 Status decode_together(const Model& model, std::vector<DecodingSequence>& sequences);
 
 }  // namespace kvframe::runtime

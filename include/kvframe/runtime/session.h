@@ -235,10 +235,14 @@ class Session {
   // step for all (decode_together). Each gets what its query() would give
   // alone (greedy: the same tokens). A task's own error (a bad schema, the
   // context full) fails that task only; kInvalidArgument for all when a
-  // session is null or named twice, or the sessions are of different engines.
+  // session is null or named twice, or the sessions are of different engines
+  // (on_answer is then not called).
   struct SessionTask {
     Session* session = nullptr;
     Task task;
+    // Called with the task's result as soon as it is known (its answer
+    // complete, or its error), before the others' are: a server sends it then.
+    std::function<void(const Result<Answer>&)> on_answer;
   };
   static std::vector<Result<Answer>> query_together(const std::vector<SessionTask>& tasks);
 

@@ -286,7 +286,7 @@ TEST(QueryTogether, EachSessionAnswersAsAlone) {
     for (size_t i = 0; i < modes.size(); ++i) {
       frames[i].edit();
       ASSERT_TRUE(together[i]->update(frames[i].json()));
-      tasks.push_back({together[i].get(), task(4 + static_cast<int32_t>(i))});
+      tasks.push_back({together[i].get(), task(4 + static_cast<int32_t>(i)), {}});
     }
     const auto answers = Session::query_together(tasks);
     ASSERT_EQ(answers.size(), modes.size());
@@ -299,16 +299,23 @@ TEST(QueryTogether, EachSessionAnswersAsAlone) {
     }
   }
 
-  std::vector<Session::SessionTask> tasks = {{together[0].get(), task(3)}, {together[1].get(), task(3)}};
-  tasks[1].task.output_schema = "{not json";
+  // The shorter answer is handed over first, before the longer is done; a
+  // task that cannot start, at once.
+  std::vector<Session::SessionTask> tasks = {{together[0].get(), task(12), {}}, {together[1].get(), task(2), {}},
+                                             {together[2].get(), task(3), {}}};
+  tasks[2].task.output_schema = "{not json";
+  std::vector<size_t> handed;
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].on_answer = [&handed, i](const Result<Answer>&) { handed.push_back(i); };
   const auto mixed = Session::query_together(tasks);
   EXPECT_TRUE(mixed[0].ok());
-  ASSERT_FALSE(mixed[1].ok());
-  EXPECT_EQ(mixed[1].error().code, ErrorCode::kBadSchema);
+  EXPECT_TRUE(mixed[1].ok());
+  ASSERT_FALSE(mixed[2].ok());
+  EXPECT_EQ(mixed[2].error().code, ErrorCode::kBadSchema);
+  EXPECT_EQ(handed, (std::vector<size_t>{2, 1, 0}));
 
-  const auto twice = Session::query_together({{together[0].get(), task(3)}, {together[0].get(), task(3)}});
+  const auto twice = Session::query_together({{together[0].get(), task(3), {}}, {together[0].get(), task(3), {}}});
   EXPECT_EQ(twice[0].error().code, ErrorCode::kInvalidArgument);
-  const auto foreign = Session::query_together({{together[0].get(), task(3)}, {alone[1].get(), task(3)}});
+  const auto foreign = Session::query_together({{together[0].get(), task(3), {}}, {alone[1].get(), task(3), {}}});
   EXPECT_EQ(foreign[1].error().code, ErrorCode::kInvalidArgument);
 }
 
