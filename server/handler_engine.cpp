@@ -147,6 +147,13 @@ std::optional<RequestError> RequestHandler::unrunnable(const Work& work, const Q
 // the runnable ones are answered by one backend call (decoded as one batch),
 // and the replies go out in request order.
 Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
+  if (work.batch.empty() && params_.max_sessions_together > 1) {
+    std::vector<Work> companions = scheduler_.take_companions(params_.max_sessions_together - 1);
+    if (!companions.empty()) {
+      run_across(work, std::move(companions), out);
+      return Outcome::kDone;
+    }
+  }
   const Clock::time_point taken = now();
   std::vector<const QueuedRequest*> items = {&work.item};
   for (const QueuedRequest& item : work.batch) items.push_back(&item);
@@ -201,6 +208,68 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
     send_result(out, work, item, *answers[answer_index], queue_ms[i], static_cast<uint32_t>(runnable.size()));
   }
   return Outcome::kDone;
+}
+
+void RequestHandler::run_across(const Work& work, std::vector<Work> companions, ReplySink& out) {
+  const Clock::time_point taken = now();
+  std::vector<const Work*> works = {&work};
+  for (const Work& companion : companions) works.push_back(&companion);
+  // The scheduler learns a companion is done as soon as its answer is out
+  // (the first work is finished by run_next, as always).
+  std::vector<bool> answered(works.size(), false);
+  auto done = [&](size_t i) {
+    answered[i] = true;
+    if (i > 0) scheduler_.finish(*works[i], Outcome::kDone, ms_between(taken, now()));
+  };
+  std::vector<Backend::SessionQuery> queries;
+  std::vector<double> queue_ms(works.size(), 0);
+  std::vector<uint32_t> seqs(works.size(), 0);
+  for (size_t i = 0; i < works.size(); ++i) {
+    const Work& w = *works[i];
+    const QueuedRequest& item = w.item;
+    queue_ms[i] = ms_between(item.received, taken);
+    if (auto refused = unrunnable(w, item, queue_ms[i])) {
+      refuse(out, item.route, item.principal, *refused);
+      done(i);
+      continue;
+    }
+    stats_.add_stage(Stage::kQueue, queue_ms[i]);
+    const auto& query = std::get<QueryRequest>(item.request.body);
+    Backend::SessionQuery q;
+    q.session_id = w.session_id;
+    q.spec = query.spec;
+    if (query.stream) {
+      q.on_chunk = [&out, &item, &seq = seqs[i], session_id = w.session_id](std::string_view text, bool sentence_end) {
+        out.send(item.route, replies::chunk(item.request.request_id, session_id, seq++, text, sentence_end));
+      };
+    }
+    q.on_answer = [this, &out, &w, &item, &queue_ms, &done, i](BackendResult<QueryAnswer> answer) {
+      if (answer) {
+        send_result(out, w, item, *answer, queue_ms[i], 1);
+      } else {
+        refuse(out, item.route, item.principal,
+               {answer.error().code, answer.error().message, item.request.request_id, w.session_id});
+      }
+      done(i);
+    };
+    queries.push_back(std::move(q));
+  }
+  log_.debug("sessions answered together", {{"sessions", std::to_string(queries.size())}});
+  std::string lost = "the backend lost a query";
+  try {
+    if (!queries.empty()) backend_.run_across(queries);
+  } catch (const std::exception& e) {
+    lost = std::string("unexpected failure: ") + e.what();
+  }
+  // The backend promises an answer for each and no exception; if not, every
+  // query still gets its one reply, and every session goes back to the scheduler.
+  for (size_t i = 0; i < works.size(); ++i) {
+    if (answered[i]) continue;
+    const QueuedRequest& item = works[i]->item;
+    refuse(out, item.route, item.principal,
+           {fb::ErrorCode::Internal, lost, item.request.request_id, works[i]->session_id});
+    done(i);
+  }
 }
 
 void RequestHandler::send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer,

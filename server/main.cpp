@@ -65,6 +65,7 @@ struct Options {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string ready_file;
   bool warm_frames = true;
+  std::size_t max_sessions_together = 8;
   std::string ping;
   int ping_timeout_ms = 2000;
   std::string ping_server_key, ping_client_key;
@@ -241,6 +242,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-batch", o.max_batch,
                  "queries of one session on the same frame decoded as one batch (1: one at a time)")
       ->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--max-sessions-together", o.max_sessions_together,
+                 "queries of different sessions answered together, their answers decoded in one pass a step "
+                 "(1: one session at a time)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   app.add_flag("!--no-warm", o.warm_frames,
                "do not encode a frame as it arrives when the engine is idle (then its query encodes it)");
   app.add_option("--max-session-queue", o.max_session_queue, "requests waiting in one session (then Error{Busy})")
@@ -348,6 +354,7 @@ int main(int argc, char** argv) {
   params.handler.default_context = o.context;
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
+  params.handler.max_sessions_together = o.max_sessions_together;
   params.handler.limits.max_tokens = o.max_tokens;
   params.handler.limits.max_message_bytes = static_cast<std::size_t>(o.max_message_mb * (1 << 20));
   params.handler.scheduler.max_queue = o.max_queue;

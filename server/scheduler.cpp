@@ -244,6 +244,29 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   return work;
 }
 
+std::vector<Work> Scheduler::take_companions(std::size_t max) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Work> out;
+  for (auto it = ready_.begin(); it != ready_.end() && out.size() < max;) {
+    Session& session = sessions_.at(*it);
+    if (session.queue.empty() || !std::holds_alternative<QueryRequest>(session.queue.front().request.body)) {
+      ++it;
+      continue;
+    }
+    const uint64_t id = *it;
+    it = ready_.erase(it);
+    session.running = true;
+    Work work{id, std::move(session.queue.front()), {}, {session.mode, session.latest_frame, session.applied_frame}};
+    session.queue.pop_front();
+    --queued_;
+    dequeued(work.item);
+    running_work_ms_ += work.item.expected_ms;
+    queued_work_ms_ = std::max(0.0, queued_work_ms_ - work.item.expected_ms);
+    out.push_back(std::move(work));
+  }
+  return out;
+}
+
 std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, double engine_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_work_ms_ = 0;

@@ -105,6 +105,36 @@ TEST_F(HandlerTest, AFrameIsWarmedOnlyWhenNothingWaits) {
   EXPECT_TRUE(backend.warmed.empty());
 }
 
+// Queries of different sessions waiting at once are taken together (one
+// engine turn answers them all), each session then free for its next request;
+// with max_sessions_together 1, one session a turn as before.
+TEST_F(HandlerTest, QueriesOfDifferentSessionsAreAnsweredTogether) {
+  const uint64_t a = open_with_frame("game-a"), b = open_with_frame("game-b"), c = open_with_frame("game-c");
+  send(query_message(next_id++, a), "game-a");
+  send(query_message(next_id++, b), "game-b");
+  send(query_message(next_id++, c), "game-c");
+  ASSERT_TRUE(handler->run_next(replies));
+  auto all = take();
+  ASSERT_EQ(all.size(), 3u) << "one turn answered all three";
+  for (const fb::Message* m : all) EXPECT_EQ(m->body_type(), fb::Body::Result);
+  EXPECT_EQ(backend.answered, (std::vector<uint64_t>{a, b, c}));
+  send(frame_message(next_id++, b, 2, kTinyState), "game-b");
+  send(query_message(next_id++, b), "game-b");
+  run_all();
+  EXPECT_EQ(take().size(), 2u) << "a companion's session is free again";
+
+  HandlerParams one_at_a_time;
+  one_at_a_time.max_sessions_together = 1;
+  start(one_at_a_time);
+  const uint64_t d = open_with_frame("game-a"), e = open_with_frame("game-b");
+  send(query_message(next_id++, d), "game-a");
+  send(query_message(next_id++, e), "game-b");
+  ASSERT_TRUE(handler->run_next(replies));
+  EXPECT_EQ(take().size(), 1u);
+  run_all();
+  EXPECT_EQ(take().size(), 1u);
+}
+
 TEST_F(HandlerTest, WholeFrameSupersedesFramesQueuedAfterTheLastQuery) {
   const uint64_t session = open_with_frame();
   send(frame_message(2, session, 2, kTinyState));  // answered by the query after it: kept

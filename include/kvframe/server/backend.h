@@ -112,6 +112,20 @@ class Backend {
     for (size_t i = 0; i < queries.size(); ++i) answers.push_back(run_query(session_id, queries[i], on_chunk[i]));
     return answers;
   }
+  // One query of each of several sessions (different games), answered
+  // together: EngineBackend decodes their answers in one pass a step for all
+  // (runtime::Session::query_together). Each query's answer goes to its
+  // on_answer as soon as it is complete — before the others' — exactly once.
+  // This default runs them one after another.
+  struct SessionQuery {
+    uint64_t session_id = 0;
+    QuerySpec spec;
+    ChunkSink on_chunk;
+    std::function<void(BackendResult<QueryAnswer>)> on_answer;
+  };
+  virtual void run_across(const std::vector<SessionQuery>& queries) {
+    for (const SessionQuery& q : queries) q.on_answer(run_query(q.session_id, q.spec, q.on_chunk));
+  }
   // Encodes the session's current frame ahead of its next query, while the
   // engine has nothing else to do (EngineBackend: runtime::Session::warm).
   // Best effort: a failure is the next query's to report. Default: nothing.

@@ -62,6 +62,10 @@ struct HandlerParams {
   // After a frame is applied, when no request waits, encode it at once
   // (Backend::warm) so the game's next query runs only its final block.
   bool warm_frames = true;
+  // Queries of different sessions waiting at once are answered together, up
+  // to this many, their answers decoded in one pass a step (1: one session
+  // at a time). Each Result goes out as soon as its answer is complete.
+  std::size_t max_sessions_together = 8;
   RequestLimits limits;
   SchedulerLimits scheduler;
   TenantQuotas quotas;
@@ -107,6 +111,10 @@ class RequestHandler {
   Outcome open_session(const Work& work, ReplySink& out);
   Outcome apply_frame(const Work& work, ReplySink& out);
   Outcome run_query(const Work& work, ReplySink& out);
+  // A lone Query and the companions take_companions() gave: one answer of
+  // each session, decoded together (Backend::run_across); each companion is
+  // finished with the scheduler as its answer goes out.
+  void run_across(const Work& work, std::vector<Work> companions, ReplySink& out);
   std::optional<RequestError> unrunnable(const Work& work, const QueuedRequest& item, double queue_ms) const;
   void send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer, double queue_ms,
                    uint32_t batch_size);

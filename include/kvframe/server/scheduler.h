@@ -97,6 +97,11 @@ class Scheduler {
   // queries batched behind it); nothing when none came or after shut_down().
   // The session is busy until finish().
   std::optional<Work> take(std::chrono::milliseconds wait);
+  // After take() gave a Query alone (no batch behind it): up to `max` other
+  // sessions whose next request is a Query too, each taken as take() would
+  // (the session busy until finish()), in turn order — their answers then
+  // decode together with it. Never waits.
+  std::vector<Work> take_companions(std::size_t max);
   // After a taken request: engine_ms feeds the time estimates. kSessionGone
   // (closed, or failed to open) drops the session and returns what was
   // still queued for it.
