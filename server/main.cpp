@@ -65,7 +65,7 @@ struct Options {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string ready_file;
   bool warm_frames = true;
-  std::size_t max_sessions_together = 8;
+  std::size_t max_sessions_together = 1;
   std::string ping;
   int ping_timeout_ms = 2000;
   std::string ping_server_key, ping_client_key;
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256))->capture_default_str();
   app.add_option("--max-sessions-together", o.max_sessions_together,
                  "queries of different sessions answered together, their answers decoded in one pass a step "
-                 "(1: one session at a time)")
+                 "(1: one session at a time; more pays where decoding fills a decision, not on a small CPU)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_flag("!--no-warm", o.warm_frames,

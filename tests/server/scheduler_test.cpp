@@ -109,6 +109,9 @@ TEST_F(HandlerTest, AFrameIsWarmedOnlyWhenNothingWaits) {
 // engine turn answers them all), each session then free for its next request;
 // with max_sessions_together 1, one session a turn as before.
 TEST_F(HandlerTest, QueriesOfDifferentSessionsAreAnsweredTogether) {
+  HandlerParams together;
+  together.max_sessions_together = 8;
+  start(together);
   const uint64_t a = open_with_frame("game-a"), b = open_with_frame("game-b"), c = open_with_frame("game-c");
   send(query_message(next_id++, a), "game-a");
   send(query_message(next_id++, b), "game-b");

@@ -64,8 +64,10 @@ struct HandlerParams {
   bool warm_frames = true;
   // Queries of different sessions waiting at once are answered together, up
   // to this many, their answers decoded in one pass a step (1: one session
-  // at a time). Each Result goes out as soon as its answer is complete.
-  std::size_t max_sessions_together = 8;
+  // at a time). Each Result goes out as soon as its answer is complete. Off
+  // by default: on a 2-core CPU it gained nothing (bench/bench_serving.py),
+  // since encoding, not decoding, fills a decision there.
+  std::size_t max_sessions_together = 1;
   RequestLimits limits;
   SchedulerLimits scheduler;
   TenantQuotas quotas;
