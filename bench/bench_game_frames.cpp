@@ -62,10 +62,10 @@ using kvframe::bench::percentile;
 enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3, kEngineError = 4 };
 
 constexpr const char* kFooter =
-    "--full-every / --prefix-every 0 (auto): every frame on cuda; on cpu every max(1, min(20, T/400))th\n"
-    "frame, T the blocked tokens of frame 0 (every 20th at 8192). Frame 0 always runs in every mode (cold\n"
-    "start, reported apart). Prefix mode's cache changes only when it is queried: queried every Nth frame\n"
-    "it reuses what N frames of changes left of its prompt, which is what a game querying that often gets.\n"
+    "--full-every 0 (auto): every frame on cuda; on cpu every max(1, min(20, T/400))th frame, T the blocked\n"
+    "tokens of frame 0 (every 20th at 8192). --prefix-every 0: every frame, as block mode (with the rules'\n"
+    "volatile_last order a prefix cache keeps the stable part; answering less often would charge it N\n"
+    "frames of changes per query). Frame 0 always runs in every mode (cold start, reported apart).\n"
     "\n"
     "--shape runs a random-weight model of a real architecture's shape with --model's tokenizer (for GPU\n"
     "timings, e.g. --shape llama3-8b --device cuda --tokens 32768): its timings are real, its answers noise.\n"
@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
   app.add_option("--full-every", o.full_every, "full mode answers every Nth frame (0: auto, see below)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--prefix-every", o.prefix_every, "prefix mode answers every Nth frame (0: auto)")
+  app.add_option("--prefix-every", o.prefix_every, "prefix mode answers every Nth frame (0: every frame)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "greedy tokens per answer")->check(CLI::Range(1, 4096))->capture_default_str();
@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
   }
   const int auto_every = cuda ? 1 : static_cast<int>(std::clamp<int64_t>(frame0_tokens / 400, 1, 20));
   const std::array<int, kModes> every = {o.full_every ? o.full_every : auto_every,
-                                         o.prefix_every ? o.prefix_every : auto_every, 1};
+                                         o.prefix_every ? o.prefix_every : 1, 1};
 
   const auto layout = kvframe::kv_diff::parse_layout(o.layout);
   const int64_t context =

@@ -241,8 +241,9 @@ class Session {
     Session* session = nullptr;
     Task task;
     // Called with the task's result as soon as it is known (its answer
-    // complete, or its error), before the others' are: a server sends it then.
-    std::function<void(const Result<Answer>&)> on_answer;
+    // complete, or its error), before the others' are: a server sends it
+    // then. It may move the answer out (query_together returns what is left).
+    std::function<void(Result<Answer>&)> on_answer;
   };
   static std::vector<Result<Answer>> query_together(const std::vector<SessionTask>& tasks);
 

@@ -305,7 +305,7 @@ TEST(QueryTogether, EachSessionAnswersAsAlone) {
                                              {together[2].get(), task(3), {}}};
   tasks[2].task.output_schema = "{not json";
   std::vector<size_t> handed;
-  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].on_answer = [&handed, i](const Result<Answer>&) { handed.push_back(i); };
+  for (size_t i = 0; i < tasks.size(); ++i) tasks[i].on_answer = [&handed, i](Result<Answer>&) { handed.push_back(i); };
   const auto mixed = Session::query_together(tasks);
   EXPECT_TRUE(mixed[0].ok());
   EXPECT_TRUE(mixed[1].ok());
