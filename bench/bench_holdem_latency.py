@@ -30,15 +30,8 @@ import sys
 import tempfile
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
+from sample_stats import percentile  # bench/sample_stats.py
 
-
-def percentile(values, q):
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * q / 100.0
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def run_match(holdem, pace, seed, hands, extra):

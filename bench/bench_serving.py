@@ -27,17 +27,10 @@ import tempfile
 import time
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
+from sample_stats import percentile  # bench/sample_stats.py
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-
-def percentile(values, q):
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * q / 100.0
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def start_server(serve, work, together, threads):

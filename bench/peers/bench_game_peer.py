@@ -47,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from bar_chart import bar_chart  # noqa: E402  (bench/bar_chart.py)
+from sample_stats import percentile  # noqa: E402  # bench/sample_stats.py
 
 DEFAULT_MODEL = os.path.expanduser("~/.cache/kvframe/models/SmolLM2-135M-Instruct.Q4_1.gguf")
 MOBA_SYSTEM = "You command a hero in a MOBA match. The game state is JSON. Answer with the hero's next move as JSON."
@@ -73,12 +74,6 @@ def ensure_kvframe_package():
                         os.path.join(ROOT, "adapters", "python")], check=True)
     os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
 
-
-def percentile(values, q):
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q / 100.0
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 # --- the games' frames -------------------------------------------------------
