@@ -38,8 +38,9 @@ inline Peer fuzz_peer(uint8_t client) {
   return Peer{route, "conn:" + route, client % 4 == 0};
 }
 
-// Deterministic session ids, a small size limit (TooLarge is reachable) and
-// small quotas (QuotaExceeded is too).
+// Deterministic session ids, a small size limit (TooLarge is reachable),
+// small quotas (QuotaExceeded is too), and queries of several sessions
+// answered together (run_across and take_companions are exercised).
 inline HandlerParams fuzz_handler_params(std::function<Clock::time_point()> now) {
   HandlerParams params;
   params.scheduler.session_ids = test_session_ids(1);
@@ -49,6 +50,7 @@ inline HandlerParams fuzz_handler_params(std::function<Clock::time_point()> now)
   params.scheduler.max_session_queue = 12;
   params.limits.max_message_bytes = 8192;
   params.limits.max_tokens = 64;
+  params.max_sessions_together = 4;
   params.now = std::move(now);
   return params;
 }
