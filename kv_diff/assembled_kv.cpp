@@ -22,18 +22,17 @@ std::optional<Layout> parse_layout(std::string_view name) {
   return std::nullopt;
 }
 
-runtime::Result<AssembledKv> AssembledKv::create(const runtime::Model& model, int64_t capacity, Layout layout,
-                                                 int64_t initial_capacity) {
+runtime::Result<AssembledKv> AssembledKv::create(const runtime::KvShape& shape, const runtime::Rope& rope,
+                                                 int64_t capacity, Layout layout, int64_t initial_capacity) {
   if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "an assembled KV buffer needs a capacity of at least 1"};
   const int64_t entries = initial_capacity > 0 ? std::min(initial_capacity, capacity) : capacity;
-  const runtime::ModelConfig& c = model.config();
   try {
     // Zeros, not empty: masked entries still enter attention's probs·V
     // product (with weight 0), and uninitialized memory may hold NaNs.
-    const auto options = at::TensorOptions(model.dtype()).device(model.device());
-    at::Tensor k = at::zeros({c.n_layer, c.n_head_kv, entries, c.head_dim}, options);
-    at::Tensor v = at::zeros({c.n_layer, c.n_head_kv, entries, c.head_dim}, options);
-    return AssembledKv(std::move(k), std::move(v), model.rope(), layout, capacity);
+    const auto options = at::TensorOptions(shape.dtype).device(shape.device);
+    at::Tensor k = at::zeros({shape.n_layer, shape.n_head_kv, entries, shape.head_dim}, options);
+    at::Tensor v = at::zeros({shape.n_layer, shape.n_head_kv, entries, shape.head_dim}, options);
+    return AssembledKv(std::move(k), std::move(v), rope, layout, capacity);
   } catch (const c10::Error& e) {
     return Error{ErrorCode::kBackend, "libtorch failed while allocating a " + std::to_string(entries) +
                                           "-entry assembled KV buffer: " + e.what_without_backtrace() +

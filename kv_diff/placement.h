@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvframe/runtime/model.h"
+#include "kvframe/runtime/kv_cache.h"
 #include "kvframe/runtime/rope.h"
 
 namespace kvframe::kv_diff {

@@ -169,7 +169,8 @@ Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const Sess
   // holds 2K keeps ~3K entries, not 12K.
   const int64_t capacity =
       params.layout == kv_diff::Layout::kSlack ? params.context + params.context / 2 : params.context;
-  auto kv = kv_diff::AssembledKv::create(engine.model(), capacity, params.layout, kInitialEntries);
+  auto kv = kv_diff::AssembledKv::create(engine.model().kv_shape(), engine.model().rope(), capacity, params.layout,
+                                         kInitialEntries);
   if (!kv) return kv.error();
   return std::unique_ptr<KvContext>(new BlockContext(engine, params, std::move(kv).value()));
 }

@@ -131,6 +131,9 @@ Model::~Model() = default;
 
 const ModelConfig& Model::config() const { return impl_->config; }
 const Rope& Model::rope() const { return impl_->rope; }
+KvShape Model::kv_shape() const {
+  return {impl_->config.n_layer, impl_->config.n_head_kv, impl_->config.head_dim, impl_->dtype, impl_->device};
+}
 at::Device Model::device() const { return impl_->device; }
 at::ScalarType Model::dtype() const { return impl_->dtype; }
 

@@ -25,7 +25,7 @@ struct Session {
   at::Tensor prefix_k, prefix_v;  // [L, KH, kPrefix, d]
 
   Session(const runtime::Model& model, int64_t capacity, Layout layout, int64_t initial_capacity = 0)
-      : kv(AssembledKv::create(model, capacity, layout, initial_capacity).value()) {
+      : kv(AssembledKv::create(model.kv_shape(), model.rope(), capacity, layout, initial_capacity).value()) {
     kv.reset();
     const auto& c = model.config();
     prefix_k = at::randn({c.n_layer, c.n_head_kv, kPrefix, c.head_dim});
@@ -149,7 +149,7 @@ class Frames {
 
 TEST(AssembledKv, CreatesViewsOfOneBufferFromTheModel) {
   auto model = tiny_model();
-  auto kv = AssembledKv::create(*model, 32, Layout::kSlack);
+  auto kv = AssembledKv::create(model->kv_shape(), model->rope(), 32, Layout::kSlack);
   ASSERT_TRUE(kv.ok()) << kv.error().to_string();
   const runtime::KvCache& cache = kv->cache();
   ASSERT_EQ(cache.k.size(), 2u);
@@ -158,7 +158,7 @@ TEST(AssembledKv, CreatesViewsOfOneBufferFromTheModel) {
   EXPECT_EQ(cache.k[1].data_ptr<float>(), cache.k[0].data_ptr<float>() + 2 * 32 * 16);
   EXPECT_EQ(cache.padding.sizes(), at::IntArrayRef({32}));
   EXPECT_EQ(cache.padding.scalar_type(), at::kBool);
-  EXPECT_EQ(AssembledKv::create(*model, 0, Layout::kSlack).error().code, runtime::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(AssembledKv::create(model->kv_shape(), model->rope(), 0, Layout::kSlack).error().code, runtime::ErrorCode::kInvalidArgument);
 }
 
 TEST(AssembledKv, LayoutNames) {

@@ -60,8 +60,8 @@ TEST(CudaAssembledKv, MatchesTheCpuBuffer) {
   auto cpu_model = testing::tiny_model("cpu");
   auto gpu_model = testing::tiny_model("cuda");
   ASSERT_EQ(gpu_model->dtype(), at::kBFloat16);
-  auto cpu = AssembledKv::create(*cpu_model, 128, Layout::kSlack).value();
-  auto gpu = AssembledKv::create(*gpu_model, 128, Layout::kSlack).value();
+  auto cpu = AssembledKv::create(cpu_model->kv_shape(), cpu_model->rope(), 128, Layout::kSlack).value();
+  auto gpu = AssembledKv::create(gpu_model->kv_shape(), gpu_model->rope(), 128, Layout::kSlack).value();
   cpu.reset();
   gpu.reset();
   uint64_t serial = 1;

@@ -25,7 +25,9 @@
 #include <vector>
 
 #include "kvframe/kv_diff/block_store.h"
-#include "kvframe/runtime/model.h"
+#include "kvframe/runtime/error.h"
+#include "kvframe/runtime/kv_cache.h"
+#include "kvframe/runtime/rope.h"
 
 namespace kvframe::kv_diff {
 
@@ -74,13 +76,13 @@ struct SlotInfo {
 
 class AssembledKv {
  public:
-  // Shapes, RoPE, device and dtype from the model. capacity: the most
-  // entries the buffer may hold; initial_capacity (0: all of capacity) is what
+  // A buffer of `shape` (a model's kv_shape()) whose blocks are re-rotated
+  // with `rope` (the model's). capacity: the most entries the buffer may hold; initial_capacity (0: all of capacity) is what
   // it allocates now, growing (doubling) when a frame or reserve() needs more
   // — a session that asked for a large context pays for what it uses.
   // kInvalidArgument for capacity < 1; kBackend when the memory cannot be had.
-  static runtime::Result<AssembledKv> create(const runtime::Model& model, int64_t capacity, Layout layout,
-                                             int64_t initial_capacity = 0);
+  static runtime::Result<AssembledKv> create(const runtime::KvShape& shape, const runtime::Rope& rope, int64_t capacity,
+                                             Layout layout, int64_t initial_capacity = 0);
 
   AssembledKv(AssembledKv&&) = default;
   AssembledKv& operator=(AssembledKv&&) = default;

@@ -26,7 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvframe/runtime/model.h"
+#include "kvframe/runtime/kv_cache.h"
 
 namespace kvframe::kv_diff {
 

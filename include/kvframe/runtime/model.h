@@ -25,6 +25,7 @@
 
 #include "kvframe/runtime/error.h"
 #include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime/kv_cache.h"
 #include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/rope.h"
 
@@ -98,34 +99,6 @@ struct PromptSample {
   int64_t context_tokens() const;  // prefix + blocks
 };
 
-// Keys and values of every layer for one sequence, preallocated to capacity.
-// Layout per layer: [n_head_kv, capacity, head_dim]; keys are stored rotated
-// (RoPE applied at their positions, see rope.h).
-//
-// A plain cache holds tokens 0 .. length-1 at entries 0 .. length-1. A cache
-// assembled out of blocks (kv_diff) may leave slack entries between them and
-// place blocks in any entry order: `padding` masks the entries no token may
-// attend to, and `next_position` is the position the next appended token
-// takes (the entry it is written to is always `length`).
-struct KvCache {
-  std::vector<at::Tensor> k, v;
-  int64_t length = 0;    // entries in use: 0 .. length-1
-  int64_t capacity = 0;
-  int64_t next_position = 0;
-  // Undefined (no padding) or bool [capacity] on the cache's device: true
-  // marks an entry attention skips.
-  at::Tensor padding;
-};
-
-// One block's keys and values as block attention stores them: encoded on its
-// own, keys kept BEFORE RoPE so that placing the block at any position is one
-// rotation (TurboRAG's "reordered positions"; see rope.h and kv_diff/).
-// k, v: [n_layer, n_head_kv, n_tokens, head_dim], compute dtype, model device.
-struct BlockKv {
-  at::Tensor k, v;
-  int64_t tokens() const { return k.defined() ? k.size(2) : 0; }
-};
-
 // Private continuations of one shared cache, decoded as one batch: many NPC
 // queries on the same frame share its assembled KV, and each has its own
 // final block and answer here. Branch entry j of branch b takes position
@@ -167,6 +140,8 @@ class Model {
 
   const ModelConfig& config() const;
   const Rope& rope() const;
+  // What sizes this model's KV buffers (kv_cache.h).
+  KvShape kv_shape() const;
   at::Device device() const;
   at::ScalarType dtype() const;
   // What KV computed for the prompt's context depends on: the shape, weights'

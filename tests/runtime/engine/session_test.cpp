@@ -166,7 +166,7 @@ TEST(Rerotation, CachedKeysMovedToANewPositionEqualKeysComputedThere) {
   ASSERT_TRUE(encoded.ok());
   kv_diff::BlockStore store(int64_t{1} << 30);
   const kv_diff::BlockRef ref = store.insert(kv_diff::block_key(block, 0), std::move(encoded->front()));
-  auto kv = kv_diff::AssembledKv::create(model, 512, kv_diff::Layout::kSlack);
+  auto kv = kv_diff::AssembledKv::create(model.kv_shape(), model.rope(), 512, kv_diff::Layout::kSlack);
   ASSERT_TRUE(kv.ok());
   kv->reset();
   kv->seal_prefix();

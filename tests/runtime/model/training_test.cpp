@@ -52,7 +52,7 @@ PromptSample random_sample(int64_t prefix, const std::vector<int64_t>& blocks, u
 // block mode as a session runs it (block_context.cpp), logits of the answer rows.
 at::Tensor block_mode(const Model& model, const PromptSample& s, bool after_prefix) {
   const int64_t capacity = 2 * (s.context_tokens() + static_cast<int64_t>(query_tokens(s).size()));
-  auto kv = kv_diff::AssembledKv::create(model, capacity, kv_diff::Layout::kSlack).value();
+  auto kv = kv_diff::AssembledKv::create(model.kv_shape(), model.rope(), capacity, kv_diff::Layout::kSlack).value();
   kv.reset();
   if (!s.prefix.empty()) {
     EXPECT_TRUE(model.forward(ids(s.prefix), kv.cache(), false, PromptPart::kContext).ok());
