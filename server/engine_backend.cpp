@@ -190,39 +190,36 @@ std::vector<BackendResult<QueryAnswer>> EngineBackend::run_queries(uint64_t sess
 }
 
 void EngineBackend::run_across(const std::vector<SessionQuery>& queries) {
+  // Each query answered exactly once: by query_together as its answer
+  // completes, or below when it never started.
+  std::vector<bool> answered(queries.size(), false);
+  auto answer = [&](size_t i, BackendResult<QueryAnswer> result) {
+    answered[i] = true;
+    queries[i].on_answer(std::move(result));
+  };
   std::vector<rt::Session::SessionTask> tasks;
-  std::vector<size_t> known;  // tasks[k] is queries[known[k]]'s
   for (size_t i = 0; i < queries.size(); ++i) {
     rt::Session* session = find(queries[i].session_id);
     if (!session) {
-      queries[i].on_answer(unknown_session(queries[i].session_id));
+      answer(i, unknown_session(queries[i].session_id));
       continue;
     }
-    const auto& on_answer = queries[i].on_answer;
-    tasks.push_back({session, task_of(queries[i].spec, queries[i].on_chunk), [&on_answer](rt::Result<rt::Answer>& a) {
-                       on_answer(a ? BackendResult<QueryAnswer>(answer_of(*a))
+    tasks.push_back({session, task_of(queries[i].spec, queries[i].on_chunk), [&answer, i](rt::Result<rt::Answer>& a) {
+                       answer(i, a ? BackendResult<QueryAnswer>(answer_of(*a))
                                    : BackendResult<QueryAnswer>(from_runtime(a.error())));
                      }});
-    known.push_back(i);
   }
-  if (tasks.empty()) return;
-  std::vector<bool> answered(tasks.size(), false);
-  for (size_t k = 0; k < tasks.size(); ++k) {
-    auto inner = std::move(tasks[k].on_answer);
-    tasks[k].on_answer = [inner, &answered, k](rt::Result<rt::Answer>& a) {
-      answered[k] = true;
-      inner(a);
-    };
-  }
+  BackendError unstarted{fb::ErrorCode::Internal, "the engine did not run the query"};
   try {
     const auto results = rt::Session::query_together(tasks);
-    for (size_t k = 0; k < tasks.size(); ++k) {
-      if (!answered[k]) queries[known[k]].on_answer(from_runtime(results[k].error()));  // refused before starting
+    for (const auto& r : results) {
+      if (!r) unstarted = from_runtime(r.error());  // all refused before starting share one reason
     }
   } catch (const std::exception& e) {
-    for (size_t k = 0; k < tasks.size(); ++k) {
-      if (!answered[k]) queries[known[k]].on_answer(from_exception(e));
-    }
+    unstarted = from_exception(e);
+  }
+  for (size_t i = 0; i < queries.size(); ++i) {
+    if (!answered[i]) answer(i, unstarted);
   }
 }
 
