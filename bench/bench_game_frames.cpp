@@ -104,7 +104,7 @@ struct Options {
   std::string instruction =
       "You are the caster of this match. In one short sentence, tell the viewers what is happening right now "
       "and which team is ahead.";
-  std::string layout = "slack";
+  std::string layout = "auto";
   bool blocks_after_prefix = rt::SessionParams{}.blocks_after_prefix;
   int64_t context = 0;
   std::string plot = "bench_game_frames.png";
@@ -257,8 +257,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "greedy tokens per answer")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--instruction", o.instruction, "the query (final block)")->capture_default_str();
-  app.add_option("--layout", o.layout, "block mode's assembled-buffer layout (kv_diff)")
-      ->check(CLI::IsMember({"slack", "compact"}))
+  app.add_option("--layout", o.layout,
+                 "block mode's assembled-buffer layout (kv_diff); auto: compact on CUDA, slack on the CPU")
+      ->check(CLI::IsMember({"auto", "slack", "compact"}))
       ->capture_default_str();
   app.add_option("--blocks-after-prefix", o.blocks_after_prefix,
                  "block mode encodes blocks after the system prompt (false: from position 0, alone)")
@@ -309,7 +310,8 @@ int main(int argc, char** argv) {
   const std::array<int, kModes> every = {o.full_every ? o.full_every : auto_every,
                                          o.prefix_every ? o.prefix_every : 1, 1};
 
-  const auto layout = kvframe::kv_diff::parse_layout(o.layout);
+  const auto layout = kvframe::kv_diff::parse_layout(o.layout);  // nullopt for auto
+  if (!layout) o.layout = cuda ? "compact" : "slack";             // what the session picks
   const int64_t context =
       o.context ? o.context
                 : frame0_tokens * 5 / 4 + static_cast<int64_t>(engine.tokenizer().encode(o.instruction).size()) +
@@ -320,7 +322,7 @@ int main(int argc, char** argv) {
     params.mode = kModeOrder[m];
     params.rules = *rules;
     params.context = context;
-    params.layout = *layout;
+    params.layout = layout;
     params.blocks_after_prefix = o.blocks_after_prefix;
     auto opened = rt::Session::open(engine, params);
     if (!opened) return engine_fail(opened.error(), "opening a session");

@@ -20,6 +20,7 @@ void add_engine_options(CLI::App& app, EngineOptions& o) {
   app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_flag("!--no-cuda-graphs", o.cuda_graphs, "decode on CUDA eagerly, not from captured CUDA graphs");
   app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
                                    "default model)")->capture_default_str();
 }
@@ -40,6 +41,7 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, cons
   rt::ModelParams params;
   params.device = o.device;
   params.dtype = o.dtype;
+  params.cuda_graphs = o.cuda_graphs;
   if (o.shape.empty()) params.lora = rt::resolve_lora(o.lora, o.model);  // random weights take none
   rt::ModelConfig shape;
   if (!o.shape.empty()) {
@@ -52,10 +54,11 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, cons
   auto engine = rt::Engine::create(std::move(model).value(), std::move(tokenizer).value(), chat);
   if (!engine) return failed(engine.error(), "check --model");
   const rt::ModelConfig& config = (*engine)->model().config();
-  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s; LoRA %s; %s\n", config.name.c_str(),
+  std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s%s; LoRA %s; %s\n", config.name.c_str(),
                static_cast<long long>(config.n_layer), static_cast<long long>(config.n_embd), o.device.c_str(),
-               at::toString((*engine)->model().dtype()), params.lora.empty() ? "none" : params.lora.c_str(),
-               rt::cpu_backend_description().c_str());
+               at::toString((*engine)->model().dtype()),
+               o.device == "cpu" ? "" : (o.cuda_graphs ? ", CUDA graphs" : ", no CUDA graphs"),
+               params.lora.empty() ? "none" : params.lora.c_str(), rt::cpu_backend_description().c_str());
   return engine;
 }
 

@@ -23,6 +23,7 @@ struct EngineOptions {
   std::string dtype;
   std::string lora = "auto";
   int threads = 0;
+  bool cuda_graphs = true;  // decoding steps on CUDA from CUDA graphs (ModelParams::cuda_graphs)
 };
 void add_engine_options(CLI::App& app, EngineOptions& options);
 

@@ -42,10 +42,15 @@ if(KVFRAME_TORCH)
     find_package(OpenMP REQUIRED COMPONENTS CXX)
     target_link_libraries(kvframe_torch INTERFACE OpenMP::OpenMP_CXX)
   endif()
-  # torch 2.5 added scaled_dot_product_attention's enable_gqa: CUDA attention
-  # then runs fused (runtime/model/model.cpp); 1.13 keeps the explicit path.
+  # torch 2.5 added scaled_dot_product_attention's enable_gqa and flash
+  # attention's seqused_k: CUDA attention then runs fused
+  # (runtime/model/fused_attention.h), and a CUDA libtorch replays decoding
+  # steps from CUDA graphs (decode_graph.h). 1.13 keeps the explicit path.
   if(Torch_VERSION VERSION_GREATER_EQUAL 2.5)
     target_compile_definitions(kvframe_torch INTERFACE KVFRAME_TORCH_SDPA)
+    if(TORCH_CUDA_LIBRARIES)
+      target_compile_definitions(kvframe_torch INTERFACE KVFRAME_TORCH_CUDA_GRAPHS)
+    endif()
   endif()
   message(STATUS "kvframe: libtorch ${Torch_VERSION} from ${Torch_DIR}")
 endif()

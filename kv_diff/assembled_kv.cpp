@@ -53,7 +53,8 @@ void AssembledKv::bind_cache() {
     cache_.v.push_back(v_[l]);
   }
   cache_.capacity = k_.size(2);
-  cache_.padding = at::zeros({cache_.capacity}, at::TensorOptions(at::kBool).device(k_.device()));
+  padding_ = at::zeros({cache_.capacity}, at::TensorOptions(at::kBool).device(k_.device()));
+  cache_.padding = at::Tensor();
 }
 
 runtime::Status AssembledKv::reserve(int64_t entries) {
@@ -116,10 +117,19 @@ void AssembledKv::set_padding() {
   // be hundreds of tensor ops) and copied over in one go.
   std::vector<uint8_t> mask(static_cast<size_t>(cache_.capacity), 0);
   std::fill(mask.begin() + prefix_length_, mask.begin() + high_water_, 1);
+  int64_t covered = 0;
   for (const Slotted& b : blocks_) {
     std::fill_n(mask.begin() + b.slot.offset, b.kv->kv.tokens(), 0);
+    covered += b.kv->kv.tokens();
   }
-  cache_.padding.copy_(at::from_blob(mask.data(), {cache_.capacity}, at::kBool));
+  // No gaps (the compact layout always, the slack one after compacting): no
+  // padding, which keeps attention on its unmasked (on CUDA, fused) paths.
+  if (prefix_length_ + covered == high_water_) {
+    cache_.padding = at::Tensor();
+    return;
+  }
+  padding_.copy_(at::from_blob(mask.data(), {cache_.capacity}, at::kBool));
+  cache_.padding = padding_;
 }
 
 runtime::Status AssembledKv::check_blocks(const std::vector<PlacedBlock>& blocks) const {

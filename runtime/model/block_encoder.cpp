@@ -1,11 +1,13 @@
 // Block attention's encoder (Model::encode_blocks): every block of a frame
 // through the model in one pass, each block a row of grouped_attention.h's
-// packed batch (with no earlier entries of its own).
+// packed batch (with no earlier entries of its own), its attention through
+// torch's flash kernels where they run (fused_attention.h).
 #include <c10/core/InferenceMode.h>
 
 #include <string>
 #include <vector>
 
+#include "fused_attention.h"
 #include "grouped_attention.h"
 #include "kvframe/runtime/model.h"
 #include "model_impl.h"
@@ -43,6 +45,51 @@ class EncoderPlan final : public RowsPlan {
   at::Tensor& all_v_;
 };
 
+// The same pass through torch's flash kernels (fused_attention.h): every row
+// one ragged sequence of the context's entries, then its own tokens.
+class FusedEncoderPlan final : public AttentionPlan {
+ public:
+  FusedEncoderPlan(const PackedRows& p, const KvCache* context, Rope::Table table, at::Tensor& all_k,
+                   at::Tensor& all_v)
+      : context_(context && context->length > 0 ? context : nullptr),
+        table_(std::move(table)),
+        all_k_(all_k),
+        all_v_(all_v) {
+    const int64_t S = context_ ? context_->length : 0;
+    std::vector<int64_t> gather, q_starts{0}, k_starts{0};
+    for (size_t r : p.order) {
+      q_starts.push_back(q_starts.back() + p.lengths[r]);
+      k_starts.push_back(k_starts.back() + S + p.lengths[r]);
+      // Rows of cat(context, new tokens): the context's S, then the row's own.
+      for (int64_t s = 0; s < S; ++s) gather.push_back(s);
+      for (int64_t t = 0; t < p.lengths[r]; ++t) gather.push_back(S + p.starts[r] + t);
+    }
+    rows_ = ragged_rows(q_starts, k_starts, all_k.device());
+    if (context_) gather_ = id_tensor(gather, all_k.device());
+  }
+
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
+    all_k_[l].copy_(k.transpose(0, 1));
+    all_v_[l].copy_(v.transpose(0, 1));
+    if (l + 1 == all_k_.size(0)) return {};  // nothing reads the last layer's output
+    at::Tensor keys = Rope::apply(k, table_), values = v;
+    if (context_) {
+      const int64_t S = context_->length;
+      keys = at::cat({context_->k[l].narrow(1, 0, S).transpose(0, 1), keys}).index_select(0, gather_);
+      values = at::cat({context_->v[l].narrow(1, 0, S).transpose(0, 1), values}).index_select(0, gather_);
+    }
+    return fused_rows_attention(q, keys, values, rows_);
+  }
+
+ private:
+  const KvCache* context_;
+  Rope::Table table_;
+  at::Tensor& all_k_;
+  at::Tensor& all_v_;
+  RaggedRows rows_;
+  at::Tensor gather_;
+};
+
 }  // namespace
 
 Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
@@ -68,10 +115,16 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   // Keys before RoPE and values, per layer: [n_layer, KH, T, d].
   const auto options = at::TensorOptions(dtype).device(device);
   at::Tensor all_k = at::empty({n_layer, KH, T, d}, options), all_v = at::empty({n_layer, KH, T, d}, options);
-  const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device));
-  EncoderPlan plan(plan_groups(packed, S, context_padding, H, device), context, rope_table, {H, KH, d, dtype}, all_k,
-                   all_v);
-  run(id_tensor(packed.ids, device), rope_table, plan, adapts(PromptPart::kContext));
+  const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
+  const at::Tensor ids = id_tensor(packed.ids, device);
+  if (!context_padding.defined() && fused_support(device, dtype).rows) {
+    FusedEncoderPlan plan(packed, context, rope_table, all_k, all_v);
+    run(ids, rope_table, plan, adapts(PromptPart::kContext));
+  } else {
+    EncoderPlan plan(plan_groups(packed, S, context_padding, H, device), context, rope_table, {H, KH, d, dtype},
+                     all_k, all_v);
+    run(ids, rope_table, plan, adapts(PromptPart::kContext));
+  }
 
   // Each block's own contiguous copy: a block kept across frames must not pin
   // this call's whole buffer. Keys first, then values, to bound the peak.

@@ -136,7 +136,7 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
     active.push_back(static_cast<int64_t>(b));
     last.push_back(packed.starts[b] + packed.lengths[b] - 1);
   }
-  const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device));
+  const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
   BranchPlan plan(plan_groups(packed, S, shared_padding, H, device), &shared, rope_table, {H, KH, d, dtype}, branches,
                   id_tensor(rows, device), id_tensor(entries, device));
   at::Tensor x = run(id_tensor(packed.ids, device), rope_table, plan, adapts(PromptPart::kQuery));

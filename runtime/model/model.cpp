@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cpu_step.h"
+#include "decode_graph.h"
 #include "device.h"
+#include "fused_attention.h"
 #include "model_impl.h"
 #include "weights.h"
 
@@ -24,8 +26,8 @@ namespace {
 // and the tokens attend causally over every visible entry.
 class CachePlan final : public AttentionPlan {
  public:
-  CachePlan(const ModelConfig& config, KvCache& cache, Rope::Table rope_table)
-      : config_(config), cache_(cache), rope_table_(std::move(rope_table)) {
+  CachePlan(const ModelConfig& config, KvCache& cache, Rope::Table rope_table, FusedSupport fused)
+      : config_(config), cache_(cache), rope_table_(std::move(rope_table)), fused_(fused) {
     // Only the entries cached before this call can be masked: the new tokens'
     // own entries are always visible.
     if (cache.padding.defined() && cache.length > 0) padding_ = cache.padding.narrow(0, 0, cache.length);
@@ -45,11 +47,11 @@ class CachePlan final : public AttentionPlan {
   at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t start) const {
     constexpr int64_t kQueryChunk = 512;
     const int64_t n = q.size(0);
-#ifdef KVFRAME_TORCH_SDPA
-    // Unmasked attention on CUDA (a decode step, or a prefill into an empty
-    // cache) goes to torch's fused kernels; masked shapes keep the path below.
-    if (q.is_cuda() && !padding_.defined() && (n == 1 || start == 0)) return fused(q, keys, values, n > 1);
-#endif
+    // Unmasked attention on CUDA goes to torch's flash kernels (a decoding
+    // step, a prefill, a query after cached blocks); masked shapes keep the path below.
+    if (!padding_.defined() && (n == 1 || start == 0 ? fused_.cache : fused_.cache_after)) {
+      return fused_cache_attention(q, keys, values);
+    }
     if (n <= kQueryChunk) return chunk(q, keys, values);
     std::vector<at::Tensor> parts;
     for (int64_t i = 0; i < n; i += kQueryChunk) {
@@ -58,20 +60,6 @@ class CachePlan final : public AttentionPlan {
     }
     return at::cat(parts);
   }
-
-#ifdef KVFRAME_TORCH_SDPA
-  // torch >= 2.5's scaled_dot_product_attention: flash attention without the
-  // [KH, G n, L] score matrix, query head h reading KV head h / G (enable_gqa).
-  // `causal` is its top-left causal mask, right only when the queries are all
-  // the keys (start == 0); a single query sees every key.
-  at::Tensor fused(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, bool causal) const {
-    const int64_t n = q.size(0), H = config_.n_head, d = config_.head_dim;
-    at::Tensor out = at::scaled_dot_product_attention(q.transpose(0, 1).unsqueeze(0), keys.unsqueeze(0),
-                                                      values.unsqueeze(0), /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                                                      /*is_causal=*/causal, /*scale=*/{}, /*enable_gqa=*/true);
-    return out.squeeze(0).transpose(0, 1).reshape({n, H * d});  // [1, H, n, d] -> [n, H d]
-  }
-#endif
 
   // n queries over L keys, the last n of which are the queries' own entries;
   // padding_ (if defined) masks the leading padding_.size(0) keys.
@@ -102,6 +90,7 @@ class CachePlan final : public AttentionPlan {
   const ModelConfig& config_;
   KvCache& cache_;
   Rope::Table rope_table_;
+  FusedSupport fused_;
   at::Tensor padding_;
 };
 
@@ -168,9 +157,12 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
     auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
     if (!weights) return weights.error();
     auto impl = std::make_unique<Impl>(
-        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}});
+        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}, nullptr});
     if (device->is_cpu() && params.step_kernels) {
       if (auto step = load_step_weights(file, impl->weights, *config)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+    }
+    if (params.cuda_graphs && DecodeGraphs::available(impl->device, impl->dtype)) {
+      impl->graphs = std::make_shared<DecodeGraphs>(impl->device, impl->dtype, impl->rope);
     }
     std::unique_ptr<Model> model(new Model(std::move(impl)));
     if (!params.lora.empty()) {
@@ -202,9 +194,12 @@ Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& con
   try {
     at::NoGradGuard no_grad;
     auto impl = std::make_unique<Impl>(
-        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0, nullptr, {}});
+        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0, nullptr, {}, nullptr});
     if (device->is_cpu() && params.step_kernels) {
       if (auto step = step_weights_of(impl->weights, c)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+    }
+    if (params.cuda_graphs && DecodeGraphs::available(impl->device, impl->dtype)) {
+      impl->graphs = std::make_shared<DecodeGraphs>(impl->device, impl->dtype, impl->rope);
     }
     return std::unique_ptr<Model>(new Model(std::move(impl)));
   } catch (const c10::Error& e) {
@@ -309,14 +304,21 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
     return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
   }
   at::Tensor logits;
+  std::optional<at::Tensor> replayed;
   if (steps_on_cpu(cache, n)) {
     logits = step_on_cpu(id, {{&cache, 0, n}}, all_logits, adapts(part));
+  } else if (n == 1 && graphs &&
+             (replayed = graphs->step(id[0], cache, adapts(part) ? adapter : nullptr,
+                                      [&](const at::Tensor& step_ids, const Rope::Table& table, AttentionPlan& plan) {
+                                        return head(run(step_ids, table, plan, adapts(part)));
+                                      }))) {
+    logits = std::move(*replayed);
   } else {
     // Positions follow next_position, not the entry index: an assembled cache
     // may hold slack entries (masked by padding) that take no position.
     const auto on_device = at::TensorOptions(at::kLong).device(device);
-    const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device));
-    CachePlan plan(config, cache, rope_table);
+    const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device), dtype);
+    CachePlan plan(config, cache, rope_table, fused_support(device, dtype));
     at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
     logits = head(all_logits ? x : x.narrow(0, n - 1, 1));
   }

@@ -22,6 +22,7 @@
 namespace kvframe::runtime {
 
 struct StepWeights;  // cpu_step.h
+class DecodeGraphs;  // decode_graph.h
 
 struct Model::Impl {
   ModelConfig config;
@@ -37,6 +38,8 @@ struct Model::Impl {
   // pass), and the merged adapters' pairs in fp32, which its blocks lack.
   std::shared_ptr<const StepWeights> step;
   std::vector<std::vector<LayerLora>> merged_step_lora;
+  // Decoding steps replayed from CUDA graphs (null: every step eagerly).
+  std::shared_ptr<DecodeGraphs> graphs;
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.

@@ -16,10 +16,10 @@ Rope::Rope(const RopeParams& params) : params_(params) {
   inv_freq_ = inv_freq_.to(at::kFloat).contiguous();
 }
 
-Rope::Table Rope::table(const at::Tensor& positions) const {
+Rope::Table Rope::table(const at::Tensor& positions, at::ScalarType dtype) const {
   at::Tensor angles = positions.to(at::kFloat).unsqueeze(1) *
                       inv_freq_.to(positions.device()).unsqueeze(0);  // [n, d/2]
-  return {angles.cos(), angles.sin()};
+  return {angles.cos().to(dtype), angles.sin().to(dtype)};
 }
 
 at::Tensor Rope::apply(const at::Tensor& x, const Table& table) {

@@ -7,11 +7,11 @@
 # Here, first:   scripts/device/fetch-debs.sh .device-debs
 #                mkdir -p .device && scripts/device/gguf-metadata-only.py MODEL.gguf .device/tokenizer.gguf
 # There:         bash scripts/device/gpu-check.sh   (the repo with .device-debs and .device)
-# Logs land in $OUT (default /tmp/gpu-out). Every step
+# Logs land in $GPU_LOGS (default /tmp/gpu-logs; pack them into $OUT after). Every step
 # has its own time limit and the script goes on past a failed one, so one call
 # reports as much as it can.
 set -uo pipefail
-out=${OUT:-/tmp/gpu-out}; mkdir -p "$out"
+out=${GPU_LOGS:-/tmp/gpu-logs}; mkdir -p "$out"
 jobs=${JOBS:-$(nproc)}
 step() { local name=$1 limit=$2; shift 2; echo "=== $name (limit ${limit}s)"; local t0=$SECONDS
   timeout "$limit" "$@" >"$out/$name.log" 2>&1; local rc=$?
@@ -42,14 +42,21 @@ step configure 120 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -
   `# cppzmq finds libzmq through pkg-config, whose libzmq.pc wants -dev packages of its private deps` \
   -DZeroMQ_INCLUDE_DIR=/opt/kvdeps/usr/include -DZeroMQ_LIBRARY=/opt/kvdeps/usr/lib/x86_64-linux-gnu/libzmq.so
 grep -E "kvframe:|CUDA" "$out/configure.log" | head -8
-targets=(kv_diff_gpu_tests runtime_engine_gpu_test bench_block_attention bench_game_frames bench_npc)
+targets=(kv_diff_gpu_tests runtime_engine_gpu_test runtime_model_gpu_test bench_block_attention bench_game_frames bench_npc)
 step build 330 cmake --build build-gpu -j "$jobs" --target "${targets[@]}" -- -k 0
 TAIL=40 step ctest-gpu 120 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 100
 
-b=build-gpu/bench; tok=.device/tokenizer.gguf
-step table3 150 $b/bench_block_attention --model $tok --shape llama3-8b --device cuda --dtype bf16 \
-  --lengths 512,1024,2048,4096,8192,16384,32768 --reps 3 --plot "$out/bench_block_attention_h100.png"
-step game32k 120 $b/bench_game_frames --model $tok --shape llama3-8b --device cuda --dtype bf16 \
-  --tokens 32768 --frames 30 --change 0.01 --full-every 10 --prefix-every 10 --plot "$out/bench_game_frames_gpu.png"
-step npc 90 $b/bench_npc --model $tok --shape llama3-8b --device cuda --dtype bf16 --npcs 1,8,32 --plot-dir "$out"
+b=build-gpu/bench; tok=.device/tokenizer.gguf; shape=(--model $tok --shape llama3-8b --device cuda --dtype bf16)
+# The game case first (the must-shows), then Table 3, the NPCs, and the same
+# game without CUDA graphs and with the slack layout (the configuration before
+# them), fewer frames, for the side-by-side ratios.
+TAIL=40 step game32k 150 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 30 --change 0.01 \
+  --full-every 10 --prefix-every 10 --plot "$out/bench_game_frames_gpu.png"
+step table3 150 $b/bench_block_attention "${shape[@]}" \
+  --lengths 512,1024,2048,4096,8192,16384,32768 --reps 3 --plot "$out/bench_block_attention_gpu.png"
+step npc 90 $b/bench_npc "${shape[@]}" --npcs 1,8,32 --plot-dir "$out"
+TAIL=30 step game32k-eager 90 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 12 --change 0.01 \
+  --full-every 12 --prefix-every 12 --no-cuda-graphs
+TAIL=30 step game32k-slack-eager 90 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 12 --change 0.01 \
+  --full-every 12 --prefix-every 12 --no-cuda-graphs --layout slack
 exit 0

@@ -14,7 +14,7 @@
 // an already rotated key) and copies its values. Entries are memory; positions
 // come from RoPE alone, so blocks need not lie in memory in block order and
 // the buffer may hold slack between them: cache().padding masks every entry in
-// [prefix, length) that no block covers.
+// [prefix, length) that no block covers (and is undefined when none is left).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -131,6 +131,7 @@ class AssembledKv {
   void set_padding();
 
   at::Tensor k_, v_;  // [n_layer, n_head_kv, capacity, head_dim]
+  at::Tensor padding_;  // bool [capacity]: cache_.padding when the buffer has gaps
   runtime::KvCache cache_;
   runtime::Rope rope_;
   Layout layout_;

@@ -75,6 +75,10 @@ struct ModelParams {
   // the cost of keeping those blocks in memory too (the file's size). false:
   // every pass runs libtorch over the dequantized weights (the reference).
   bool step_kernels = true;
+  // Decoding steps on CUDA replay a captured CUDA graph (one launch instead
+  // of ~50 per layer) where the build and the cache allow it
+  // (runtime/model/decode_graph.h). false: every step runs eagerly.
+  bool cuda_graphs = true;
 };
 
 // Which part of the prompt a pass runs (session.h): the frame's context

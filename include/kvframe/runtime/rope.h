@@ -37,13 +37,15 @@ class Rope {
   // inv_freq as above, fp32, length head_dim / 2 (CPU).
   const at::Tensor& inv_freq() const { return inv_freq_; }
 
-  // cos and sin tables for these positions: each [n, head_dim / 2], fp32, on
-  // the positions' device. Positions are int64 and may be any values (block
-  // attention encodes blocks at arbitrary offsets).
+  // cos and sin tables for these positions: each [n, head_dim / 2], on the
+  // positions' device, computed in fp32 and stored as `dtype` (the dtype
+  // apply() rotates in: a model passes its compute dtype, so the forward
+  // pass converts the table once, not in every layer). Positions are int64
+  // and may be any values (block attention encodes blocks at arbitrary offsets).
   struct Table {
     at::Tensor cos, sin;
   };
-  Table table(const at::Tensor& positions) const;
+  Table table(const at::Tensor& positions, at::ScalarType dtype = at::kFloat) const;
 
   // x: [n, heads, head_dim] (any float dtype); row r is rotated by table row r.
   // Returns the rotated tensor (same shape and dtype).

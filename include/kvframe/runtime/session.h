@@ -116,7 +116,10 @@ struct SessionParams {
   // Tokens the session's KV holds: prefix + blocks + final block + answer.
   int64_t context = 16384;
   // block mode: where changed blocks go in the assembled buffer (kv_diff).
-  kv_diff::Layout layout = kv_diff::Layout::kSlack;
+  // Unset: compact on a GPU, where moving KV is cheap and a buffer without
+  // gaps keeps attention on the fused kernels; slack on the CPU, where
+  // re-rotating in place is what is cheap.
+  std::optional<kv_diff::Layout> layout;
   // block mode: what each block is encoded after. false (the default): each
   // block alone, from position 0, as in the seeds — its KV then depends on
   // its tokens only and is shared by sessions with any system prompt. true:
