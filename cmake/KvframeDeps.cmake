@@ -52,6 +52,10 @@ if(KVFRAME_TORCH)
       target_compile_definitions(kvframe_torch INTERFACE KVFRAME_TORCH_CUDA_GRAPHS)
     endif()
   endif()
+  # torch 2.9 has a fused RMSNorm kernel on CUDA (Model::Impl::rms_norm).
+  if(Torch_VERSION VERSION_GREATER_EQUAL 2.9)
+    target_compile_definitions(kvframe_torch INTERFACE KVFRAME_TORCH_FUSED_RMS_NORM)
+  endif()
   message(STATUS "kvframe: libtorch ${Torch_VERSION} from ${Torch_DIR}")
 endif()
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/util/Exception.h>
 
 #include <memory>
@@ -44,6 +45,13 @@ struct Model::Impl {
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.
     at::Tensor x32 = x.to(at::kFloat);
+#ifdef KVFRAME_TORCH_FUSED_RMS_NORM
+    // On CUDA one kernel instead of six (launches are what a step waits on
+    // there); training keeps the composite below for its gradients.
+    if (x.is_cuda() && !at::GradMode::is_enabled()) {
+      return std::get<0>(at::_fused_rms_norm(x32, {x.size(-1)}, weight, config.rms_eps)).to(dtype);
+    }
+#endif
     at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + config.rms_eps);
     return (normed * weight).to(dtype);
   }
