@@ -4,13 +4,13 @@
 // weights once), so the GPU idles. Captured once into a graph, the step is
 // one launch.
 //
-// A graph is bound to one cache's buffers and serves every step of its
-// size into it: the tokens, their positions, the entries they are written to
-// and how many entries attention reads are inputs the graph reads from
-// device memory (fused_step_attention reads the length on the device), so
-// lengths change without a new capture. A step to capture runs eagerly on a
-// side stream first (cuBLAS and allocator warm-up, and the result should the
-// capture fail), is captured, and later steps replay.
+// A graph is bound to one cache's buffers and serves every step into it:
+// the token, its RoPE row, the entry it is written to and how many entries
+// attention reads are inputs the graph reads from device memory
+// (fused_step_attention reads the length on the device), so lengths change
+// without a new capture. The first step into a cache runs eagerly on a side
+// stream (cuBLAS and allocator warm-up, and the result should the capture
+// fail), is captured, and later steps replay.
 //
 // Only where it is exact and the build has it: a CUDA libtorch >= 2.5, fp16 or
 // bf16, a cache without padding, fused_support().step. Anything else, or a
@@ -48,17 +48,14 @@ class DecodeGraphs {
   // capture a cache's first step, never for a replay.
   using Forward = std::function<at::Tensor(const at::Tensor& ids, const Rope::Table& table, AttentionPlan& plan)>;
 
-  // The result of `forward` for tokens ids[0 .. n) appended to `cache` (at
-  // entries cache.length.., positions cache.next_position..; the caller
-  // advances them) and all_logits as the forward computes it, or nullopt
-  // when this step is not for a graph (the caller runs it eagerly).
-  // `weights_in_use` names what else the pass reads that may change between
-  // steps (the adapter applied, or null): a graph serves steps with the same.
-  // Single tokens (decoding) are captured at their cache's first step; runs
-  // of up to 128 tokens (a query's final block, frame after frame) the
-  // second time the same run length meets the same cache and window.
-  std::optional<at::Tensor> step(const int64_t* ids, int64_t n, bool all_logits, KvCache& cache,
-                                 std::shared_ptr<const void> weights_in_use, const Forward& forward);
+  // fp32 logits [1, n_vocab] of token `id` appended to `cache` (at entry
+  // cache.length, position cache.next_position; the caller advances them),
+  // or nullopt when this step is not for a graph (the caller runs it
+  // eagerly). `weights_in_use` names what else the pass reads that may
+  // change between steps (the adapter applied, or null): a graph serves the
+  // steps of one cache with the same.
+  std::optional<at::Tensor> step(int64_t id, KvCache& cache, std::shared_ptr<const void> weights_in_use,
+                                 const Forward& forward);
 
  private:
   struct Impl;

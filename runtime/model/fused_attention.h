@@ -26,8 +26,7 @@ struct FusedSupport {
   bool cache = false;        // fused_cache_attention with n == 1 or n == L
   bool cache_after = false;  // fused_cache_attention with 1 < n < L
   bool rows = false;         // fused_rows_attention
-  bool step = false;         // fused_step_attention, one query
-  bool steps = false;        // fused_step_attention, several queries after a prefix
+  bool step = false;         // fused_step_attention
 };
 // The first call for a device and dtype checks each kernel against the
 // explicit path on small random inputs and reports the outcome on stderr
@@ -55,26 +54,13 @@ RaggedRows ragged_rows(const std::vector<int64_t>& q_starts, const std::vector<i
 // q [T, H, d] over k, v [Tk, KH, d] laid out as `rows` says. Returns [T, H d].
 at::Tensor fused_rows_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const RaggedRows& rows);
 
-// The keys a step reads, as device tensors, so that one CUDA graph of the
-// step serves every length it may be replayed at (decode_graph.h): entries
-// [0, prefix) of the layer all count (a length fixed when the graph is made),
-// and of the entries after them the first `used` do. cu_q, cu_k: int32 {0, n}
-// and {0, capacity - prefix}, made once by the caller (a graph cannot copy
-// from the host).
-struct StepKeys {
-  int64_t prefix = 0;
-  at::Tensor used;  // int32 [1] on the device: entries counted after the prefix
-  at::Tensor cu_q, cu_k;
-};
-
-// n queries q [n, H, d], the last n of the counted entries of a cache layer
-// keys/values [KH, capacity, d], causally among themselves. Entries past the
-// counted ones are never read. The entries after the prefix are one ragged
-// row that flash attention reads to `used`; the prefix (which must be 0 for a
-// single query: flash attention splits a single query's keys across the GPU
-// itself) is read by flash attention's split-key path, and the two are merged
-// by their log-sum-exps. Returns [n, H d].
+// One query q [1, H, d] over the first `used` entries of a cache layer
+// keys/values [KH, capacity, d], with `used` an int32 [1] tensor on the
+// device: how many entries count is read on the device, so one CUDA graph of
+// a decoding step serves every length (decode_graph.h). cu_q, cu_k: int32
+// {0, 1} and {0, capacity} on the device, made once by the caller (a graph
+// cannot copy from the host). Entries past `used` are never read.
 at::Tensor fused_step_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
-                                const StepKeys& step);
+                                const at::Tensor& used, const at::Tensor& cu_q, const at::Tensor& cu_k);
 
 }  // namespace kvframe::runtime

@@ -307,11 +307,10 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
   std::optional<at::Tensor> replayed;
   if (steps_on_cpu(cache, n)) {
     logits = step_on_cpu(id, {{&cache, 0, n}}, all_logits, adapts(part));
-  } else if (graphs &&
-             (replayed = graphs->step(id, n, all_logits, cache, adapts(part) ? adapter : nullptr,
+  } else if (n == 1 && graphs &&
+             (replayed = graphs->step(id[0], cache, adapts(part) ? adapter : nullptr,
                                       [&](const at::Tensor& step_ids, const Rope::Table& table, AttentionPlan& plan) {
-                                        const at::Tensor x = run(step_ids, table, plan, adapts(part));
-                                        return head(all_logits ? x : x.narrow(0, n - 1, 1));
+                                        return head(run(step_ids, table, plan, adapts(part)));
                                       }))) {
     logits = std::move(*replayed);
   } else {
