@@ -29,9 +29,9 @@ namespace {
 // (before RoPE) and values kept, and the pass ends at the last layer's.
 class EncoderPlan final : public RowsPlan {
  public:
-  EncoderPlan(std::vector<Group> groups, const KvCache* context, Rope::Table table, const AttentionShape& shape,
-              at::Tensor& all_k, at::Tensor& all_v)
-      : RowsPlan(std::move(groups), context, std::move(table), shape), all_k_(all_k), all_v_(all_v) {}
+  EncoderPlan(std::vector<Group> groups, const KvCache* context, const AttentionShape& shape, at::Tensor& all_k,
+              at::Tensor& all_v)
+      : RowsPlan(std::move(groups), context, shape), all_k_(all_k), all_v_(all_v) {}
 
  protected:
   bool keep(int64_t l, const at::Tensor& k_raw, const at::Tensor&, const at::Tensor& v) override {
@@ -49,10 +49,8 @@ class EncoderPlan final : public RowsPlan {
 // one ragged sequence of the context's entries, then its own tokens.
 class FusedEncoderPlan final : public AttentionPlan {
  public:
-  FusedEncoderPlan(const PackedRows& p, const KvCache* context, Rope::Table table, at::Tensor& all_k,
-                   at::Tensor& all_v)
+  FusedEncoderPlan(const PackedRows& p, const KvCache* context, at::Tensor& all_k, at::Tensor& all_v)
       : context_(context && context->length > 0 ? context : nullptr),
-        table_(std::move(table)),
         all_k_(all_k),
         all_v_(all_v) {
     const int64_t S = context_ ? context_->length : 0;
@@ -68,11 +66,12 @@ class FusedEncoderPlan final : public AttentionPlan {
     if (context_) gather_ = id_tensor(gather, all_k.device());
   }
 
-  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
-    all_k_[l].copy_(k.transpose(0, 1));
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
+                    const at::Tensor& v) override {
+    all_k_[l].copy_(k_raw.transpose(0, 1));
     all_v_[l].copy_(v.transpose(0, 1));
     if (l + 1 == all_k_.size(0)) return {};  // nothing reads the last layer's output
-    at::Tensor keys = Rope::apply(k, table_), values = v;
+    at::Tensor keys = k, values = v;
     if (context_) {
       const int64_t S = context_->length;
       keys = at::cat({context_->k[l].narrow(1, 0, S).transpose(0, 1), keys}).index_select(0, gather_);
@@ -83,7 +82,6 @@ class FusedEncoderPlan final : public AttentionPlan {
 
  private:
   const KvCache* context_;
-  Rope::Table table_;
   at::Tensor& all_k_;
   at::Tensor& all_v_;
   RaggedRows rows_;
@@ -118,11 +116,10 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
   const at::Tensor ids = id_tensor(packed.ids, device);
   if (!context_padding.defined() && fused_support(device, dtype).rows) {
-    FusedEncoderPlan plan(packed, context, rope_table, all_k, all_v);
+    FusedEncoderPlan plan(packed, context, all_k, all_v);
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   } else {
-    EncoderPlan plan(plan_groups(packed, S, context_padding, H, device), context, rope_table, {H, KH, d, dtype},
-                     all_k, all_v);
+    EncoderPlan plan(plan_groups(packed, S, context_padding, H, device), context, {H, KH, d, dtype}, all_k, all_v);
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   }
 

@@ -26,9 +26,9 @@ namespace {
 // its earlier ones), and its own keys are then the branch's entries.
 class BranchPlan final : public RowsPlan {
  public:
-  BranchPlan(std::vector<Group> groups, const KvCache* shared, Rope::Table table, const AttentionShape& shape,
-             BranchCache& branches, at::Tensor row_of, at::Tensor entry_of)
-      : RowsPlan(std::move(groups), shared, std::move(table), shape),
+  BranchPlan(std::vector<Group> groups, const KvCache* shared, const AttentionShape& shape, BranchCache& branches,
+             at::Tensor row_of, at::Tensor entry_of)
+      : RowsPlan(std::move(groups), shared, shape),
         branches_(branches), row_of_(std::move(row_of)), entry_of_(std::move(entry_of)) {}
 
  protected:
@@ -137,7 +137,7 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
     last.push_back(packed.starts[b] + packed.lengths[b] - 1);
   }
   const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
-  BranchPlan plan(plan_groups(packed, S, shared_padding, H, device), &shared, rope_table, {H, KH, d, dtype}, branches,
+  BranchPlan plan(plan_groups(packed, S, shared_padding, H, device), &shared, {H, KH, d, dtype}, branches,
                   id_tensor(rows, device), id_tensor(entries, device));
   at::Tensor x = run(id_tensor(packed.ids, device), rope_table, plan, adapts(PromptPart::kQuery));
   logits.index_copy_(0, id_tensor(active, device), head(x.index_select(0, id_tensor(last, device))));

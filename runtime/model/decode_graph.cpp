@@ -45,10 +45,11 @@ struct Graph {
 // `entry`, then one query over the first `used` entries.
 class StepPlan final : public AttentionPlan {
  public:
-  StepPlan(KvCache& cache, const Graph& g, Rope::Table table) : cache_(cache), g_(g), table_(std::move(table)) {}
+  StepPlan(KvCache& cache, const Graph& g) : cache_(cache), g_(g) {}
 
-  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
-    cache_.k[l].index_copy_(1, g_.entry, Rope::apply(k, table_).transpose(0, 1));
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor&,
+                    const at::Tensor& v) override {
+    cache_.k[l].index_copy_(1, g_.entry, k.transpose(0, 1));
     cache_.v[l].index_copy_(1, g_.entry, v.transpose(0, 1));
     return fused_step_attention(q, cache_.k[l], cache_.v[l], g_.used, g_.cu_q, g_.cu_k);
   }
@@ -56,7 +57,6 @@ class StepPlan final : public AttentionPlan {
  private:
   KvCache& cache_;
   const Graph& g_;
-  Rope::Table table_;
 };
 
 }  // namespace
@@ -84,7 +84,7 @@ struct DecodeGraphs::Impl {
     // Rope::table's arithmetic, on the position the graph reads.
     const at::Tensor angles = g.position.to(at::kFloat).unsqueeze(1) * inv_freq.unsqueeze(0);  // [1, d/2]
     const Rope::Table table{angles.cos().to(dtype), angles.sin().to(dtype)};
-    StepPlan plan(cache, g, table);
+    StepPlan plan(cache, g);
     return forward(g.ids, table, plan);
   }
 

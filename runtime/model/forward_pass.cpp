@@ -38,10 +38,11 @@ at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table
   for (int64_t l = 0; l < config.n_layer; ++l) {
     const LayerWeights& w = weights.layers[static_cast<size_t>(l)];
     at::Tensor qkv = project(rms_norm(x, w.attn_norm), w.wqkv, w.bqkv, pair(l, &LayerLora::qkv));
-    at::Tensor q = Rope::apply(qkv.narrow(1, 0, H * d).view({T, H, d}), rope_table);
-    at::Tensor k = qkv.narrow(1, H * d, KH * d).view({T, KH, d});
+    // Queries and keys are adjacent heads: one rotation for both.
+    at::Tensor qk = Rope::apply(qkv.narrow(1, 0, (H + KH) * d).view({T, H + KH, d}), rope_table);
+    at::Tensor k_raw = qkv.narrow(1, H * d, KH * d).view({T, KH, d});
     at::Tensor v = qkv.narrow(1, (H + KH) * d, KH * d).view({T, KH, d});
-    at::Tensor attended = plan.attend(l, q, k, v);
+    at::Tensor attended = plan.attend(l, qk.narrow(1, 0, H), qk.narrow(1, H, KH), k_raw, v);
     if (!attended.defined()) break;  // the plan needs nothing past this layer's keys and values
     x = x + project(attended, w.wo, {}, pair(l, &LayerLora::o));
 

@@ -5,7 +5,7 @@
 //
 //   x = embed(ids)
 //   per layer:  q, k, v = Wqkv · rms(x)            (+ the adapter, when it applies)
-//               x += Wo · plan.attend(l, rope(q), k, v)
+//               x += Wo · plan.attend(l, rope(q), rope(k), k, v)
 //               x += Wdown · (silu(Wgate · rms(x)) * Wup · rms(x))
 //
 // What differs between the paths is only the attention plan: which keys each
@@ -21,12 +21,14 @@ namespace kvframe::runtime {
 class AttentionPlan {
  public:
   virtual ~AttentionPlan() = default;
-  // Layer l's attention for the packed tokens: q [T, H, d] rotated at the
-  // tokens' positions, k [T, KH, d] not rotated (the plan rotates keys where
-  // it places them: at the tokens' own positions, or elsewhere), v [T, KH, d].
-  // Returns [T, H d], or an undefined tensor to end the pass after this
-  // layer's keys and values (block encoding needs nothing more of the last layer).
-  virtual at::Tensor attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) = 0;
+  // Layer l's attention for the packed tokens: q [T, H, d] and k [T, KH, d]
+  // rotated at the tokens' positions (in one pass over both), k_raw the keys
+  // before RoPE (for a plan that stores them, or places them elsewhere),
+  // v [T, KH, d]. Returns [T, H d], or an undefined tensor to end the pass
+  // after this layer's keys and values (block encoding needs nothing more of
+  // the last layer).
+  virtual at::Tensor attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
+                            const at::Tensor& v) = 0;
 };
 
 }  // namespace kvframe::runtime

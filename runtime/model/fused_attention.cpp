@@ -15,9 +15,44 @@ namespace kvframe::runtime {
 
 #ifdef KVFRAME_TORCH_SDPA
 
-at::Tensor fused_cache_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values) {
+namespace {
+
+// Cached entries at least this many: below, one call of the plain kernel costs less than two and a merge.
+constexpr int64_t kFoldMinEntries = 1024;
+
+// See fused_cache_attention's `fold`: 1 < n < L, KH < H.
+at::Tensor folded_cache_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                  double scale) {
+  const int64_t n = q.size(0), H = q.size(1), d = q.size(2), KH = keys.size(0), G = H / KH, P = keys.size(1) - n;
+  // Rows (g, i) of KV head kv: query head kv G + g of token i (the head order of the forward pass).
+  const at::Tensor rows = q.reshape({n, KH, G, d}).permute({1, 2, 0, 3}).reshape({1, KH, G * n, d});
+  auto cached = at::_scaled_dot_product_flash_attention(rows, keys.narrow(1, 0, P).unsqueeze(0),
+                                                        values.narrow(1, 0, P).unsqueeze(0), /*dropout_p=*/0.0,
+                                                        /*is_causal=*/false, /*return_debug_mask=*/false, scale);
+  const at::Tensor cached_out = std::get<0>(cached).view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H, d});
+  const at::Tensor cached_lse =
+      std::get<1>(cached).narrow(-1, 0, G * n).reshape({KH, G, n}).permute({2, 0, 1}).reshape({n, H, 1});
+  // The queries' own entries, causally (square: top-left is bottom-right).
+  auto own = at::_scaled_dot_product_flash_attention(q.transpose(0, 1).unsqueeze(0), keys.narrow(1, P, n).unsqueeze(0),
+                                                     values.narrow(1, P, n).unsqueeze(0), /*dropout_p=*/0.0,
+                                                     /*is_causal=*/true, /*return_debug_mask=*/false, scale);
+  const at::Tensor own_out = std::get<0>(own).squeeze(0).transpose(0, 1);                            // [n, H, d]
+  const at::Tensor own_lse = std::get<1>(own).narrow(-1, 0, n).squeeze(0).t().reshape({n, H, 1});  // [n, H, 1]
+  // The softmax over both: each part weighted by its share of the exponentials.
+  const at::Tensor lse = at::logaddexp(cached_lse, own_lse);
+  const at::Tensor out =
+      cached_out.to(at::kFloat) * at::exp(cached_lse - lse) + own_out.to(at::kFloat) * at::exp(own_lse - lse);
+  return out.to(q.scalar_type()).reshape({n, H * d});
+}
+
+}  // namespace
+
+at::Tensor fused_cache_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, bool fold) {
   const int64_t n = q.size(0), H = q.size(1), d = q.size(2), L = keys.size(1);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  if (fold && n > 1 && L - n >= kFoldMinEntries && keys.size(0) < H) {
+    return folded_cache_attention(q, keys, values, scale);
+  }
   // [1, heads, length, d] views, as torch's attention entry points take them.
   const at::Tensor q4 = q.transpose(0, 1).unsqueeze(0), k4 = keys.unsqueeze(0), v4 = values.unsqueeze(0);
   at::Tensor out;
@@ -112,10 +147,20 @@ Check check_cache(const at::TensorOptions& options, int64_t n, int64_t L) {
   const at::Tensor cache_k = at::randn({kKvHeads, L + 5, kHeadDim}, options);
   const at::Tensor cache_v = at::randn({kKvHeads, L + 5, kHeadDim}, options);
   const at::Tensor keys = cache_k.narrow(1, 0, L), values = cache_v.narrow(1, 0, L);
-  const double err = relative_error(fused_cache_attention(q, keys, values),
+  const double err = relative_error(fused_cache_attention(q, keys, values, false),
                                     reference(q, keys.transpose(0, 1), values.transpose(0, 1)));
   if (err < kTolerance) return {};
   return std::to_string(n) + " queries over " + std::to_string(L) + " keys are off by " + std::to_string(err);
+}
+
+// 6 queries after 35 cached entries, query heads folded.
+Check check_folded(const at::TensorOptions& options) {
+  const at::Tensor q = at::randn({6, kHeads, kHeadDim}, options);
+  const at::Tensor keys = at::randn({kKvHeads, 41, kHeadDim}, options), values = at::randn({kKvHeads, 41, kHeadDim}, options);
+  const double err = relative_error(folded_cache_attention(q, keys, values, 1.0 / std::sqrt(double{kHeadDim})),
+                                    reference(q, keys.transpose(0, 1), values.transpose(0, 1)));
+  if (err < kTolerance) return {};
+  return "6 queries after 35 entries, heads folded, are off by " + std::to_string(err);
 }
 
 // Rows of 7, 3 and 1 queries, the middle one after 4 earlier keys.
@@ -160,15 +205,16 @@ FusedSupport check_all(const at::Device& device, at::ScalarType dtype) {
     return step.empty() ? check_cache(options, 9, 9) : step;
   });
   const Check after = checked([&] { return check_cache(options, 6, 41); });
+  const Check folded = checked([&] { return check_folded(options); });
   const Check rows = checked([&] { return check_rows(options); });
   const Check step = checked([&] { return check_step(options); });
   auto line = [](const char* what, const Check& c) {
     return std::string(what) + (c.empty() ? " on" : " off (" + c + ")");
   };
-  std::fprintf(stderr, "kvframe: fused attention on %s %s: %s, %s, %s, %s\n", device.str().c_str(),
+  std::fprintf(stderr, "kvframe: fused attention on %s %s: %s, %s, %s, %s, %s\n", device.str().c_str(),
                c10::toString(dtype), line("cache", cache).c_str(), line("cache-after", after).c_str(),
-               line("rows", rows).c_str(), line("step", step).c_str());
-  return {cache.empty(), after.empty(), rows.empty(), step.empty()};
+               line("folded", folded).c_str(), line("rows", rows).c_str(), line("step", step).c_str());
+  return {cache.empty(), after.empty(), after.empty() && folded.empty(), rows.empty(), step.empty()};
 }
 
 }  // namespace
@@ -187,7 +233,7 @@ FusedSupport fused_support(const at::Device& device, at::ScalarType dtype) {
 
 FusedSupport fused_support(const at::Device&, at::ScalarType) { return {}; }
 
-at::Tensor fused_cache_attention(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+at::Tensor fused_cache_attention(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) {
   TORCH_CHECK(false, "fused attention needs libtorch >= 2.5");
 }
 

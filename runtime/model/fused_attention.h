@@ -25,6 +25,7 @@ namespace kvframe::runtime {
 struct FusedSupport {
   bool cache = false;        // fused_cache_attention with n == 1 or n == L
   bool cache_after = false;  // fused_cache_attention with 1 < n < L
+  bool folded = false;       // ... and over long caches with grouped KV heads, the heads folded (below)
   bool rows = false;         // fused_rows_attention
   bool step = false;         // fused_step_attention
 };
@@ -37,8 +38,13 @@ FusedSupport fused_support(const at::Device& device, at::ScalarType dtype);
 
 // n queries q [n, H, d] over the keys and values of one cache layer,
 // keys/values [KH, L, d] (L >= n; the last n are the queries' own entries).
-// Returns [n, H d].
-at::Tensor fused_cache_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values);
+// Returns [n, H d]. With grouped KV heads, several queries and a long cache
+// (a query's final block after 32K entries), `fold` reads the cached
+// entries with the G query heads of each KV head folded into its rows: flash
+// attention then runs G n rows per KV head in one tile instead of n rows per
+// query head in a tile each (most of it empty at n = 34), and the queries'
+// own entries apart, causally; the two merge by their log-sum-exps.
+at::Tensor fused_cache_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, bool fold);
 
 // Ragged rows packed end to end: row r's queries are rows [q_starts[r],
 // q_starts[r+1]) of the packed queries, its keys and values rows

@@ -132,9 +132,9 @@ at::Tensor gather_slots(const Group& g, const at::Tensor& t) {
   return t.index_select(0, g.gather).view({g.B, g.Lmax, t.size(1), t.size(2)}).permute({2, 0, 1, 3});
 }
 
-at::Tensor RowsPlan::attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  const at::Tensor rotated = Rope::apply(k, rope_table_);
-  if (!keep(layer, k, rotated, v)) return {};
+at::Tensor RowsPlan::attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
+                            const at::Tensor& v) {
+  if (!keep(layer, k_raw, k, v)) return {};
   at::Tensor ctx_k, ctx_v;
   if (context_ && context_->length > 0) {
     ctx_k = context_->k[static_cast<size_t>(layer)].narrow(1, 0, context_->length);
@@ -142,7 +142,7 @@ at::Tensor RowsPlan::attend(int64_t layer, const at::Tensor& q, const at::Tensor
   }
   std::vector<at::Tensor> outs;
   for (const Group& g : groups_) {
-    const auto [own_k, own_v] = own_kv(layer, g, rotated, v);
+    const auto [own_k, own_v] = own_kv(layer, g, k, v);
     outs.push_back(group_attention(g, q, own_k, own_v, ctx_k, ctx_v, shape_));
   }
   return outs.size() == 1 ? outs[0] : at::cat(outs);

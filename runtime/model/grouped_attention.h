@@ -90,13 +90,14 @@ at::Tensor gather_slots(const Group& g, const at::Tensor& t);
 
 // The attention plan of ragged rows: per layer, each group's queries over the
 // context's visible entries (read from `context`; none when null) and the
-// row's own keys and values, which own_kv gives. Keys are rotated at the
-// tokens' positions (rope_table) before own_kv sees them.
+// row's own keys and values, which own_kv gives (keys rotated at the tokens'
+// positions, as the forward pass hands them over).
 class RowsPlan : public AttentionPlan {
  public:
-  RowsPlan(std::vector<Group> groups, const KvCache* context, Rope::Table rope_table, const AttentionShape& shape)
-      : groups_(std::move(groups)), context_(context), rope_table_(std::move(rope_table)), shape_(shape) {}
-  at::Tensor attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) final;
+  RowsPlan(std::vector<Group> groups, const KvCache* context, const AttentionShape& shape)
+      : groups_(std::move(groups)), context_(context), shape_(shape) {}
+  at::Tensor attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
+                    const at::Tensor& v) final;
 
  protected:
   // Called first in every layer with the packed keys, un-rotated and rotated,
@@ -115,7 +116,6 @@ class RowsPlan : public AttentionPlan {
  private:
   std::vector<Group> groups_;
   const KvCache* context_;
-  Rope::Table rope_table_;
   AttentionShape shape_;
 };
 

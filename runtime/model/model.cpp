@@ -26,16 +26,17 @@ namespace {
 // and the tokens attend causally over every visible entry.
 class CachePlan final : public AttentionPlan {
  public:
-  CachePlan(const ModelConfig& config, KvCache& cache, Rope::Table rope_table, FusedSupport fused)
-      : config_(config), cache_(cache), rope_table_(std::move(rope_table)), fused_(fused) {
+  CachePlan(const ModelConfig& config, KvCache& cache, FusedSupport fused)
+      : config_(config), cache_(cache), fused_(fused) {
     // Only the entries cached before this call can be masked: the new tokens'
     // own entries are always visible.
     if (cache.padding.defined() && cache.length > 0) padding_ = cache.padding.narrow(0, 0, cache.length);
   }
 
-  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor&,
+                    const at::Tensor& v) override {
     const int64_t n = q.size(0), start = cache_.length;
-    cache_.k[l].narrow(1, start, n).copy_(Rope::apply(k, rope_table_).transpose(0, 1));
+    cache_.k[l].narrow(1, start, n).copy_(k.transpose(0, 1));
     cache_.v[l].narrow(1, start, n).copy_(v.transpose(0, 1));
     return attention(q, cache_.k[l].narrow(1, 0, start + n), cache_.v[l].narrow(1, 0, start + n), start);
   }
@@ -50,7 +51,7 @@ class CachePlan final : public AttentionPlan {
     // Unmasked attention on CUDA goes to torch's flash kernels (a decoding
     // step, a prefill, a query after cached blocks); masked shapes keep the path below.
     if (!padding_.defined() && (n == 1 || start == 0 ? fused_.cache : fused_.cache_after)) {
-      return fused_cache_attention(q, keys, values);
+      return fused_cache_attention(q, keys, values, fused_.folded);
     }
     if (n <= kQueryChunk) return chunk(q, keys, values);
     std::vector<at::Tensor> parts;
@@ -89,7 +90,6 @@ class CachePlan final : public AttentionPlan {
 
   const ModelConfig& config_;
   KvCache& cache_;
-  Rope::Table rope_table_;
   FusedSupport fused_;
   at::Tensor padding_;
 };
@@ -318,7 +318,7 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
     // may hold slack entries (masked by padding) that take no position.
     const auto on_device = at::TensorOptions(at::kLong).device(device);
     const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device), dtype);
-    CachePlan plan(config, cache, rope_table, fused_support(device, dtype));
+    CachePlan plan(config, cache, fused_support(device, dtype));
     at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
     logits = head(all_logits ? x : x.narrow(0, n - 1, 1));
   }

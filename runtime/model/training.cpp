@@ -23,9 +23,8 @@ namespace {
 // kept as the context cache.
 class CausalContextPlan final : public RowsPlan {
  public:
-  CausalContextPlan(std::vector<Group> groups, Rope::Table table, const AttentionShape& shape, KvCache& out,
-                    int64_t n_layer)
-      : RowsPlan(std::move(groups), nullptr, std::move(table), shape), out_(out), n_layer_(n_layer) {}
+  CausalContextPlan(std::vector<Group> groups, const AttentionShape& shape, KvCache& out, int64_t n_layer)
+      : RowsPlan(std::move(groups), nullptr, shape), out_(out), n_layer_(n_layer) {}
 
  protected:
   bool keep(int64_t l, const at::Tensor&, const at::Tensor& k, const at::Tensor& v) override {
@@ -48,14 +47,14 @@ class CausalContextPlan final : public RowsPlan {
 class BlockContextPlan final : public AttentionPlan {
  public:
   BlockContextPlan(std::vector<Group> prefix_groups, std::vector<Group> block_groups, int64_t P, bool after_prefix,
-                   Rope::Table table, Rope::Table final_table, at::Tensor document_order, const AttentionShape& shape,
-                   KvCache& out, int64_t n_layer)
+                   Rope::Table final_table, at::Tensor document_order, const AttentionShape& shape, KvCache& out,
+                   int64_t n_layer)
       : prefix_groups_(std::move(prefix_groups)), block_groups_(std::move(block_groups)), P_(P),
-        after_prefix_(after_prefix), table_(std::move(table)), final_table_(std::move(final_table)),
+        after_prefix_(after_prefix), final_table_(std::move(final_table)),
         document_order_(std::move(document_order)), shape_(shape), out_(out), n_layer_(n_layer) {}
 
-  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) override {
-    const at::Tensor rotated = Rope::apply(k, table_);
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& rotated, const at::Tensor& k,
+                    const at::Tensor& v) override {
     at::Tensor prefix_k, prefix_v;  // [P, KH, d]
     if (P_ > 0) {
       prefix_k = rotated.narrow(0, 0, P_);
@@ -87,7 +86,7 @@ class BlockContextPlan final : public AttentionPlan {
   std::vector<Group> prefix_groups_, block_groups_;
   int64_t P_;
   bool after_prefix_;
-  Rope::Table table_, final_table_;
+  Rope::Table final_table_;
   at::Tensor document_order_;  // [N]: packed index of each block token, in document order
   AttentionShape shape_;
   KvCache& out_;
@@ -143,7 +142,7 @@ Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMas
     for (const auto& block : sample.blocks) all.insert(all.end(), block.begin(), block.end());
     const PackedRows packed = pack_rows({all}, {0}, 0);
     const Rope::Table table = rope.table(id_tensor(packed.positions, device));
-    CausalContextPlan plan(plan_groups(packed, 0, {}, config.n_head, device), table, shape, out, config.n_layer);
+    CausalContextPlan plan(plan_groups(packed, 0, {}, config.n_head, device), shape, out, config.n_layer);
     run(id_tensor(packed.ids, device), table, plan, adapts(PromptPart::kContext));
     return out;
   }
@@ -163,7 +162,7 @@ Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMas
   }
   const Rope::Table table = rope.table(id_tensor(positions, device));
   BlockContextPlan plan(P > 0 ? plan_groups(prefix, 0, {}, config.n_head, device) : std::vector<Group>{},
-                        plan_groups(blocks, after_prefix ? P : 0, {}, config.n_head, device), P, after_prefix, table,
+                        plan_groups(blocks, after_prefix ? P : 0, {}, config.n_head, device), P, after_prefix,
                         rope.table(id_tensor(final_positions, device)), id_tensor(document_order, device), shape, out,
                         config.n_layer);
   run(id_tensor(ids, device), table, plan, adapts(PromptPart::kContext));
@@ -183,7 +182,7 @@ Result<at::Tensor> Model::Impl::forward_over(const std::vector<int32_t>& tokens,
   at::Tensor padding;
   if (context.length > 0 && context.padding.defined()) padding = context.padding.narrow(0, 0, context.length);
   const Rope::Table table = rope.table(id_tensor(packed.positions, device));
-  RowsPlan plan(plan_groups(packed, context.length, padding, config.n_head, device), &context, table,
+  RowsPlan plan(plan_groups(packed, context.length, padding, config.n_head, device), &context,
                 {config.n_head, config.n_head_kv, config.head_dim, dtype});
   at::Tensor x = run(id_tensor(packed.ids, device), table, plan, adapts(part));
   return head(x.narrow(0, n - logit_rows, logit_rows));

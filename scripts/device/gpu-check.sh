@@ -49,13 +49,16 @@ TAIL=40 step ctest-gpu 120 ctest --test-dir build-gpu -L gpu --output-on-failure
 b=build-gpu/bench; tok=.device/tokenizer.gguf; shape=(--model $tok --shape llama3-8b --device cuda --dtype bf16)
 # The game case first (the must-shows): frames sent with their queries, then
 # applied ahead of them (--warm, as kvframe-serve does while idle), then
-# without CUDA graphs for the side-by-side ratio; then Table 3 and the NPCs.
+# without CUDA graphs and also with the slack layout (masked attention, the
+# explicit path) for the side-by-side ratios; then Table 3 and the NPCs.
 TAIL=40 step game32k 150 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 30 --change 0.01 \
   --full-every 10 --prefix-every 10 --plot "$out/bench_game_frames_gpu.png"
 TAIL=12 step game32k-warm 90 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 20 --change 0.01 \
   --full-every 20 --prefix-every 20 --warm
 TAIL=12 step game32k-eager 90 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 20 --change 0.01 \
   --full-every 20 --prefix-every 20 --no-cuda-graphs
+TAIL=12 step game32k-slack-eager 90 $b/bench_game_frames "${shape[@]}" --tokens 32768 --frames 20 --change 0.01 \
+  --full-every 20 --prefix-every 20 --no-cuda-graphs --layout slack
 step table3 150 $b/bench_block_attention "${shape[@]}" \
   --lengths 512,1024,2048,4096,8192,16384,32768 --reps 3 --plot "$out/bench_block_attention_gpu.png"
 step npc 90 $b/bench_npc "${shape[@]}" --npcs 1,8,32 --plot-dir "$out"

@@ -40,10 +40,11 @@ TEST(FusedAttention, EveryKernelIsOnForHalfPrecision) {
     const FusedSupport s = fused_support(at::Device("cuda"), dtype);
     EXPECT_TRUE(s.cache) << c10::toString(dtype);
     EXPECT_TRUE(s.cache_after) << c10::toString(dtype);
+    EXPECT_TRUE(s.folded) << c10::toString(dtype);
     EXPECT_TRUE(s.rows) << c10::toString(dtype);
   }
   const FusedSupport fp32 = fused_support(at::Device("cuda"), at::kFloat);
-  EXPECT_FALSE(fp32.cache || fp32.cache_after || fp32.rows);
+  EXPECT_FALSE(fp32.cache || fp32.cache_after || fp32.folded || fp32.rows || fp32.step);
 }
 
 // A prefill of 40 tokens, a query of 12 after them, then 8 decoding steps.
@@ -72,6 +73,25 @@ TEST(FusedAttention, CachePassesMatchTheExplicitPath) {
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_LE(relative_error(got[i], want[i]), kBf16Tolerance) << "pass " << i;
   }
+}
+
+// A query of 12 tokens after 1,100 cached entries: the query heads folded
+// over the cached entries, the own entries apart (fused_cache_attention).
+TEST(FusedAttention, QueryAfterALongCacheMatchesTheExplicitPath) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  auto fused = tiny_on_cuda("bf16"), exact = tiny_on_cuda("fp32");
+  const std::vector<int32_t> tokens = test::random_tokens(1112, 9);
+  std::vector<at::Tensor> logits;
+  for (const Model* model : {fused.get(), exact.get()}) {
+    auto cache = model->new_cache(1200);
+    ASSERT_TRUE(cache.ok());
+    const std::vector<int64_t> context(tokens.begin(), tokens.begin() + 1100), query(tokens.begin() + 1100, tokens.end());
+    ASSERT_TRUE(model->forward(at::tensor(context, at::kLong), *cache).ok());
+    auto out = model->forward(at::tensor(query, at::kLong), *cache, /*all_logits=*/true);
+    ASSERT_TRUE(out.ok()) << out.error().to_string();
+    logits.push_back(*out);
+  }
+  EXPECT_LE(relative_error(logits[0], logits[1]), kBf16Tolerance);
 }
 
 TEST(FusedAttention, BlockEncodingMatchesTheExplicitPath) {
