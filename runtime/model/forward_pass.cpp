@@ -15,6 +15,17 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tens
   return y;
 }
 
+// residual + x W^T (+ the adapter's update): on CUDA, where each kernel
+// launch counts, one matmul that adds the residual as it writes (no adapter
+// pair, no gradients); elsewhere the projection, then the sum.
+at::Tensor add_projection(const at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
+                          const FusedLora* lora) {
+  if (residual.is_cuda() && !(lora && lora->a.defined()) && !at::GradMode::is_enabled()) {
+    return at::addmm(residual, x, weight.t());
+  }
+  return residual + project(x, weight, {}, lora);
+}
+
 }  // namespace
 
 at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan,
@@ -44,12 +55,12 @@ at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table
     at::Tensor v = qkv.narrow(1, (H + KH) * d, KH * d).view({T, KH, d});
     at::Tensor attended = plan.attend(l, qk.narrow(1, 0, H), qk.narrow(1, H, KH), k_raw, v);
     if (!attended.defined()) break;  // the plan needs nothing past this layer's keys and values
-    x = x + project(attended, w.wo, {}, pair(l, &LayerLora::o));
+    x = add_projection(x, attended, w.wo, pair(l, &LayerLora::o));
 
     // SwiGLU feed-forward.
     at::Tensor gate_up = project(rms_norm(x, w.ffn_norm), w.w_gate_up, {}, pair(l, &LayerLora::gate_up));
     at::Tensor gate = gate_up.narrow(1, 0, config.n_ff), up = gate_up.narrow(1, config.n_ff, config.n_ff);
-    x = x + project(at::silu(gate) * up, w.w_down, {}, pair(l, &LayerLora::down));
+    x = add_projection(x, at::silu(gate) * up, w.w_down, pair(l, &LayerLora::down));
   }
   return x;
 }

@@ -19,13 +19,26 @@ Rope::Rope(const RopeParams& params) : params_(params) {
 Rope::Table Rope::table(const at::Tensor& positions, at::ScalarType dtype) const {
   at::Tensor angles = positions.to(at::kFloat).unsqueeze(1) *
                       inv_freq_.to(positions.device()).unsqueeze(0);  // [n, d/2]
-  return {angles.cos().to(dtype), angles.sin().to(dtype)};
+  return table_of_angles(angles, dtype);
+}
+
+Rope::Table Rope::table_of_angles(const at::Tensor& angles, at::ScalarType dtype) {
+  Table t{angles.cos().to(dtype), angles.sin().to(dtype), {}, {}};
+  if (angles.is_cuda()) {
+    t.cos_full = at::cat({t.cos, t.cos}, -1);
+    t.sin_signed = at::cat({-t.sin, t.sin}, -1);
+  }
+  return t;
 }
 
 at::Tensor Rope::apply(const at::Tensor& x, const Table& table) {
   // Half-split pairs: (x1, x2) = (x[..., :d/2], x[..., d/2:]) rotate as complex numbers.
   const int64_t half = x.size(-1) / 2;
   at::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  if (table.cos_full.defined() && table.cos_full.scalar_type() == x.scalar_type()) {
+    // x (cos, cos) + (x2, x1) (-sin, sin): the same rotation.
+    return at::addcmul(x * table.cos_full.unsqueeze(1), at::cat({x2, x1}, -1), table.sin_signed.unsqueeze(1));
+  }
   at::Tensor cos = table.cos.unsqueeze(1).to(x.scalar_type());  // [n, 1, d/2]: every head alike
   at::Tensor sin = table.sin.unsqueeze(1).to(x.scalar_type());
   return at::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);

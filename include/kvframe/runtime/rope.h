@@ -44,8 +44,15 @@ class Rope {
   // and may be any values (block attention encodes blocks at arbitrary offsets).
   struct Table {
     at::Tensor cos, sin;
+    // On CUDA also [n, head_dim] (cos, cos) and (-sin, sin): apply() then
+    // rotates in three kernels instead of seven (launches are what short
+    // passes wait on there).
+    at::Tensor cos_full, sin_signed;
   };
   Table table(const at::Tensor& positions, at::ScalarType dtype = at::kFloat) const;
+  // The table of rotation angles [n, head_dim / 2] (fp32): what table() makes
+  // of positions times inv_freq, for a caller that computes the angles itself.
+  static Table table_of_angles(const at::Tensor& angles, at::ScalarType dtype);
 
   // x: [n, heads, head_dim] (any float dtype); row r is rotated by table row r.
   // Returns the rotated tensor (same shape and dtype).

@@ -47,6 +47,21 @@ TEST(FusedAttention, EveryKernelIsOnForHalfPrecision) {
   EXPECT_FALSE(fp32.cache || fp32.cache_after || fp32.folded || fp32.rows || fp32.step);
 }
 
+// RoPE's three-kernel rotation on CUDA (Rope::Table's full tables) against
+// the CPU's, in fp32, at positions up to 32K.
+TEST(FusedAttention, CudaRotationMatchesTheCpu) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  RopeParams params;
+  params.head_dim = 128;
+  params.freq_base = 500000.0;
+  const Rope rope(params);
+  const at::Tensor positions = at::randint(0, 32768, {64}, at::kLong), x = at::randn({64, 8, 128});
+  const at::Tensor cpu = Rope::apply(x, rope.table(positions));
+  const Rope::Table table = rope.table(positions.cuda());
+  ASSERT_TRUE(table.cos_full.defined());
+  EXPECT_LE(relative_error(Rope::apply(x.cuda(), table), cpu), 1e-5);
+}
+
 // A prefill of 40 tokens, a query of 12 after them, then 8 decoding steps.
 std::vector<at::Tensor> cache_passes(const Model& model, const std::vector<int32_t>& tokens) {
   auto cache = model.new_cache(128);
