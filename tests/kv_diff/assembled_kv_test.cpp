@@ -261,6 +261,26 @@ TEST(AssembledKv, SlackWritesLessWhenAnEarlyBlockGrows) {
   EXPECT_LT(slack_bytes, compact_bytes * 7 / 10) << slack_bytes << " vs " << compact_bytes;
 }
 
+// A padding tensor exactly when some entry is masked: never in the compact
+// layout (what keeps CUDA attention on its fused kernels), always in the
+// slack one (each slot keeps spare entries), and none for an empty frame.
+TEST(AssembledKv, PaddingOnlyWhenTheBufferHasGaps) {
+  auto model = tiny_model();
+  Session slack(*model, 256, Layout::kSlack), compact(*model, 256, Layout::kCompact);
+  std::vector<PlacedBlock> blocks;
+  uint64_t serial = 1;
+  for (uint64_t id = 0; id < 4; ++id) blocks.push_back({id, stored(random_block(8), serial++)});
+  for (int frame = 0; frame < 6; ++frame) {
+    if (frame > 0) blocks[1].kv = stored(random_block(8 - frame), serial++);  // block 1 shrinks
+    ASSERT_TRUE(slack.kv.assemble(blocks).ok() && compact.kv.assemble(blocks).ok());
+    ASSERT_TRUE(holds(slack, blocks, model->rope()) && holds(compact, blocks, model->rope()));
+    EXPECT_FALSE(compact.kv.cache().padding.defined()) << "frame " << frame;
+    EXPECT_TRUE(slack.kv.cache().padding.defined()) << "frame " << frame;
+  }
+  ASSERT_TRUE(slack.kv.assemble({}).ok());
+  EXPECT_FALSE(slack.kv.cache().padding.defined());
+}
+
 TEST(AssembledKv, SlackCompactsWhenSpaceRunsOut) {
   auto model = tiny_model();
   Session s(*model, kPrefix + 40, Layout::kSlack);
