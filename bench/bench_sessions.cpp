@@ -137,7 +137,9 @@ int main(int argc, char** argv) {
       std::vector<rt::Decoder> decoders;
       for (int64_t s = 0; s < n; ++s) decoders.emplace_back(engine.tokenizer(), params);
       std::vector<rt::DecodingSequence> together;
-      for (int64_t s = 0; s < n; ++s) together.push_back({&sessions.caches[s], sessions.first_logits[s], &decoders[s], {}});
+      for (int64_t s = 0; s < n; ++s) {
+        together.push_back({&sessions.caches[s], sessions.first_logits[s], &decoders[s], {}, {}});
+      }
       start = Clock::now();
       if (auto failed = rt::decode_together(model, together)) {
         std::fprintf(stderr, "bench_sessions: %s\n", failed->to_string().c_str());

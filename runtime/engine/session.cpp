@@ -142,7 +142,7 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
   PromptFrame frame = make_prompt_frame(engine.tokenizer(), engine.chat_template(), params.system_prompt);
   auto impl = std::unique_ptr<Impl>(new Impl{engine, params, json_blocker::FrameStream(params.rules), std::move(frame),
                                              BlockTokenizer(), BlockOrderer(params.rules.order),
-                                             std::move(context).value()});
+                                             std::move(context).value(), 0.0, WorkAhead{}});
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -303,7 +303,7 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
     }
     runs[i] = std::move(run).value();
     results.emplace_back(Answer{});
-    sequences.push_back({&impl.context->cache(), runs[i]->answer.first_logits, runs[i]->decoder.get(), {}});
+    sequences.push_back({&impl.context->cache(), runs[i]->answer.first_logits, runs[i]->decoder.get(), {}, {}});
     decoding.push_back(i);
   }
   // Every answer in lockstep: one pass a step for all; each is finished (and

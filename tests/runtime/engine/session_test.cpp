@@ -265,7 +265,7 @@ TEST_P(Warm, EncodesAheadWithoutChangingAnswersOrCounts) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, Warm,
                          ::testing::Values(AttentionMode::kBlock, AttentionMode::kPrefix, AttentionMode::kFull),
-                         [](const auto& info) { return std::string(attention_mode_name(info.param)); });
+                         [](const auto& mode) { return std::string(attention_mode_name(mode.param)); });
 
 // Sessions' answers decoded together (query_together) are each what query()
 // gives alone: the same greedy tokens and first-token logits, over frames

@@ -146,7 +146,7 @@ TEST(SchemaGenerate, SessionsDecodedTogetherAnswerAsEachAlone) {
     decoders.emplace_back(t.tokenizer, params[i]);
   }
   for (int i = 0; i < kSessions; ++i) {
-    sequences.push_back({&caches[i], *prefill(*t.model, prompts[i], caches[i]), &decoders[i], {}});
+    sequences.push_back({&caches[i], *prefill(*t.model, prompts[i], caches[i]), &decoders[i], {}, {}});
   }
   ASSERT_FALSE(decode_together(*t.model, sequences));
   int64_t passes_together = 0;
