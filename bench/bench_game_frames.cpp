@@ -111,6 +111,7 @@ struct Options {
   std::string plot = "bench_game_frames.png";
   bool json = false;
   bool warm = false;
+  int32_t block_heads = 0;
 };
 
 // One query's measurements.
@@ -267,6 +268,11 @@ int main(int argc, char** argv) {
   app.add_option("--blocks-after-prefix", o.blocks_after_prefix,
                  "block mode encodes blocks after the system prompt (false: from position 0, alone)")
       ->default_str(o.blocks_after_prefix ? "true" : "false");
+  app.add_option("--block-heads", o.block_heads,
+                 "block mode's fidelity knob: re-encode the first N tokens of each block whose context changed, "
+                 "in context (SessionParams::block_heads; 0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--context", o.context, "KV tokens per session (0: frame tokens x 1.25 + query + answer)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--plot", o.plot, "write a PNG plot of per-frame TTFT here (empty: none)")->capture_default_str();
@@ -330,6 +336,7 @@ int main(int argc, char** argv) {
     params.context = context;
     params.layout = layout;
     params.blocks_after_prefix = o.blocks_after_prefix;
+    params.block_heads = o.block_heads;
     auto opened = rt::Session::open(engine, params);
     if (!opened) return engine_fail(opened.error(), "opening a session");
     sessions[m] = std::move(opened).value();
@@ -440,6 +447,7 @@ int main(int argc, char** argv) {
     out["drop"] = o.drop;
     out["layout"] = o.layout;
     out["blocks_after_prefix"] = o.blocks_after_prefix;
+    out["block_heads"] = o.block_heads;
     out["order"] = o.order;
     out["changed_block_fraction_mean"] = mean(changed);
     out["modes"] = nlohmann::json::object();
@@ -493,11 +501,11 @@ int main(int argc, char** argv) {
       std::printf("also dropped from every frame (--drop): %s\n", dropped.c_str());
     }
     std::printf("blocks changed per frame: %s%% mean (min %s%%, max %s%%) of %lld blocks; block layout %s, "
-                "blocks after prefix %s, prompt order %s\n",
+                "blocks after prefix %s, block heads %d, prompt order %s\n",
                 cell(100.0 * mean(changed), 2).c_str(), cell(100.0 * percentile(changed, 0), 2).c_str(),
                 cell(100.0 * percentile(changed, 100), 2).c_str(),
                 static_cast<long long>(cold.q[2]->blocks_total), o.layout.c_str(),
-                o.blocks_after_prefix ? "true" : "false", o.order.c_str());
+                o.blocks_after_prefix ? "true" : "false", o.block_heads, o.order.c_str());
     std::printf("\n%-7s %6s %8s %10s %10s %12s %12s %11s %11s %11s %6s\n", "mode", "every", "queried", "TTFT p50",
                 "TTFT p99", "latency p50", "latency p99", "tok enc/q", "blk enc/q", "dirty blk/q", "gen");
     for (int m = 0; m < kModes; ++m) {

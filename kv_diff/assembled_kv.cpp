@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -110,6 +111,17 @@ std::vector<SlotInfo> AssembledKv::slots() const {
   std::vector<SlotInfo> out;
   for (const Slotted& b : blocks_) out.push_back({b.id, b.slot.offset, b.slot.size, b.position, b.kv->kv.tokens()});
   return out;
+}
+
+at::Tensor AssembledKv::entry_positions() const {
+  std::vector<int64_t> positions(static_cast<size_t>(cache_.length), std::numeric_limits<int64_t>::max());
+  for (int64_t e = 0; e < prefix_length_; ++e) positions[static_cast<size_t>(e)] = prefix_position_ - prefix_length_ + e;
+  for (const Slotted& b : blocks_) {
+    for (int64_t t = 0; t < b.kv->kv.tokens(); ++t) positions[static_cast<size_t>(b.slot.offset + t)] = b.position + t;
+  }
+  const int64_t assembled_end = prefix_position_ + tokens();
+  for (int64_t e = high_water_; e < cache_.length; ++e) positions[static_cast<size_t>(e)] = assembled_end + e - high_water_;
+  return at::tensor(positions, at::kLong).to(k_.device());
 }
 
 void AssembledKv::set_padding() {

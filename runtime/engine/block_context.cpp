@@ -72,7 +72,10 @@ class BlockContext final : public KvContext {
     report.ms.encode = watch.lap();
 
     auto assembled = kv_.assemble(placed);
-    if (!assembled) return assembled.error();
+    if (!assembled) {
+      headed_.clear();  // the buffer forgot its blocks: every head is stale
+      return assembled.error();
+    }
     assembled_ = std::move(current);
     report.assembly = *assembled;
     // Reused blocks that moved: re-rotated in place, or rewritten when the
@@ -81,6 +84,10 @@ class BlockContext final : public KvContext {
     const int64_t fresh = static_cast<int64_t>(placed.size()) - from_session;
     report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
     report.ms.reposition = watch.lap();
+    if (params_.block_heads > 0) {
+      if (auto failed = recompute_heads(prompt, keys, report)) return failed;
+      report.ms.encode += watch.lap();
+    }
     return kv_.reserve(std::min(kv_.cache().length + prompt.tail, kv_.max_capacity()));
   }
 
@@ -89,10 +96,45 @@ class BlockContext final : public KvContext {
   void finish(const std::vector<TokenId>&) override { kv_.truncate_to_assembly(); }
 
  private:
+  // SessionParams::block_heads: each block's first tokens re-encoded in
+  // context, from the first block whose context changed since the heads were
+  // last made (its tokens, where it lies, or where it sits in memory: a
+  // block the layout rewrote from the store has lost its heads) to the end.
+  std::optional<Error> recompute_heads(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
+                                       QueryReport& report) {
+    const std::vector<kv_diff::SlotInfo> slots = kv_.slots();
+    size_t first = 0;
+    while (first < slots.size() && first < headed_.size() && headed_[first].key == keys[first] &&
+           headed_[first].offset == slots[first].offset && headed_[first].position == slots[first].position) {
+      ++first;
+    }
+    std::vector<int32_t> tokens;
+    std::vector<int64_t> entries, positions;
+    for (size_t b = first; b < slots.size(); ++b) {
+      const std::vector<TokenId>& block = *(*prompt.blocks)[b].tokens;
+      const int64_t n = std::min<int64_t>(params_.block_heads, slots[b].length);
+      for (int64_t t = 0; t < n; ++t) {
+        tokens.push_back(block[static_cast<size_t>(t)]);
+        entries.push_back(slots[b].offset + t);
+        positions.push_back(slots[b].position + t);
+      }
+    }
+    headed_.clear();
+    if (!tokens.empty()) {
+      if (auto failed = engine_.model().recompute(kv_.cache(), tokens, entries, positions, kv_.entry_positions())) {
+        return failed;  // headed_ stays empty: the next frame makes every head again
+      }
+      report.tokens_encoded += static_cast<int64_t>(tokens.size());
+    }
+    for (size_t b = 0; b < slots.size(); ++b) headed_.push_back({keys[b], slots[b].offset, slots[b].position});
+    return std::nullopt;
+  }
+
   // Runs the prefix into a fresh buffer; every block is keyed by it.
   std::optional<Error> load_prefix(const std::vector<TokenId>& prefix) {
     kv_.reset();
     assembled_.clear();
+    headed_.clear();
     prefix_.clear();
     if (!prefix.empty()) {
       auto logits = runtime::prefill(engine_.model(), prefix, kv_.cache());
@@ -158,6 +200,13 @@ class BlockContext final : public KvContext {
   uint64_t context_id_ = 0;
   // The blocks in kv_ after the last assemble(), by key.
   KeyMap assembled_;
+  // block_heads: the blocks (in order) whose heads kv_ holds re-encoded, as
+  // they were when that was done.
+  struct Headed {
+    kv_diff::BlockKey key;
+    int64_t offset = 0, position = 0;
+  };
+  std::vector<Headed> headed_;
 };
 
 }  // namespace

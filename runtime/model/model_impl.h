@@ -94,6 +94,10 @@ struct Model::Impl {
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                              const KvCache* context) const;
 
+  // Recomputing entries in context (recompute.cpp).
+  Status recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
+                   const std::vector<int64_t>& positions, const at::Tensor& entry_positions) const;
+
   // Branch decoding (branches.cpp).
   Result<BranchCache> new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const;
   Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,

@@ -116,6 +116,12 @@ class AssembledKv {
   int64_t tokens() const;                                    // block tokens now assembled
   int64_t high_water() const { return high_water_; }         // end of the last slot in memory
   std::vector<SlotInfo> slots() const;                       // in block order
+  // The RoPE position of every entry of [0, cache().length), int64 on the
+  // buffer's device: the prefix's in order (ending at its last position),
+  // the blocks' from their slots, INT64_MAX for a gap (an entry nothing may
+  // see; Model::recompute reads these), and entries appended after the last
+  // assembly from the assembly's next position on.
+  at::Tensor entry_positions() const;
 
  private:
   struct Slotted {

@@ -214,6 +214,21 @@ class Model {
   Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,
                                       BranchCache& branches) const;
 
+  // Recomputes chosen entries of `cache` in context (the block engine's
+  // fidelity knobs, SessionParams::block_heads): token tokens[i], at
+  // position positions[i], runs through the model and its keys and values
+  // are written over entry entries[i]. It attends to every entry e of
+  // [0, cache.length) whose position entry_positions[e] is at most its own:
+  // the others as cached, the recomputed ones as this pass makes them, layer
+  // by layer — so recomputing every token of a sequence is a causal prefill
+  // of it. entry_positions: int64 [cache.length] on the cache's device (a
+  // value above every position hides an entry, as padding does; `padding`
+  // itself is not read). The adapter applies when it changes the context.
+  // kInvalidArgument for sizes that differ, no tokens, entries outside
+  // [0, length) or repeated, or bad ids; kBackend when libtorch fails.
+  Status recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
+                   const std::vector<int64_t>& positions, const at::Tensor& entry_positions) const;
+
   // Training. Both are differentiable with respect to the adapter's
   // parameters when autograd is on (and the parameters require grad); the
   // base weights never take gradients.

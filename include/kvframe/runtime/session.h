@@ -127,6 +127,16 @@ struct SessionParams {
   // Measured in docs/block_attention.md: blocks alone stayed closer to full
   // attention's first-token distribution (KL) on the default model.
   bool blocks_after_prefix = false;
+  // block mode, a fidelity knob: after assembling a frame, re-encode the first
+  // `block_heads` tokens of every block whose context changed (its own
+  // tokens, an earlier block's or its position), in context: attending to
+  // everything before them, as full attention would, instead of starting
+  // blind like a block encoded alone (its "attention sink" at the start is
+  // what misleads the final block most; EPIC, arXiv 2410.15332). Costs those
+  // tokens per frame, counted in QueryReport::tokens_encoded. 0: off; at
+  // least every block's length: every block token re-encoded in context,
+  // which is `full` attention (to fp32 rounding).
+  int32_t block_heads = 0;
   // block mode: the block store scope (kv_diff/block_store.h) this session
   // reads and fills. Sessions of different scopes never reuse each other's
   // blocks, so none can tell from a cache hit, or its timing, what another

@@ -1,0 +1,99 @@
+// Model::recompute: chosen entries of a cache run through the model again,
+// each token attending to every entry at or before its position. The block
+// engine's fidelity knobs use it to re-encode, in context, tokens of blocks
+// that were encoded alone (block_context.cpp).
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+#include <string>
+#include <unordered_set>
+
+#include "grouped_attention.h"  // kScoreBudget, softmax_fp32
+#include "model_impl.h"
+
+namespace kvframe::runtime {
+namespace {
+
+// Each layer: the tokens' keys (rotated at their positions) and values are
+// written at their entries, then each token attends to the entries `visible`
+// lets it see ([T, L], true = visible), in chunks of rows.
+class RecomputePlan final : public AttentionPlan {
+ public:
+  RecomputePlan(const ModelConfig& config, at::ScalarType dtype, KvCache& cache, at::Tensor entries,
+                at::Tensor visible)
+      : config_(config), dtype_(dtype), cache_(cache), entries_(std::move(entries)), visible_(std::move(visible)) {}
+
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor&,
+                    const at::Tensor& v) override {
+    cache_.k[l].index_copy_(1, entries_, k.transpose(0, 1));
+    cache_.v[l].index_copy_(1, entries_, v.transpose(0, 1));
+    if (l + 1 == config_.n_layer) return {};  // nothing reads the last layer's output
+    const int64_t T = q.size(0), H = config_.n_head, KH = config_.n_head_kv, G = H / KH, d = config_.head_dim;
+    const int64_t L = visible_.size(1);
+    const at::Tensor keys = cache_.k[l].narrow(1, 0, L), values = cache_.v[l].narrow(1, 0, L);
+    const int64_t rows = std::clamp<int64_t>(kScoreBudget / (H * L), 1, T);
+    std::vector<at::Tensor> parts;
+    for (int64_t r0 = 0; r0 < T; r0 += rows) {
+      const int64_t r = std::min(rows, T - r0);
+      // Query head h reads KV head h / G: the G heads of each KV head share one matmul.
+      const at::Tensor qg = (q.narrow(0, r0, r) * (1.0 / std::sqrt(static_cast<double>(d))))
+                                .reshape({r, KH, G, d})
+                                .permute({1, 2, 0, 3})
+                                .reshape({KH, G * r, d});
+      at::Tensor scores = at::matmul(qg, keys.transpose(1, 2));  // [KH, G r, L]
+      scores.view({KH, G, r, L}).masked_fill_(visible_.narrow(0, r0, r).logical_not(), -INFINITY);
+      const at::Tensor out = at::matmul(softmax_fp32(scores, dtype_), values);  // [KH, G r, d]
+      parts.push_back(out.view({KH, G, r, d}).permute({2, 0, 1, 3}).reshape({r, H * d}));
+    }
+    return parts.size() == 1 ? parts[0] : at::cat(parts);
+  }
+
+ private:
+  const ModelConfig& config_;
+  at::ScalarType dtype_;
+  KvCache& cache_;
+  at::Tensor entries_, visible_;
+};
+
+}  // namespace
+
+Status Model::recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
+                        const std::vector<int64_t>& positions, const at::Tensor& entry_positions) const {
+  try {
+    return impl_->recompute(cache, tokens, entries, positions, entry_positions);
+  } catch (const c10::Error& e) {
+    return backend_error(e, "recomputing " + std::to_string(tokens.size()) + " entries");
+  }
+}
+
+Status Model::Impl::recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
+                              const std::vector<int64_t>& positions, const at::Tensor& entry_positions) const {
+  const auto T = static_cast<int64_t>(tokens.size());
+  if (T == 0 || entries.size() != tokens.size() || positions.size() != tokens.size()) {
+    return Error{ErrorCode::kInvalidArgument, "recompute() needs tokens, entries and positions of one size (> 0)"};
+  }
+  if (auto bad = check_cache(cache, "the cache")) return *bad;
+  if (auto bad = check_ids({tokens}, "row")) return *bad;
+  std::unordered_set<int64_t> seen;
+  for (int64_t e : entries) {
+    if (e < 0 || e >= cache.length || !seen.insert(e).second) {
+      return Error{ErrorCode::kInvalidArgument, "recompute(): entry " + std::to_string(e) +
+                                                    " is repeated or outside the cache's [0, " +
+                                                    std::to_string(cache.length) + ")"};
+    }
+  }
+  if (!entry_positions.defined() || entry_positions.scalar_type() != at::kLong || entry_positions.dim() != 1 ||
+      entry_positions.size(0) != cache.length) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "recompute(): entry_positions must be int64 [cache.length = " + std::to_string(cache.length) + "]"};
+  }
+  c10::InferenceMode inference;  // no autograd bookkeeping
+  const at::Tensor at_positions = id_tensor(positions, device);
+  const at::Tensor visible = entry_positions.to(device).view({1, cache.length}) <= at_positions.view({T, 1});
+  RecomputePlan plan(config, dtype, cache, id_tensor(entries, device), visible);
+  std::vector<int64_t> ids(tokens.begin(), tokens.end());
+  run(id_tensor(ids, device), rope.table(at_positions, dtype), plan, adapts(PromptPart::kContext));
+  return std::nullopt;
+}
+
+}  // namespace kvframe::runtime
