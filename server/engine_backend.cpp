@@ -115,6 +115,7 @@ BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConf
   params.system_prompt = config.system_prompt;
   params.rules = config.rules;
   params.context = config.context_tokens;
+  params.block_heads = config.block_heads;
   if (!config.cache_scope.empty()) params.cache_scope = store_scope(config.cache_scope);
   try {
     auto session = rt::Session::open(*engine_, params);

@@ -123,6 +123,15 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
                             " (0: its default, " + std::to_string(params_.default_context) + ")",
                         request_id, 0};
   }
+  int32_t& heads = open.config.block_heads;
+  if (heads == -1) heads = params_.block_heads;
+  if (heads < 0 || heads > kMaxBlockHeads) {
+    return RequestError{fb::ErrorCode::BadRequest,
+                        "OpenSession.block_heads is " + std::to_string(heads) + "; it takes 0 (off) .. " +
+                            std::to_string(kMaxBlockHeads) + ", or -1 for this server's default (" +
+                            std::to_string(params_.block_heads) + ")",
+                        request_id, 0};
+  }
   open.config.cache_scope = cache_scope_of(peer.principal);
   return std::nullopt;
 }

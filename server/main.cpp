@@ -72,6 +72,7 @@ struct Options {
   std::string mode = "any";
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
+  int32_t block_heads = 0;
   uint32_t max_context = 0;
   uint32_t max_tokens = 4096;
   double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
@@ -231,6 +232,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--context", o.context, "context tokens of a session that asks for 0 (capped at --max-context)")
       ->check(CLI::Range(16u, 1u << 24))->capture_default_str();
+  app.add_option("--block-heads", o.block_heads,
+                 "block mode's fidelity knob for sessions that ask for the default: re-encode the first N tokens "
+                 "of each block whose context changed, in context (0: off; docs/block_attention.md)")
+      ->check(CLI::Range(0, srv::kMaxBlockHeads))
+      ->capture_default_str();
   app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
       ->check(CLI::Range(16u, 1u << 24));
   app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")
@@ -352,6 +358,7 @@ int main(int argc, char** argv) {
   params.shutdown_grace = std::chrono::milliseconds(o.shutdown_grace_ms);
   params.handler.modes = served_modes(o.mode);
   params.handler.default_context = o.context;
+  params.handler.block_heads = o.block_heads;
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;

@@ -139,6 +139,7 @@ kvf_session_params kvf_session_default_params(void) {
   kvf_session_params p{};
   p.game_id = "";
   p.mode = KVF_MODE_BLOCK;
+  p.block_heads = -1;
   return p;
 }
 

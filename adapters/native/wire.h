@@ -29,6 +29,7 @@ struct OpenSpec {
   fb::AttentionMode mode = fb::AttentionMode::Block;
   std::string system_prompt;
   uint32_t context_tokens = 0;
+  int32_t block_heads = -1;
 };
 
 struct CloseSpec {};

@@ -113,6 +113,25 @@ def test_query_encoding_carries_every_field():
     assert (round(s.Temperature(), 3), s.TopK(), round(s.TopP(), 3), s.Seed()) == (0.5, 3, 0.9, 11)
 
 
+def test_open_session_encoding_carries_every_field():
+    from kvframe.protocol.fb import OpenSession
+
+    spec = _common.open_spec("holdem", {"min_split_bytes": 0}, kvframe.Mode.PREFIX, "Be brief.", 2048, block_heads=8)
+    msg = FbMessage.Message.GetRootAs(wire.encode_open(4, spec), 0)
+    o = OpenSession.OpenSession()
+    body = msg.Body()
+    o.Init(body.Bytes, body.Pos)
+    assert (o.GameId(), json.loads(o.RulesJson()), o.Mode(), o.SystemPrompt()) == (
+        b"holdem", {"min_split_bytes": 0}, int(kvframe.Mode.PREFIX), b"Be brief.")
+    assert (o.ContextTokens(), o.BlockHeads()) == (2048, 8)
+    default = _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0)
+    body = FbMessage.Message.GetRootAs(wire.encode_open(5, default), 0).Body()
+    o.Init(body.Bytes, body.Pos)
+    assert o.BlockHeads() == -1  # the server's default
+    with pytest.raises(ValueError):
+        _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, block_heads=-2)
+
+
 def test_garbage_replies_do_not_decode():
     for junk in (b"", b"\x00" * 3, b"hello world, not flatbuffers", bytes(range(64))):
         with pytest.raises(Exception):

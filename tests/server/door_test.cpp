@@ -52,9 +52,11 @@ TEST_F(HandlerTest, BadFieldsAreBadRequestsNamingTheField) {
   send(query_message(2, session, no_instruction));
   send(open_session_message(3, fb::AttentionMode::Block, 0, R"({"max_depth": "deep"})"));
   send(open_session_message(4, fb::AttentionMode::Block, StateEchoBackend::kMaxContext + 1));
-  const char* fields[] = {"max_tokens", "instruction", "rules_json", "context_tokens"};
+  send(open_session_message(5, fb::AttentionMode::Block, 0, {}, kMaxBlockHeads + 1));
+  send(open_session_message(6, fb::AttentionMode::Block, 0, {}, -2));
+  const char* fields[] = {"max_tokens", "instruction", "rules_json", "context_tokens", "block_heads", "block_heads"};
   auto all = take();
-  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(all.size(), 6u);
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(error_code(*all[i]), fb::ErrorCode::BadRequest);
     EXPECT_NE(all[i]->body_as_Error()->message()->str().find(fields[i]), std::string::npos)
@@ -101,6 +103,17 @@ TEST_F(HandlerTest, HelloSaysWhatTheServerServes) {
   EXPECT_EQ(hello.max_context(), StateEchoBackend::kMaxContext);
   EXPECT_EQ(hello.max_message_bytes(), protocol::kDefaultMaxMessageBytes);
   EXPECT_NE(hello.instance_id(), 0u);
+}
+
+TEST_F(HandlerTest, SessionsGetTheServersBlockHeadsUnlessTheyAsk) {
+  HandlerParams params;
+  params.block_heads = 8;
+  start(params);
+  send(open_session_message(1));                                         // -1: the server's
+  send(open_session_message(2, fb::AttentionMode::Block, 0, {}, 0));     // off
+  send(open_session_message(3, fb::AttentionMode::Block, 0, {}, 32));
+  run_all();
+  EXPECT_EQ(backend.block_heads, (std::vector<int32_t>{8, 0, 32}));
 }
 
 TEST_F(HandlerTest, SessionsGetTheDefaultContextCappedByTheModel) {

@@ -66,7 +66,9 @@ class Isolation : public ::testing::TestWithParam<bool /* curve */> {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
-    if (server && server->running()) EXPECT_EQ(server->stop(), 0) << server->log();
+    if (server && server->running()) {
+      EXPECT_EQ(server->stop(), 0) << server->log();
+    }
     std::filesystem::remove_all(dir_);
   }
   bool curve() const { return GetParam(); }

@@ -6,6 +6,7 @@ BackendStatus StateEchoBackend::open_session(uint64_t session_id, const SessionC
   if (auto bad = json_blocker::check_rules(config.rules)) return BackendError{fb::ErrorCode::BadRequest, bad->to_string()};
   sessions_.emplace(session_id, Session{json_blocker::FrameStream(config.rules), config.context_tokens, 0});
   scopes.push_back(config.cache_scope);
+  block_heads.push_back(config.block_heads);
   return std::nullopt;
 }
 

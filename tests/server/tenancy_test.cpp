@@ -136,10 +136,10 @@ TEST_F(TenancyTest, SessionAndContextQuotasRefuseOneClientWhileAnotherIsServed) 
   send(close_session_message(3, one), "greedy");
   send(open_session_message(4, fb::AttentionMode::Block, 100), "greedy");
   run_all();
-  auto replies = take();
-  ASSERT_EQ(replies.size(), 2u);
-  EXPECT_EQ(replies[0]->body_type(), fb::Body::SessionClosed);
-  EXPECT_EQ(replies[1]->body_type(), fb::Body::SessionOpened);
+  auto answered = take();
+  ASSERT_EQ(answered.size(), 2u);
+  EXPECT_EQ(answered[0]->body_type(), fb::Body::SessionClosed);
+  EXPECT_EQ(answered[1]->body_type(), fb::Body::SessionOpened);
   send(open_session_message(5, fb::AttentionMode::Block, 100), "greedy");
   EXPECT_EQ(error_code(only()), fb::ErrorCode::QuotaExceeded) << "still two open";
 }
@@ -185,7 +185,8 @@ TEST_F(TenancyTest, SessionIdsComeFromTheCsprngWhenNoSourceIsGiven) {
   }
   EXPECT_EQ(ids.size(), 32u);
   // Two servers seeded alike would agree; two CSPRNG draws do not.
-  RequestHandler second(backend, HandlerParams{}, log);
+  const HandlerParams defaults;
+  RequestHandler second(backend, defaults, log);
   second.on_message(Peer{"x", "conn:x", false}, open_session_message(1), replies);
   second.run_next(replies);
   const uint64_t other = read_reply(replies.all.back().bytes)->body_as_SessionOpened()->session_id();

@@ -245,6 +245,7 @@ struct EvalOptions {
   int64_t limit = 0;
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
+  int32_t block_heads = 0;
   bool json_output = false;
 };
 
@@ -259,6 +260,7 @@ int run_eval(const EvalOptions& o) {
   if (params.modes.empty()) return fail({rt::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
   params.max_tokens = o.max_tokens;
   params.blocks_after_prefix = o.blocks_after_prefix;
+  params.block_heads = o.block_heads;
   auto examples = read_all(o.data);
   if (!examples) return fail(examples.error(), "fix the --data files");
   if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));
@@ -423,6 +425,11 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--limit", eval.limit, "first N examples only (0: all)")->capture_default_str();
   eval_cmd->add_option("--max-tokens", eval.max_tokens, "most tokens per answer")->capture_default_str();
   eval_cmd->add_flag("--blocks-after-prefix", eval.blocks_after_prefix, "block sessions encode blocks after the prefix");
+  eval_cmd->add_option("--block-heads", eval.block_heads,
+                       "block sessions re-encode the first N tokens of each block whose context changed, in "
+                       "context (SessionParams::block_heads; 0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   eval_cmd->add_flag("--json", eval.json_output, "the summary as JSON on stdout");
 
   DistillOptions distill;

@@ -77,6 +77,7 @@ class OpenSpec:
     mode: int = t.Mode.BLOCK
     system_prompt: str = ""
     context_tokens: int = 0
+    block_heads: int = -1
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ def encode_open(request_id: int, spec: OpenSpec) -> bytes:
     OpenSession.AddMode(b, int(spec.mode))
     OpenSession.AddSystemPrompt(b, system)
     OpenSession.AddContextTokens(b, spec.context_tokens)
+    OpenSession.AddBlockHeads(b, spec.block_heads)
     return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
 
 

@@ -19,6 +19,7 @@ struct EvalParams {
   std::vector<runtime::AttentionMode> modes = {runtime::AttentionMode::kFull, runtime::AttentionMode::kBlock};
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
+  int32_t block_heads = 0;  // block sessions' fidelity knob (SessionParams::block_heads)
 };
 
 struct ModeAnswer {

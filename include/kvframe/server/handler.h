@@ -54,10 +54,17 @@ struct RateLimit {
   double burst = 2000;
 };
 
+// The most block_heads a session may ask for: beyond a block's length it
+// changes nothing, and blocks are rarely longer.
+inline constexpr int32_t kMaxBlockHeads = 4096;
+
 struct HandlerParams {
   std::vector<fb::AttentionMode> modes = {fb::AttentionMode::Full, fb::AttentionMode::Prefix,
                                           fb::AttentionMode::Block};  // served
   uint32_t default_context = 4096;  // when OpenSession says 0 (capped at max_context)
+  // Block mode's fidelity knob (SessionParams::block_heads) when OpenSession
+  // says -1; a session may ask for 0 .. kMaxBlockHeads.
+  int32_t block_heads = 0;
   uint32_t max_context = 0;         // 0: the backend's
   // After a frame is applied, when no request waits, encode it at once
   // (Backend::warm) so the game's next query runs only its final block.

@@ -45,6 +45,8 @@ namespace Kvframe.Client
         public string SystemPrompt { get; set; }
         /// <summary>The session's KV budget in tokens; 0: the server's default.</summary>
         public uint ContextTokens { get { return native.context_tokens; } set { native.context_tokens = value; } }
+        /// <summary>Block mode's fidelity knob: re-encode the first N tokens of each changed block in context; -1: the server's default, 0: off.</summary>
+        public int BlockHeads { get { return native.block_heads; } set { native.block_heads = value; } }
 
         internal NativeMethods.SessionParams ToNative(Utf8.Arena arena)
         {

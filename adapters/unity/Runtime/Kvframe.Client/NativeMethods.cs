@@ -39,6 +39,7 @@ namespace Kvframe.Client
             public KvframeMode mode;
             public IntPtr system_prompt;
             public uint context_tokens;
+            public int block_heads;
         }
 
         [StructLayout(LayoutKind.Sequential)]
