@@ -235,12 +235,18 @@ TEST(AssembledKv, ABufferThatStartsSmallGrowsAndHoldsWhatAFullOneHolds) {
   }
 }
 
+// n blocks of `tokens` tokens, ids 0 .. n-1, each stored under the next serial.
+std::vector<PlacedBlock> blocks_of(uint64_t n, int64_t tokens, uint64_t& serial) {
+  std::vector<PlacedBlock> blocks;
+  for (uint64_t id = 0; id < n; ++id) blocks.push_back({id, stored(random_block(tokens), serial++)});
+  return blocks;
+}
+
 TEST(AssembledKv, SlackWritesLessWhenAnEarlyBlockGrows) {
   auto model = tiny_model();
   Session slack(*model, 256, Layout::kSlack), compact(*model, 256, Layout::kCompact);
-  std::vector<PlacedBlock> blocks;
   uint64_t serial = 1;
-  for (uint64_t id = 0; id < 6; ++id) blocks.push_back({id, stored(random_block(16), serial++)});
+  std::vector<PlacedBlock> blocks = blocks_of(6, 16, serial);
   int64_t slack_bytes = 0, compact_bytes = 0;
   for (int frame = 0; frame < 40; ++frame) {
     // Block 1 (an event log, say) gains a token each frame.
@@ -267,9 +273,8 @@ TEST(AssembledKv, SlackWritesLessWhenAnEarlyBlockGrows) {
 TEST(AssembledKv, PaddingOnlyWhenTheBufferHasGaps) {
   auto model = tiny_model();
   Session slack(*model, 256, Layout::kSlack), compact(*model, 256, Layout::kCompact);
-  std::vector<PlacedBlock> blocks;
   uint64_t serial = 1;
-  for (uint64_t id = 0; id < 4; ++id) blocks.push_back({id, stored(random_block(8), serial++)});
+  std::vector<PlacedBlock> blocks = blocks_of(4, 8, serial);
   for (int frame = 0; frame < 6; ++frame) {
     if (frame > 0) blocks[1].kv = stored(random_block(8 - frame), serial++);  // block 1 shrinks
     ASSERT_TRUE(slack.kv.assemble(blocks).ok() && compact.kv.assemble(blocks).ok());
