@@ -1,8 +1,9 @@
-// Decoding steps replayed from CUDA graphs. A step of one token through a
-// 32-layer model is ~1,500 small kernel launches; eagerly, the host's launch
-// overhead (~8 us each in libtorch) outlasts the GPU's work (reading the
-// weights once), so the GPU idles. Captured once into a graph, the step is
-// one launch.
+// Decoding steps replayed from CUDA graphs. A step of one token is a few
+// dozen small kernels a layer; launched eagerly through libtorch, the host's
+// overhead can outlast the GPU's work (reading the weights once), and the
+// step then runs at the host's pace (docs/gpu.md: eager steps varied 2x
+// between machines of one kind, replayed ones 1.1x). Captured once into a
+// graph, the step is one launch.
 //
 // A graph is bound to one cache's buffers and serves every step into it:
 // the token, its RoPE row, the entry it is written to and how many entries
