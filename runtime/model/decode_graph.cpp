@@ -81,9 +81,7 @@ struct DecodeGraphs::Impl {
   }
 
   at::Tensor run(Graph& g, KvCache& cache, const Forward& forward) const {
-    // Rope::table's arithmetic, on the position the graph reads.
-    const at::Tensor angles = g.position.to(at::kFloat).unsqueeze(1) * inv_freq.unsqueeze(0);  // [1, d/2]
-    const Rope::Table table = Rope::table_of_angles(angles, dtype);
+    const Rope::Table table = Rope::table(g.position, inv_freq, dtype);  // the position the graph reads
     StepPlan plan(cache, g);
     return forward(g.ids, table, plan);
   }

@@ -17,12 +17,11 @@ Rope::Rope(const RopeParams& params) : params_(params) {
 }
 
 Rope::Table Rope::table(const at::Tensor& positions, at::ScalarType dtype) const {
-  at::Tensor angles = positions.to(at::kFloat).unsqueeze(1) *
-                      inv_freq_.to(positions.device()).unsqueeze(0);  // [n, d/2]
-  return table_of_angles(angles, dtype);
+  return table(positions, inv_freq_.to(positions.device()), dtype);
 }
 
-Rope::Table Rope::table_of_angles(const at::Tensor& angles, at::ScalarType dtype) {
+Rope::Table Rope::table(const at::Tensor& positions, const at::Tensor& inv_freq, at::ScalarType dtype) {
+  const at::Tensor angles = positions.to(at::kFloat).unsqueeze(1) * inv_freq.unsqueeze(0);  // [n, d/2]
   Table t{angles.cos().to(dtype), angles.sin().to(dtype), {}, {}};
   if (angles.is_cuda()) {
     t.cos_full = at::cat({t.cos, t.cos}, -1);

@@ -50,9 +50,10 @@ class Rope {
     at::Tensor cos_full, sin_signed;
   };
   Table table(const at::Tensor& positions, at::ScalarType dtype = at::kFloat) const;
-  // The table of rotation angles [n, head_dim / 2] (fp32): what table() makes
-  // of positions times inv_freq, for a caller that computes the angles itself.
-  static Table table_of_angles(const at::Tensor& angles, at::ScalarType dtype);
+  // The same with inv_freq() already on the positions' device: a caller that
+  // keeps that copy makes no host-to-device copy (which a CUDA graph cannot
+  // capture).
+  static Table table(const at::Tensor& positions, const at::Tensor& inv_freq, at::ScalarType dtype);
 
   // x: [n, heads, head_dim] (any float dtype); row r is rotated by table row r.
   // Returns the rotated tensor (same shape and dtype).
