@@ -115,7 +115,7 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   at::Tensor all_k = at::empty({n_layer, KH, T, d}, options), all_v = at::empty({n_layer, KH, T, d}, options);
   const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
   const at::Tensor ids = id_tensor(packed.ids, device);
-  if (!context_padding.defined() && fused_support(device, dtype).rows) {
+  if (!context_padding.defined() && fused_kernels.rows) {
     FusedEncoderPlan plan(packed, context, all_k, all_v);
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   } else {

@@ -140,10 +140,6 @@ DecodeGraphs::DecodeGraphs(at::Device device, at::ScalarType dtype, Rope rope)
     : impl_(std::make_unique<Impl>(device, dtype, rope)) {}
 DecodeGraphs::~DecodeGraphs() = default;
 
-bool DecodeGraphs::available(const at::Device& device, at::ScalarType dtype) {
-  return device.is_cuda() && fused_support(device, dtype).step;
-}
-
 std::optional<at::Tensor> DecodeGraphs::step(int64_t id, KvCache& cache, std::shared_ptr<const void> weights_in_use,
                                              const Forward& forward) {
   Impl& s = *impl_;
@@ -179,7 +175,6 @@ std::optional<at::Tensor> DecodeGraphs::step(int64_t id, KvCache& cache, std::sh
 struct DecodeGraphs::Impl {};
 DecodeGraphs::DecodeGraphs(at::Device, at::ScalarType, Rope) {}
 DecodeGraphs::~DecodeGraphs() = default;
-bool DecodeGraphs::available(const at::Device&, at::ScalarType) { return false; }
 std::optional<at::Tensor> DecodeGraphs::step(int64_t, KvCache&, std::shared_ptr<const void>, const Forward&) {
   return std::nullopt;
 }

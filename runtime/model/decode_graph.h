@@ -14,7 +14,8 @@
 // fail), is captured, and later steps replay.
 //
 // Only where it is exact and the build has it: a CUDA libtorch >= 2.5, fp16 or
-// bf16, a cache without padding, fused_support().step. Anything else, or a
+// bf16, a cache without padding, fused_support().step (Model::Impl makes
+// DecodeGraphs only then). Anything else, or a
 // capture that fails (reported once on stderr, graphs then off for the
 // model), runs the eager forward pass.
 #pragma once
@@ -34,10 +35,6 @@ namespace kvframe::runtime {
 
 class DecodeGraphs {
  public:
-  // Whether graphs can run steps on this device in this dtype at all (the
-  // build, the device and the fused kernels).
-  static bool available(const at::Device& device, at::ScalarType dtype);
-
   // For a model computing in `dtype` on `device`, whose keys are rotated by `rope`.
   DecodeGraphs(at::Device device, at::ScalarType dtype, Rope rope);
   ~DecodeGraphs();

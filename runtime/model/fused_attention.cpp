@@ -3,13 +3,13 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
 #include <utility>
-#include <algorithm>
 
 namespace kvframe::runtime {
 
@@ -156,7 +156,8 @@ Check check_cache(const at::TensorOptions& options, int64_t n, int64_t L) {
 // 6 queries after 35 cached entries, query heads folded.
 Check check_folded(const at::TensorOptions& options) {
   const at::Tensor q = at::randn({6, kHeads, kHeadDim}, options);
-  const at::Tensor keys = at::randn({kKvHeads, 41, kHeadDim}, options), values = at::randn({kKvHeads, 41, kHeadDim}, options);
+  const at::Tensor keys = at::randn({kKvHeads, 41, kHeadDim}, options);
+  const at::Tensor values = at::randn({kKvHeads, 41, kHeadDim}, options);
   const double err = relative_error(folded_cache_attention(q, keys, values, 1.0 / std::sqrt(double{kHeadDim})),
                                     reference(q, keys.transpose(0, 1), values.transpose(0, 1)));
   if (err < kTolerance) return {};

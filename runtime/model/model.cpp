@@ -96,6 +96,11 @@ class CachePlan final : public AttentionPlan {
 
 }  // namespace
 
+void Model::Impl::use_fused_kernels(bool cuda_graphs) {
+  fused_kernels = fused_support(device, dtype);
+  if (cuda_graphs && fused_kernels.step) graphs = std::make_shared<DecodeGraphs>(device, dtype, rope);
+}
+
 Status Model::Impl::check_padding(const KvCache& cache) const {
   const at::Tensor& p = cache.padding;
   if (!p.defined()) return std::nullopt;
@@ -157,13 +162,12 @@ Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelPara
     auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
     if (!weights) return weights.error();
     auto impl = std::make_unique<Impl>(
-        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}, nullptr});
+        Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}, {},
+             nullptr});
     if (device->is_cpu() && params.step_kernels) {
       if (auto step = load_step_weights(file, impl->weights, *config)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
     }
-    if (params.cuda_graphs && DecodeGraphs::available(impl->device, impl->dtype)) {
-      impl->graphs = std::make_shared<DecodeGraphs>(impl->device, impl->dtype, impl->rope);
-    }
+    impl->use_fused_kernels(params.cuda_graphs);
     std::unique_ptr<Model> model(new Model(std::move(impl)));
     if (!params.lora.empty()) {
       auto adapter = LoraAdapter::load(params.lora, model->config(), *device);
@@ -194,13 +198,12 @@ Result<std::unique_ptr<Model>> Model::with_random_weights(const ModelConfig& con
   try {
     at::NoGradGuard no_grad;
     auto impl = std::make_unique<Impl>(
-        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0, nullptr, {}, nullptr});
+        Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0, nullptr, {}, {},
+             nullptr});
     if (device->is_cpu() && params.step_kernels) {
       if (auto step = step_weights_of(impl->weights, c)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
     }
-    if (params.cuda_graphs && DecodeGraphs::available(impl->device, impl->dtype)) {
-      impl->graphs = std::make_shared<DecodeGraphs>(impl->device, impl->dtype, impl->rope);
-    }
+    impl->use_fused_kernels(params.cuda_graphs);
     return std::unique_ptr<Model>(new Model(std::move(impl)));
   } catch (const c10::Error& e) {
     return backend_error(e, "making the weights");
@@ -318,7 +321,7 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
     // may hold slack entries (masked by padding) that take no position.
     const auto on_device = at::TensorOptions(at::kLong).device(device);
     const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device), dtype);
-    CachePlan plan(config, cache, fused_support(device, dtype));
+    CachePlan plan(config, cache, fused_kernels);
     at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
     logits = head(all_logits ? x : x.narrow(0, n - 1, 1));
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "forward_pass.h"
+#include "fused_attention.h"
 #include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/model.h"
 #include "lora_impl.h"
@@ -39,8 +40,12 @@ struct Model::Impl {
   // pass), and the merged adapters' pairs in fp32, which its blocks lack.
   std::shared_ptr<const StepWeights> step;
   std::vector<std::vector<LayerLora>> merged_step_lora;
-  // Decoding steps replayed from CUDA graphs (null: every step eagerly).
+  // Which of torch's fused attention kernels run here (fused_attention.h),
+  // and decoding steps replayed from CUDA graphs (null: every step eagerly):
+  // both settled once, at load, by use_fused_kernels().
+  FusedSupport fused_kernels;
   std::shared_ptr<DecodeGraphs> graphs;
+  void use_fused_kernels(bool cuda_graphs);
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.
