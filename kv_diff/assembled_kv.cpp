@@ -115,31 +115,28 @@ std::vector<SlotInfo> AssembledKv::slots() const {
 
 at::Tensor AssembledKv::entry_positions() const {
   std::vector<int64_t> positions(static_cast<size_t>(cache_.length), std::numeric_limits<int64_t>::max());
-  for (int64_t e = 0; e < prefix_length_; ++e) positions[static_cast<size_t>(e)] = prefix_position_ - prefix_length_ + e;
+  auto position_of = [&](int64_t entry) -> int64_t& { return positions[static_cast<size_t>(entry)]; };
+  for (int64_t e = 0; e < prefix_length_; ++e) position_of(e) = prefix_position_ - prefix_length_ + e;
   for (const Slotted& b : blocks_) {
-    for (int64_t t = 0; t < b.kv->kv.tokens(); ++t) positions[static_cast<size_t>(b.slot.offset + t)] = b.position + t;
+    for (int64_t t = 0; t < b.kv->kv.tokens(); ++t) position_of(b.slot.offset + t) = b.position + t;
   }
   const int64_t assembled_end = prefix_position_ + tokens();
-  for (int64_t e = high_water_; e < cache_.length; ++e) positions[static_cast<size_t>(e)] = assembled_end + e - high_water_;
+  for (int64_t e = high_water_; e < cache_.length; ++e) position_of(e) = assembled_end + e - high_water_;
   return at::tensor(positions, at::kLong).to(k_.device());
 }
 
 void AssembledKv::set_padding() {
+  // No gaps (the compact layout; slack slots keep spare entries): no padding,
+  // which keeps attention on its unmasked (on CUDA, fused) paths.
+  if (prefix_length_ + tokens() == high_water_) {
+    cache_.padding = at::Tensor();
+    return;
+  }
   // Built in plain host memory (one byte per entry: hundreds of blocks would
   // be hundreds of tensor ops) and copied over in one go.
   std::vector<uint8_t> mask(static_cast<size_t>(cache_.capacity), 0);
   std::fill(mask.begin() + prefix_length_, mask.begin() + high_water_, 1);
-  int64_t covered = 0;
-  for (const Slotted& b : blocks_) {
-    std::fill_n(mask.begin() + b.slot.offset, b.kv->kv.tokens(), 0);
-    covered += b.kv->kv.tokens();
-  }
-  // No gaps (the compact layout always, the slack one after compacting): no
-  // padding, which keeps attention on its unmasked (on CUDA, fused) paths.
-  if (prefix_length_ + covered == high_water_) {
-    cache_.padding = at::Tensor();
-    return;
-  }
+  for (const Slotted& b : blocks_) std::fill_n(mask.begin() + b.slot.offset, b.kv->kv.tokens(), 0);
   padding_.copy_(at::from_blob(mask.data(), {cache_.capacity}, at::kBool));
   cache_.padding = padding_;
 }
