@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""Block mode's fidelity dial: how close to `full` each setting of a knob
+"""Block mode's fidelity dial: how close to `full` each setting of its knobs
 brings the answers, and what it costs.
 
-For each `block_heads` setting (SessionParams::block_heads; docs/block_attention.md)
-it runs, on the default model:
+For each setting — `heads:N` (SessionParams::block_heads, `all`: every token
+of the blocks from the first change on) or `blend:R` (SessionParams::blend_ratio)
+— it runs, on the default model (docs/block_attention.md):
 
-  - MOBA frames (bench_game_frames, every frame answered in `full` and
-    `block`): tokens encoded per query against `full`'s, time to first
-    token, the first token as `full`'s, KL(full || block) of the first token;
+  - MOBA frames at each --tokens size (bench_game_frames, every frame answered
+    in `full` and `block`): tokens encoded per query against `full`'s, time
+    to first token, the first token as `full`'s, KL(full || block) of it;
   - held-out Hold'em decisions (kvframe-finetune eval): the action as
-    `full`'s, the first token as `full`'s, KL, query time against `full`'s.
+    `full`'s, the first token as `full`'s, KL, tokens encoded per decision
+    against `full`'s.
 
-    python3 bench/bench_fidelity.py                       # heads 0,2,8,all; no adapter
-    python3 bench/bench_fidelity.py --heads 0,4 --lora auto --frames 8 --holdem-limit 48
+    python3 bench/bench_fidelity.py        # heads:0,heads:2,blend:0.15,blend:0.3,heads:all at 4K and 8K
+    python3 bench/bench_fidelity.py --settings heads:0,blend:0.5 --lora auto --frames 4 --holdem-limit 48
 
-Prints a table and writes a PNG plot (gnuplot) of KL against cost, one line
-per game. Exit 0, or 1 when a run failed.
+Prints a table and writes a PNG plot (gnuplot): agreement with `full` and
+KL against cost, a line per game. Exit 0, or 1 when a run failed.
 """
 import argparse
 import json
@@ -28,6 +30,16 @@ import tempfile
 ALL = 1 << 20  # block_heads beyond every block's length: every token of a changed block's successors
 
 
+def knob_args(setting):
+    """bench_game_frames / kvframe-finetune eval options for one setting ("heads:8", "blend:0.15")."""
+    knob, _, value = setting.partition(":")
+    if knob == "heads":
+        return ["--block-heads", str(ALL if value == "all" else int(value))]
+    if knob == "blend":
+        return ["--blend", str(float(value))]
+    raise ValueError(f"unknown setting {setting!r}: heads:N, heads:all or blend:R")
+
+
 def run_json(cmd):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -36,10 +48,10 @@ def run_json(cmd):
     return json.loads(done.stdout)
 
 
-def moba(build, heads, args):
-    d = run_json([os.path.join(build, "bench", "bench_game_frames"), "--tokens", str(args.tokens), "--frames",
+def moba(build, knob, tokens, args):
+    d = run_json([os.path.join(build, "bench", "bench_game_frames"), "--tokens", str(tokens), "--frames",
                   str(args.frames), "--full-every", "1", "--prefix-every", str(args.frames + 1), "--max-tokens", "4",
-                  "--lora", args.lora, "--block-heads", str(heads), "--plot", "", "--json"])
+                  "--lora", args.lora, "--plot", "", "--json"] + knob)
     if d is None:
         return None
     block, full, agree = d["modes"]["block"], d["modes"]["full"], d["agreement_block_full"]
@@ -48,45 +60,67 @@ def moba(build, heads, args):
             "frames": agree["frames"], "kl": agree["kl_first_token"]}
 
 
-def holdem(build, heads, args):
+def holdem(build, knob, args):
     d = run_json([os.path.join(build, "tools", "kvframe-finetune"), "eval", "--lora", args.lora, "--data",
-                  args.holdem_data, "--limit", str(args.holdem_limit), "--modes", "full,block", "--block-heads",
-                  str(heads), "--json"])
+                  args.holdem_data, "--limit", str(args.holdem_limit), "--modes", "full,block", "--json"] + knob)
     if d is None:
         return None
     full, block = d["modes"][0], d["modes"][1]
     return {"agree": block["agree"], "first": block["first_token_agree"], "answers": block["answers"],
-            "kl": block["kl_mean"], "ms": block["ms_p50"], "full_ms": full["ms_p50"]}
+            "kl": block["kl_mean"], "ms": block["ms_p50"], "full_ms": full["ms_p50"],
+            "tokens": block["tokens_encoded_mean"], "full_tokens": full["tokens_encoded_mean"]}
+
+
+def games(rows):
+    """(name, key, agreement fraction, cost %) per game measured, in table order."""
+    out = [(f"MOBA {t // 1024}K", f"moba{t}",
+            lambda r, k=f"moba{t}": r[k]["first"] / r[k]["frames"]) for t in sorted(rows[0]["tokens"])]
+    out.append(("Hold'em actions", "holdem", lambda r: r["holdem"]["agree"] / r["holdem"]["answers"]))
+    return out
 
 
 def plot(path, rows):
-    """KL(full || block) against cost, a line per game, each point named by its setting."""
+    """Agreement with full and KL(full || block) against tokens computed, a line per game."""
     with tempfile.TemporaryDirectory() as work:
         data = os.path.join(work, "dial.dat")
+        named = games(rows)
         with open(data, "w") as f:
-            for game, cost in (("moba", lambda r: 100 * r["moba"]["tokens"] / r["moba"]["full_tokens"]),
-                               ("holdem", lambda r: 100 * r["holdem"]["ms"] / r["holdem"]["full_ms"])):
+            for _, key, agreement in named:
                 for r in rows:
-                    f.write(f'{cost(r):.3f} {r[game]["kl"]:.5f} "{r["label"]}"\n')
+                    cost = 100 * r[key]["tokens"] / r[key]["full_tokens"]
+                    f.write(f'{cost:.3f} {100 * agreement(r):.2f} {r[key]["kl"]:.5f} "{r["label"]}"\n')
                 f.write("\n\n")
+        styles = [(i, name) for i, (name, _, _) in enumerate(named)]
+        agree = ", \\\n     ".join(
+            f'"{data}" index {i} using 1:2 with linespoints lw 2 pt {5 + 2 * i} title "{name}", '
+            f'"" index {i} using 1:2:4 with labels offset 1,0.6 font ",8" notitle' for i, name in styles)
+        kl = ", \\\n     ".join(
+            f'"{data}" index {i} using 1:3 with linespoints lw 2 pt {5 + 2 * i} title "{name}", '
+            f'"" index {i} using 1:3:4 with labels offset 1,0.6 font ",8" notitle' for i, name in styles)
         script = f"""
-set terminal pngcairo size 900,520 font ",11" noenhanced
+set terminal pngcairo size 1200,520 font ",11" noenhanced
 set output "{path}"
-set title "Block mode's fidelity dial: block_heads (default model, CPU)"
-set xlabel "cost, % of full (MOBA: tokens encoded per query; Hold'em: query time)"
+set multiplot layout 1,2 title "Block mode's fidelity dial (default model, no adapter, CPU)"
+set xlabel "tokens computed per query, % of full's"
+set logscale x
+set arrow from 20, graph 0 to 20, graph 1 nohead dt 2 lc rgb "gray40"
+set label "20% of full" at 20, graph 0.04 offset 0.5,0 textcolor rgb "gray40"
+set key bottom right
+set ylabel "agreement with full, % (MOBA: first token; Hold'em: action)"
+set yrange [0:105]
+plot {agree}
 set ylabel "KL(full || block) of the first token, nats"
 set logscale y
+set yrange [*:*]
 set key top right
-plot "{data}" index 0 using 1:2 with linespoints lw 2 pt 7 title "MOBA frames", \\
-     "" index 0 using 1:2:3 with labels offset 1,0.6 notitle, \\
-     "{data}" index 1 using 1:2 with linespoints lw 2 pt 5 title "Hold'em decisions", \\
-     "" index 1 using 1:2:3 with labels offset 1,-0.6 notitle
+plot {kl}
+unset multiplot
 """
         done = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True) \
             if shutil.which("gnuplot") else None
         if done is None or done.returncode != 0:
             sys.stderr.write("bench_fidelity: no plot: gnuplot is missing or failed (scripts/setup.sh installs "
-                             "gnuplot-nox)\n")
+                             "gnuplot-nox)\n" + (done.stderr[-1000:] if done else ""))
             return False
     return True
 
@@ -94,10 +128,11 @@ plot "{data}" index 0 using 1:2 with linespoints lw 2 pt 7 title "MOBA frames", 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build", help="the build folder (bench/, tools/)")
-    p.add_argument("--heads", default="0,2,8,all", help="block_heads settings, comma-separated; 'all' = every token")
+    p.add_argument("--settings", default="heads:0,heads:2,blend:0.15,blend:0.3,heads:all",
+                   help="knob settings, comma-separated: heads:N, heads:all, blend:R (heads:0 is plain block)")
     p.add_argument("--lora", default="none", help="none (the untuned model), auto (the block-tuned adapter) or a file")
-    p.add_argument("--tokens", type=int, default=4096, help="MOBA frame size to aim at (bench_game_frames --tokens)")
-    p.add_argument("--frames", type=int, default=16, help="MOBA frames, each answered in both modes")
+    p.add_argument("--tokens", default="4096,8192", help="MOBA frame sizes to aim at (bench_game_frames --tokens)")
+    p.add_argument("--frames", type=int, default=8, help="MOBA frames per size, each answered in both modes")
     p.add_argument("--holdem-data", default="build/train-default/holdem/heldout.jsonl",
                    help="held-out Hold'em decisions (scripts/train-default-adapter.sh makes them)")
     p.add_argument("--holdem-limit", type=int, default=95, help="first N decisions")
@@ -108,32 +143,45 @@ def main():
         sys.stderr.write(f"bench_fidelity: no {args.holdem_data}; run scripts/train-default-adapter.sh (its data "
                          "step) or give --holdem-data\n")
         return 1
+    try:
+        settings = [(name, knob_args(name)) for name in args.settings.split(",")]
+        sizes = [int(t) for t in args.tokens.split(",")]
+    except ValueError as e:
+        sys.stderr.write(f"bench_fidelity: {e}\n")
+        return 2
 
     rows = []
-    for name in args.heads.split(","):
-        heads = ALL if name == "all" else int(name)
-        sys.stderr.write(f"[bench_fidelity] block_heads {name}\n")
-        m, h = moba(args.build, heads, args), holdem(args.build, heads, args)
-        if m is None or h is None:
+    for name, knob in settings:
+        row = {"label": name, "tokens": sizes}
+        for t in sizes:
+            sys.stderr.write(f"[bench_fidelity] {name}: MOBA ~{t} tokens\n")
+            row[f"moba{t}"] = moba(args.build, knob, t, args)
+        sys.stderr.write(f"[bench_fidelity] {name}: Hold'em\n")
+        row["holdem"] = holdem(args.build, knob, args)
+        if any(v is None for v in row.values()):
             return 1
-        rows.append({"label": name, "block_heads": heads, "moba": m, "holdem": h})
+        rows.append(row)
+        if args.json:  # after each setting: a long run keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
 
-    print(f"block_heads: lora {args.lora}; MOBA {args.frames} frames (~{args.tokens} tokens), "
-          f"Hold'em {rows[0]['holdem']['answers']} held-out decisions")
-    print(f"{'heads':>6} | {'MOBA tok/q':>10} {'of full':>8} {'TTFT ms':>8} {'1st tok':>8} {'KL':>7} | "
-          f"{'action':>7} {'1st tok':>8} {'KL':>7} {'ms':>6} {'of full':>8}")
+    print(f"lora {args.lora}; MOBA {args.frames} frames a size, Hold'em {rows[0]['holdem']['answers']} held-out "
+          f"decisions; cost = tokens computed per query, % of full's")
+    named = games(rows)
+    print(f"{'setting':>10} | " + " | ".join(f"{n:^32}" for n, _, _ in named))
+    print(f"{'':>10} | " + " | ".join(f"{'agree':>7} {'KL':>7} {'cost':>7} {'TTFT ms':>8}" for _ in named))
     for r in rows:
-        m, h = r["moba"], r["holdem"]
-        print(f"{r['label']:>6} | {m['tokens']:>10.0f} {100 * m['tokens'] / m['full_tokens']:>7.1f}% "
-              f"{m['ttft']:>8.0f} {m['first']:>4}/{m['frames']:<3} {m['kl']:>7.3f} | "
-              f"{h['agree']:>3}/{h['answers']:<3} {h['first']:>4}/{h['answers']:<3} {h['kl']:>7.3f} "
-              f"{h['ms']:>6.0f} {100 * h['ms'] / h['full_ms']:>7.1f}%")
-    m0, h0 = rows[0]["moba"], rows[0]["holdem"]
-    print(f"full: MOBA {m0['full_tokens']:.0f} tokens/query, TTFT {m0['full_ttft']:.0f} ms; "
-          f"Hold'em {h0['full_ms']:.0f} ms a decision")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        cells = []
+        for _, key, agreement in named:
+            g = r[key]
+            ms = g["ttft"] if "ttft" in g else g["ms"]
+            cells.append(f"{100 * agreement(r):>6.1f}% {g['kl']:>7.3f} {100 * g['tokens'] / g['full_tokens']:>6.1f}% "
+                         f"{ms:>8.0f}")
+        print(f"{r['label']:>10} | " + " | ".join(cells))
+    full = " | ".join(f"{n}: {rows[0][k]['full_tokens']:.0f} tokens, "
+                      f"{rows[0][k]['full_ttft'] if 'full_ttft' in rows[0][k] else rows[0][k]['full_ms']:.0f} ms"
+                      for n, k, _ in named)
+    print(f"full: {full}  (Hold'em ms: whole query p50; MOBA: TTFT p50)")
     if args.plot and plot(args.plot, rows):
         print(f"plot: {args.plot}")
     return 0

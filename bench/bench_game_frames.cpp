@@ -112,6 +112,8 @@ struct Options {
   bool json = false;
   bool warm = false;
   int32_t block_heads = 0;
+  float blend = 0;
+  float temperature = 1;
 };
 
 // One query's measurements.
@@ -273,6 +275,16 @@ int main(int argc, char** argv) {
                  "in context (SessionParams::block_heads; 0: off)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--blend", o.blend,
+                 "block mode's fidelity knob: the share of each changed block's tokens, those the context moved "
+                 "most, recomputed in context through every layer (SessionParams::blend_ratio; 0: off, 1: full)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--temperature", o.temperature,
+                 "block mode's fidelity knob: attention logits against block keys divided by it "
+                 "(SessionParams::block_temperature; 1: off)")
+      ->check(CLI::Range(0.25, 4.0))
+      ->capture_default_str();
   app.add_option("--context", o.context, "KV tokens per session (0: frame tokens x 1.25 + query + answer)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--plot", o.plot, "write a PNG plot of per-frame TTFT here (empty: none)")->capture_default_str();
@@ -337,6 +349,8 @@ int main(int argc, char** argv) {
     params.layout = layout;
     params.blocks_after_prefix = o.blocks_after_prefix;
     params.block_heads = o.block_heads;
+    params.blend_ratio = o.blend;
+    params.block_temperature = o.temperature;
     auto opened = rt::Session::open(engine, params);
     if (!opened) return engine_fail(opened.error(), "opening a session");
     sessions[m] = std::move(opened).value();
@@ -448,6 +462,8 @@ int main(int argc, char** argv) {
     out["layout"] = o.layout;
     out["blocks_after_prefix"] = o.blocks_after_prefix;
     out["block_heads"] = o.block_heads;
+    out["blend"] = o.blend;
+    out["temperature"] = o.temperature;
     out["order"] = o.order;
     out["changed_block_fraction_mean"] = mean(changed);
     out["modes"] = nlohmann::json::object();
@@ -501,11 +517,11 @@ int main(int argc, char** argv) {
       std::printf("also dropped from every frame (--drop): %s\n", dropped.c_str());
     }
     std::printf("blocks changed per frame: %s%% mean (min %s%%, max %s%%) of %lld blocks; block layout %s, "
-                "blocks after prefix %s, block heads %d, prompt order %s\n",
+                "blocks after prefix %s, block heads %d, blend %g, temperature %g, prompt order %s\n",
                 cell(100.0 * mean(changed), 2).c_str(), cell(100.0 * percentile(changed, 0), 2).c_str(),
                 cell(100.0 * percentile(changed, 100), 2).c_str(),
                 static_cast<long long>(cold.q[2]->blocks_total), o.layout.c_str(),
-                o.blocks_after_prefix ? "true" : "false", o.block_heads, o.order.c_str());
+                o.blocks_after_prefix ? "true" : "false", o.block_heads, o.blend, o.temperature, o.order.c_str());
     std::printf("\n%-7s %6s %8s %10s %10s %12s %12s %11s %11s %11s %6s\n", "mode", "every", "queried", "TTFT p50",
                 "TTFT p99", "latency p50", "latency p99", "tok enc/q", "blk enc/q", "dirty blk/q", "gen");
     for (int m = 0; m < kModes; ++m) {

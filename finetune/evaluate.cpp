@@ -47,6 +47,7 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
       rt::SessionParams sp = session_params(e, params.modes[m], params.blocks_after_prefix);
       sp.context = context;
       sp.block_heads = params.block_heads;
+      sp.blend_ratio = params.blend_ratio;
       auto opened = rt::Session::open(engine, sp);
       if (!opened) return opened.error();
       slot = std::move(opened).value();
@@ -78,6 +79,7 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
       a.text = answer->text;
       a.first_token = answer->first_logits.argmax().item<int64_t>();
       a.ms = answer->report.ms.total;
+      a.tokens_encoded = answer->report.tokens_encoded;
       a.matches_target = !e.target.empty() && same_answer(a.text, e.target, !e.schema.empty());
       const at::Tensor log_probs = at::log_softmax(answer->first_logits.to(at::kDouble), -1);
       if (m == 0) {
@@ -93,6 +95,7 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
       s.agree += a.matches_reference;
       s.first_token_agree += m == 0 || a.first_token == record.modes[0].first_token;
       s.kl_mean += a.kl_vs_reference;
+      s.tokens_encoded_mean += static_cast<double>(a.tokens_encoded);
       ms[m].push_back(a.ms);
       record.modes.push_back(std::move(a));
     }
@@ -101,7 +104,10 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
   }
   for (size_t m = 0; m < report.modes.size(); ++m) {
     ModeSummary& s = report.modes[m];
-    if (s.answers) s.kl_mean /= static_cast<double>(s.answers);
+    if (s.answers) {
+      s.kl_mean /= static_cast<double>(s.answers);
+      s.tokens_encoded_mean /= static_cast<double>(s.answers);
+    }
     s.ms_p50 = median(ms[m]);
   }
   return report;

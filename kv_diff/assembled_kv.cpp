@@ -236,14 +236,7 @@ runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlo
     position += n;
   }
 
-  try {
-    apply_placements(placements, {k_, v_, &rope_});
-  } catch (const std::exception& e) {  // c10::Error, or a CUDA launch failure
-    cache_.length = prefix_length_;
-    cache_.next_position = prefix_position_;
-    seal_prefix();  // the buffer's blocks are now unknown: forget them all
-    return Error{ErrorCode::kBackend, std::string("placing blocks in the assembled KV buffer failed: ") + e.what()};
-  }
+  if (auto failed = place(placements)) return *failed;
   blocks_ = std::move(placed);
   free_ = std::move(plan.free);
   high_water_ = plan.end;
@@ -251,6 +244,30 @@ runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlo
   set_padding();
   stats.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return stats;
+}
+
+runtime::Status AssembledKv::restore(size_t first) {
+  std::vector<Placement> placements;
+  for (size_t i = first; i < blocks_.size(); ++i) {
+    placements.push_back({&blocks_[i].kv->kv, blocks_[i].slot.offset, blocks_[i].position, true});
+  }
+  const int64_t length = cache_.length, next_position = cache_.next_position;
+  if (auto failed = place(placements)) return failed;
+  cache_.length = length;
+  cache_.next_position = next_position;
+  return std::nullopt;
+}
+
+std::optional<runtime::Error> AssembledKv::place(const std::vector<Placement>& placements) {
+  try {
+    apply_placements(placements, {k_, v_, &rope_});
+    return std::nullopt;
+  } catch (const std::exception& e) {  // c10::Error, or a CUDA launch failure
+    cache_.length = prefix_length_;
+    cache_.next_position = prefix_position_;
+    seal_prefix();  // the buffer's blocks are now unknown: forget them all
+    return Error{ErrorCode::kBackend, std::string("placing blocks in the assembled KV buffer failed: ") + e.what()};
+  }
 }
 
 }  // namespace kvframe::kv_diff

@@ -132,6 +132,15 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
                             std::to_string(params_.block_heads) + ")",
                         request_id, 0};
   }
+  float& blend = open.config.blend_ratio;
+  if (blend == -1.0f) blend = params_.blend_ratio;
+  if (!(blend >= 0 && blend <= 1)) {
+    return RequestError{fb::ErrorCode::BadRequest,
+                        "OpenSession.blend_ratio is " + std::to_string(blend) +
+                            "; it takes 0 (off) .. 1 (every token), or -1 for this server's default (" +
+                            std::to_string(params_.blend_ratio) + ")",
+                        request_id, 0};
+  }
   open.config.cache_scope = cache_scope_of(peer.principal);
   return std::nullopt;
 }

@@ -73,6 +73,7 @@ struct Options {
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
   int32_t block_heads = 0;
+  float blend = 0;
   uint32_t max_context = 0;
   uint32_t max_tokens = 4096;
   double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
@@ -237,6 +238,12 @@ int main(int argc, char** argv) {
                  "of each block whose context changed, in context (0: off; docs/block_attention.md)")
       ->check(CLI::Range(0, srv::kMaxBlockHeads))
       ->capture_default_str();
+  app.add_option("--blend", o.blend,
+                 "block mode's second fidelity knob for sessions that ask for the default: the share of each "
+                 "changed block's tokens, those the context moved most, recomputed in context (0: off, 1: full; "
+                 "docs/block_attention.md)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
       ->check(CLI::Range(16u, 1u << 24));
   app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")
@@ -359,6 +366,7 @@ int main(int argc, char** argv) {
   params.handler.modes = served_modes(o.mode);
   params.handler.default_context = o.context;
   params.handler.block_heads = o.block_heads;
+  params.handler.blend_ratio = o.blend;
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;

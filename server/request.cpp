@@ -30,6 +30,7 @@ Parsed open_session(uint64_t id, const fb::OpenSession& m) {
   open.config.system_prompt = text_of(m.system_prompt());
   open.config.context_tokens = m.context_tokens();
   open.config.block_heads = m.block_heads();
+  open.config.blend_ratio = m.blend_ratio();
   const std::string rules = text_of(m.rules_json());
   if (!rules.empty()) {
     auto parsed = json_blocker::parse_rules(rules);

@@ -28,7 +28,8 @@ struct Encoder {
     auto rules = string_of(b, s.rules_json);
     auto system = string_of(b, s.system_prompt);
     protocol::finish_message(b, request_id,
-                             fb::CreateOpenSession(b, game, rules, s.mode, system, s.context_tokens, s.block_heads));
+                             fb::CreateOpenSession(b, game, rules, s.mode, system, s.context_tokens, s.block_heads,
+                                                   s.blend_ratio));
   }
   void operator()(const CloseSpec&) {
     protocol::finish_message(b, request_id, fb::CreateCloseSession(b, server_session));
@@ -77,6 +78,7 @@ OpenSpec open_spec_from(const kvf_session_params& p) {
   spec.system_prompt = text_or_empty(p.system_prompt);
   spec.context_tokens = p.context_tokens;
   spec.block_heads = p.block_heads;
+  spec.blend_ratio = p.blend_ratio;
   return spec;
 }
 

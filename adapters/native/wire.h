@@ -30,6 +30,7 @@ struct OpenSpec {
   std::string system_prompt;
   uint32_t context_tokens = 0;
   int32_t block_heads = -1;
+  float blend_ratio = -1;
 };
 
 struct CloseSpec {};

@@ -13,6 +13,8 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include "kv_context.h"
@@ -73,7 +75,7 @@ class BlockContext final : public KvContext {
 
     auto assembled = kv_.assemble(placed);
     if (!assembled) {
-      headed_.clear();  // the buffer forgot its blocks: every head is stale
+      refined_.clear();  // the buffer forgot its blocks: every refinement is stale
       return assembled.error();
     }
     assembled_ = std::move(current);
@@ -84,8 +86,8 @@ class BlockContext final : public KvContext {
     const int64_t fresh = static_cast<int64_t>(placed.size()) - from_session;
     report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
     report.ms.reposition = watch.lap();
-    if (params_.block_heads > 0) {
-      if (auto failed = recompute_heads(prompt, keys, report)) return failed;
+    if (params_.block_heads > 0 || params_.blend_ratio > 0) {
+      if (auto failed = refine(prompt, keys, report)) return failed;
       report.ms.encode += watch.lap();
     }
     return kv_.reserve(std::min(kv_.cache().length + prompt.tail, kv_.max_capacity()));
@@ -96,37 +98,61 @@ class BlockContext final : public KvContext {
   void finish(const std::vector<TokenId>&) override { kv_.truncate_to_assembly(); }
 
  private:
-  // SessionParams::block_heads: each block's first tokens re-encoded in
-  // context, from the first block whose context changed since the heads were
-  // last made (its tokens, where it lies, or where it sits in memory: a
-  // block the layout rewrote from the store has lost its heads) to the end.
-  std::optional<Error> recompute_heads(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
-                                       QueryReport& report) {
+  // The fidelity knobs (SessionParams::block_heads, blend_ratio): block
+  // tokens re-encoded in context, from the first block whose context changed
+  // since that was last done (its tokens, where it lies, or where it sits in
+  // memory: a block the layout rewrote from the store has lost its refined
+  // KV) to the end. What a block gets depends only on what precedes it, so
+  // a frame that keeps refined blocks answers as one that refines them all.
+  std::optional<Error> refine(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
+                              QueryReport& report) {
     const std::vector<kv_diff::SlotInfo> slots = kv_.slots();
     size_t first = 0;
-    while (first < slots.size() && first < headed_.size() && headed_[first].key == keys[first] &&
-           headed_[first].offset == slots[first].offset && headed_[first].position == slots[first].position) {
+    while (first < slots.size() && first < refined_.size() && refined_[first].key == keys[first] &&
+           refined_[first].offset == slots[first].offset && refined_[first].position == slots[first].position) {
       ++first;
     }
+    const bool blend = params_.blend_ratio > 0;
     std::vector<int32_t> tokens;
     std::vector<int64_t> entries, positions;
+    RecomputeSelection selection;
+    int64_t kept = 0;  // tokens that run every layer
     for (size_t b = first; b < slots.size(); ++b) {
       const std::vector<TokenId>& block = *(*prompt.blocks)[b].tokens;
-      const int64_t n = std::min<int64_t>(params_.block_heads, slots[b].length);
+      const int64_t length = slots[b].length, heads = std::min<int64_t>(params_.block_heads, length);
+      const int64_t n = blend ? length : heads;  // blending runs every token's first layer
       for (int64_t t = 0; t < n; ++t) {
         tokens.push_back(block[static_cast<size_t>(t)]);
         entries.push_back(slots[b].offset + t);
         positions.push_back(slots[b].position + t);
+        if (blend) selection.always.push_back(t < heads ? 1 : 0);
+      }
+      if (blend) {
+        const auto share = static_cast<int64_t>(std::ceil(params_.blend_ratio * static_cast<double>(length)));
+        selection.group_sizes.push_back(length);
+        selection.keep.push_back(std::min(share, length - heads));
+        kept += heads + selection.keep.back();
+      } else {
+        kept += heads;
       }
     }
-    headed_.clear();
+    refined_.clear();
+    // Values a blend selected last frame may still be in the buffer (a block
+    // that moved keeps its values): blending starts from the blocks' own KV.
+    if (blend) {
+      if (auto failed = kv_.restore(first)) return failed;
+    }
     if (!tokens.empty()) {
-      if (auto failed = engine_.model().recompute(kv_.cache(), tokens, entries, positions, kv_.entry_positions())) {
-        return failed;  // headed_ stays empty: the next frame makes every head again
+      if (auto failed = engine_.model().recompute(kv_.cache(), tokens, entries, positions, kv_.entry_positions(),
+                                                  blend ? &selection : nullptr)) {
+        return failed;  // refined_ stays empty: the next frame refines every block again
       }
-      report.tokens_encoded += static_cast<int64_t>(tokens.size());
+      // Tokens that stopped after the selection's layer count for the share of layers they ran.
+      const int64_t layers = engine_.model().config().n_layer;
+      const int64_t stopped = static_cast<int64_t>(tokens.size()) - kept;
+      report.tokens_encoded += kept + (stopped * (selection.at_layer + 1) + layers - 1) / layers;
     }
-    for (size_t b = 0; b < slots.size(); ++b) headed_.push_back({keys[b], slots[b].offset, slots[b].position});
+    for (size_t b = 0; b < slots.size(); ++b) refined_.push_back({keys[b], slots[b].offset, slots[b].position});
     return std::nullopt;
   }
 
@@ -134,7 +160,7 @@ class BlockContext final : public KvContext {
   std::optional<Error> load_prefix(const std::vector<TokenId>& prefix) {
     kv_.reset();
     assembled_.clear();
-    headed_.clear();
+    refined_.clear();
     prefix_.clear();
     if (!prefix.empty()) {
       auto logits = runtime::prefill(engine_.model(), prefix, kv_.cache());
@@ -143,9 +169,11 @@ class BlockContext final : public KvContext {
     kv_.seal_prefix();
     prefix_ = prefix;
     // A block's KV depends on what it was encoded after: the prefix, or
-    // nothing. Keys carry that, the mode, the model and the cache scope.
-    uint64_t seeds[4] = {engine_.fingerprint(), 0x626c6f636bull /* "block" */, 0, params_.cache_scope};
+    // nothing, and on the temperature its keys were scaled by. Keys carry
+    // that, the mode, the model and the cache scope.
+    uint64_t seeds[5] = {engine_.fingerprint(), 0x626c6f636bull /* "block" */, 0, params_.cache_scope, 0};
     if (params_.blocks_after_prefix) seeds[2] = XXH3_64bits(prefix.data(), prefix.size() * sizeof(TokenId));
+    if (params_.block_temperature != 1) std::memcpy(&seeds[4], &params_.block_temperature, sizeof(float));
     context_id_ = XXH3_64bits(seeds, sizeof(seeds));
     return std::nullopt;
   }
@@ -168,7 +196,10 @@ class BlockContext final : public KvContext {
       auto encoded = engine_.model().encode_blocks(batch, after);
       if (!encoded) return encoded.error();
       for (size_t b = 0; b < batch.size(); ++b) {
-        current[batch_keys[b]] = engine_.store().insert(batch_keys[b], std::move((*encoded)[b]), params_.cache_scope);
+        BlockKv& kv = (*encoded)[b];
+        // SessionParams::block_temperature: logits against these keys divided by it.
+        if (params_.block_temperature != 1) kv.k = kv.k * (1.0 / params_.block_temperature);
+        current[batch_keys[b]] = engine_.store().insert(batch_keys[b], std::move(kv), params_.cache_scope);
       }
       report.blocks_encoded += static_cast<int64_t>(batch.size());
       report.tokens_encoded += batch_tokens;
@@ -200,13 +231,13 @@ class BlockContext final : public KvContext {
   uint64_t context_id_ = 0;
   // The blocks in kv_ after the last assemble(), by key.
   KeyMap assembled_;
-  // block_heads: the blocks (in order) whose heads kv_ holds re-encoded, as
-  // they were when that was done.
-  struct Headed {
+  // The blocks (in order) whose KV kv_ holds refined by the fidelity knobs,
+  // as they were when that was done.
+  struct Refined {
     kv_diff::BlockKey key;
     int64_t offset = 0, position = 0;
   };
-  std::vector<Headed> headed_;
+  std::vector<Refined> refined_;
 };
 
 }  // namespace

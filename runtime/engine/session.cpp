@@ -136,6 +136,15 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
     return Error{ErrorCode::kInvalidArgument, "bad block rules: " + bad->to_string()};
   }
   if (params.context < 16) return Error{ErrorCode::kInvalidArgument, "a session needs a context of at least 16 tokens"};
+  if (!(params.blend_ratio >= 0 && params.blend_ratio <= 1)) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "blend_ratio is " + std::to_string(params.blend_ratio) + "; it takes 0 (off) to 1 (every token)"};
+  }
+  if (params.block_heads < 0) return Error{ErrorCode::kInvalidArgument, "block_heads is negative; 0 turns it off"};
+  if (!(params.block_temperature >= 0.25f && params.block_temperature <= 4)) {
+    return Error{ErrorCode::kInvalidArgument, "block_temperature is " + std::to_string(params.block_temperature) +
+                                                  "; it takes 0.25 .. 4 (1: off)"};
+  }
   auto context = params.mode == AttentionMode::kBlock ? make_block_context(engine, params)
                                                        : make_causal_context(engine.model(), params.mode, params.context);
   if (!context) return context.error();

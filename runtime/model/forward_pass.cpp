@@ -30,7 +30,8 @@ at::Tensor add_projection(const at::Tensor& residual, const at::Tensor& x, const
 
 at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan,
                             bool adapted) const {
-  const int64_t T = ids.numel(), H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
+  int64_t T = ids.numel();
+  const int64_t H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
   // The adapter's pairs: differentiable from its masters while training,
   // else cached in the compute dtype.
   std::vector<LayerLora> trained;
@@ -46,15 +47,21 @@ at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table
   };
 
   at::Tensor x = weights.embed.index_select(0, ids);
+  Rope::Table table = rope_table;
   for (int64_t l = 0; l < config.n_layer; ++l) {
     const LayerWeights& w = weights.layers[static_cast<size_t>(l)];
     at::Tensor qkv = project(rms_norm(x, w.attn_norm), w.wqkv, w.bqkv, pair(l, &LayerLora::qkv));
     // Queries and keys are adjacent heads: one rotation for both.
-    at::Tensor qk = Rope::apply(qkv.narrow(1, 0, (H + KH) * d).view({T, H + KH, d}), rope_table);
+    at::Tensor qk = Rope::apply(qkv.narrow(1, 0, (H + KH) * d).view({T, H + KH, d}), table);
     at::Tensor k_raw = qkv.narrow(1, H * d, KH * d).view({T, KH, d});
     at::Tensor v = qkv.narrow(1, (H + KH) * d, KH * d).view({T, KH, d});
     at::Tensor attended = plan.attend(l, qk.narrow(1, 0, H), qk.narrow(1, H, KH), k_raw, v);
     if (!attended.defined()) break;  // the plan needs nothing past this layer's keys and values
+    if (const at::Tensor kept = plan.rows_after(l); kept.defined()) {
+      x = x.index_select(0, kept);
+      table = table.rows(kept);
+      T = kept.numel();
+    }
     x = add_projection(x, attended, w.wo, pair(l, &LayerLora::o));
 
     // SwiGLU feed-forward.

@@ -29,6 +29,12 @@ class AttentionPlan {
   // the last layer).
   virtual at::Tensor attend(int64_t layer, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
                             const at::Tensor& v) = 0;
+  // Asked after attend(layer): undefined when every token goes on, else the
+  // int64 indices (ascending, into this layer's T rows) of the tokens that
+  // go on — attend() then returned those rows only. A plan that refreshes
+  // some tokens through every layer but only needs the others' first layers
+  // (the block engine's deviation-selected recompute) narrows the pass here.
+  virtual at::Tensor rows_after(int64_t /*layer*/) { return {}; }
 };
 
 }  // namespace kvframe::runtime

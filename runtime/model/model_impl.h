@@ -101,7 +101,8 @@ struct Model::Impl {
 
   // Recomputing entries in context (recompute.cpp).
   Status recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
-                   const std::vector<int64_t>& positions, const at::Tensor& entry_positions) const;
+                   const std::vector<int64_t>& positions, const at::Tensor& entry_positions,
+                   const RecomputeSelection* selection) const;
 
   // Branch decoding (branches.cpp).
   Result<BranchCache> new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const;

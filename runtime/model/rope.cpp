@@ -30,6 +30,11 @@ Rope::Table Rope::table(const at::Tensor& positions, const at::Tensor& inv_freq,
   return t;
 }
 
+Rope::Table Rope::Table::rows(const at::Tensor& rows) const {
+  auto pick = [&](const at::Tensor& t) { return t.defined() ? t.index_select(0, rows) : t; };
+  return {pick(cos), pick(sin), pick(cos_full), pick(sin_signed)};
+}
+
 at::Tensor Rope::apply(const at::Tensor& x, const Table& table) {
   // Half-split pairs: (x1, x2) = (x[..., :d/2], x[..., d/2:]) rotate as complex numbers.
   const int64_t half = x.size(-1) / 2;

@@ -1,5 +1,7 @@
 // What the handler answers at once: untrusted bytes, bad fields, Hello and
 // Stats; and what a query's answer carries (streaming, NpcAction, errors).
+#include <cmath>
+
 #include "handler_fixture.h"
 
 namespace kvframe::server::test {
@@ -54,9 +56,12 @@ TEST_F(HandlerTest, BadFieldsAreBadRequestsNamingTheField) {
   send(open_session_message(4, fb::AttentionMode::Block, StateEchoBackend::kMaxContext + 1));
   send(open_session_message(5, fb::AttentionMode::Block, 0, {}, kMaxBlockHeads + 1));
   send(open_session_message(6, fb::AttentionMode::Block, 0, {}, -2));
-  const char* fields[] = {"max_tokens", "instruction", "rules_json", "context_tokens", "block_heads", "block_heads"};
+  send(open_session_message(7, fb::AttentionMode::Block, 0, {}, -1, 1.5f));
+  send(open_session_message(8, fb::AttentionMode::Block, 0, {}, -1, std::nanf("")));
+  const char* fields[] = {"max_tokens",     "instruction", "rules_json",  "context_tokens",
+                          "block_heads",    "block_heads", "blend_ratio", "blend_ratio"};
   auto all = take();
-  ASSERT_EQ(all.size(), 6u);
+  ASSERT_EQ(all.size(), 8u);
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(error_code(*all[i]), fb::ErrorCode::BadRequest);
     EXPECT_NE(all[i]->body_as_Error()->message()->str().find(fields[i]), std::string::npos)
@@ -114,6 +119,17 @@ TEST_F(HandlerTest, SessionsGetTheServersBlockHeadsUnlessTheyAsk) {
   send(open_session_message(3, fb::AttentionMode::Block, 0, {}, 32));
   run_all();
   EXPECT_EQ(backend.block_heads, (std::vector<int32_t>{8, 0, 32}));
+}
+
+TEST_F(HandlerTest, SessionsGetTheServersBlendRatioUnlessTheyAsk) {
+  HandlerParams params;
+  params.blend_ratio = 0.15f;
+  start(params);
+  send(open_session_message(1));                                            // -1: the server's
+  send(open_session_message(2, fb::AttentionMode::Block, 0, {}, -1, 0));    // off
+  send(open_session_message(3, fb::AttentionMode::Block, 0, {}, -1, 0.5f));
+  run_all();
+  EXPECT_EQ(backend.blend_ratios, (std::vector<float>{0.15f, 0, 0.5f}));
 }
 
 TEST_F(HandlerTest, SessionsGetTheDefaultContextCappedByTheModel) {

@@ -246,6 +246,7 @@ struct EvalOptions {
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
   int32_t block_heads = 0;
+  float blend = 0;
   bool json_output = false;
 };
 
@@ -261,6 +262,7 @@ int run_eval(const EvalOptions& o) {
   params.max_tokens = o.max_tokens;
   params.blocks_after_prefix = o.blocks_after_prefix;
   params.block_heads = o.block_heads;
+  params.blend_ratio = o.blend;
   auto examples = read_all(o.data);
   if (!examples) return fail(examples.error(), "fix the --data files");
   if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));
@@ -280,14 +282,15 @@ int run_eval(const EvalOptions& o) {
     for (const ft::ModeSummary& s : report->modes) {
       out.push_back({{"mode", rt::attention_mode_name(s.mode)}, {"answers", s.answers}, {"correct", s.correct},
                      {"agree", s.agree}, {"first_token_agree", s.first_token_agree}, {"kl_mean", s.kl_mean},
-                     {"ms_p50", s.ms_p50}});
+                     {"ms_p50", s.ms_p50}, {"tokens_encoded_mean", s.tokens_encoded_mean}});
     }
     std::cout << json{{"modes", out}}.dump(2) << "\n";
     return kSuccess;
   }
   const char* reference = rt::attention_mode_name(params.modes[0]);
-  std::printf("%-8s %8s %14s %16s %22s %14s %10s\n", "mode", "answers", "= target", (std::string("= ") + reference).c_str(),
-              (std::string("1st token = ") + reference).c_str(), "KL 1st token", "p50 ms");
+  std::printf("%-8s %8s %14s %16s %22s %14s %10s %10s\n", "mode", "answers", "= target",
+              (std::string("= ") + reference).c_str(), (std::string("1st token = ") + reference).c_str(),
+              "KL 1st token", "p50 ms", "tokens/q");
   for (const ft::ModeSummary& s : report->modes) {
     auto pct = [&](int64_t n) {
       char text[32];
@@ -295,9 +298,9 @@ int run_eval(const EvalOptions& o) {
                     s.answers ? 100.0 * static_cast<double>(n) / static_cast<double>(s.answers) : 0.0);
       return std::string(text);
     };
-    std::printf("%-8s %8ld %14s %16s %22s %14.4f %10.0f\n", rt::attention_mode_name(s.mode),
+    std::printf("%-8s %8ld %14s %16s %22s %14.4f %10.0f %10.0f\n", rt::attention_mode_name(s.mode),
                 static_cast<long>(s.answers), pct(s.correct).c_str(), pct(s.agree).c_str(),
-                pct(s.first_token_agree).c_str(), s.kl_mean, s.ms_p50);
+                pct(s.first_token_agree).c_str(), s.kl_mean, s.ms_p50, s.tokens_encoded_mean);
   }
   return kSuccess;
 }
@@ -429,6 +432,11 @@ int main(int argc, char** argv) {
                        "block sessions re-encode the first N tokens of each block whose context changed, in "
                        "context (SessionParams::block_heads; 0: off)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  eval_cmd->add_option("--blend", eval.blend,
+                       "block sessions recompute in context this share of each changed block's tokens, those "
+                       "the context moved most (SessionParams::blend_ratio; 0: off, 1: full)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   eval_cmd->add_flag("--json", eval.json_output, "the summary as JSON on stdout");
 

@@ -306,7 +306,8 @@ class Client(ClientBase):
     # ---- public (and ClientBase's endpoint, routing_id, server_info) --------------
 
     def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None, mode: Union[Mode, int] = Mode.BLOCK,
-                     system_prompt: str = "", context_tokens: int = 0, block_heads: int = -1) -> Session:
+                     system_prompt: str = "", context_tokens: int = 0, block_heads: int = -1,
+                     blend_ratio: float = -1) -> Session:
         """Opens a session (waits for the server).
 
         Args:
@@ -317,8 +318,10 @@ class Client(ClientBase):
             context_tokens: the session's KV budget in tokens; 0: the server's default.
             block_heads: block mode's fidelity knob — re-encode the first N tokens of each block whose
                 context changed, in context (docs/block_attention.md); -1: the server's default, 0: off.
+            blend_ratio: block mode's other knob — the share (0..1) of each changed block's tokens, those
+                the context moved most, recomputed in context; -1: the server's default, 0: off, 1: full.
         """
-        spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads)
+        spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio)
         check_size(len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id),
                    self._core.max_message_bytes, "session's parameters")
         handle = next(self._session_ids)

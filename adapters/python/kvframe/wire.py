@@ -78,6 +78,7 @@ class OpenSpec:
     system_prompt: str = ""
     context_tokens: int = 0
     block_heads: int = -1
+    blend_ratio: float = -1
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ def encode_open(request_id: int, spec: OpenSpec) -> bytes:
     OpenSession.AddSystemPrompt(b, system)
     OpenSession.AddContextTokens(b, spec.context_tokens)
     OpenSession.AddBlockHeads(b, spec.block_heads)
+    OpenSession.AddBlendRatio(b, spec.blend_ratio)
     return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
 
 

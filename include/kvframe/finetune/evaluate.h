@@ -19,7 +19,8 @@ struct EvalParams {
   std::vector<runtime::AttentionMode> modes = {runtime::AttentionMode::kFull, runtime::AttentionMode::kBlock};
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
-  int32_t block_heads = 0;  // block sessions' fidelity knob (SessionParams::block_heads)
+  int32_t block_heads = 0;  // block sessions' fidelity knobs (SessionParams::block_heads, blend_ratio)
+  float blend_ratio = 0;
 };
 
 struct ModeAnswer {
@@ -27,6 +28,7 @@ struct ModeAnswer {
   int64_t first_token = -1;  // argmax of the first token's logits
   double kl_vs_reference = 0;  // KL(reference || this mode) of the first token, nats
   double ms = 0;               // query latency (TTFT + decoding)
+  int64_t tokens_encoded = 0;  // tokens run through the model before the first (QueryReport::tokens_encoded)
   bool matches_target = false;
   bool matches_reference = false;
 };
@@ -44,6 +46,7 @@ struct ModeSummary {
   int64_t first_token_agree = 0;
   double kl_mean = 0;            // mean KL(reference || mode) of the first token, nats
   double ms_p50 = 0;
+  double tokens_encoded_mean = 0;  // per answer
 };
 
 struct EvalReport {

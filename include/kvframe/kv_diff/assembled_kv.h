@@ -31,6 +31,8 @@
 
 namespace kvframe::kv_diff {
 
+struct Placement;  // one block's write into the buffer (placement.h)
+
 // How blocks map to buffer entries (see kv_diff/README.md).
 //   kCompact: packed in block order; a block that changes length rewrites
 //             (K and V) every block after it.
@@ -105,6 +107,13 @@ class AssembledKv {
   // libtorch or CUDA fails (the buffer then forgets its blocks: the next
   // assemble writes all of them).
   runtime::Result<AssembleStats> assemble(const std::vector<PlacedBlock>& blocks);
+  // Writes the assembled blocks from the `first`-th on afresh from their
+  // stored encodings (K rotated to their positions, V copied), undoing what
+  // was written over their entries since (the block engine's recomputation
+  // in context, which a later frame must start again from the blocks' own
+  // KV). kBackend when libtorch or CUDA fails (the buffer then forgets its
+  // blocks, as assemble() does).
+  runtime::Status restore(size_t first);
   // Drops every token appended after the last assemble (or seal_prefix).
   void truncate_to_assembly();
   // Makes room for at least `entries` (what cache() holds is kept).
@@ -135,6 +144,8 @@ class AssembledKv {
   void bind_cache();  // cache_'s views and padding over k_, v_
   runtime::Status check_blocks(const std::vector<PlacedBlock>& blocks) const;
   void set_padding();
+  // Applies the writes; on failure forgets every block and says why.
+  std::optional<runtime::Error> place(const std::vector<Placement>& placements);
 
   at::Tensor k_, v_;  // [n_layer, n_head_kv, capacity, head_dim]
   at::Tensor padding_;  // bool [capacity]: cache_.padding when the buffer has gaps

@@ -126,6 +126,21 @@ struct SequenceStep {
 // The most tokens forward_sequences runs as one CPU step (more: one sequence at a time).
 inline constexpr int64_t kSequenceStepTokens = 128;
 
+// Model::recompute over a few layers for most tokens (CacheBlend, arXiv
+// 2405.16444): every token runs the layers before `at_layer` and that
+// layer's projections, so its keys and values there are fresh in context.
+// Then, in each group (a block: group_sizes consecutive tokens), the tokens
+// marked `always` and the keep[g] others whose values moved most from what
+// the cache held run on through every later layer; the rest keep their
+// cached keys and values above `at_layer`. All tokens kept is recompute()
+// without a selection.
+struct RecomputeSelection {
+  int64_t at_layer = 1;
+  std::vector<int64_t> group_sizes;  // sums to the tokens' count
+  std::vector<int64_t> keep;         // per group, besides its `always` tokens
+  std::vector<uint8_t> always;       // per token (empty: none)
+};
+
 class Model {
  public:
   // Loads a GGUF model: checks the architecture, hyperparameters and every
@@ -224,10 +239,14 @@ class Model {
   // of it. entry_positions: int64 [cache.length] on the cache's device (a
   // value above every position hides an entry, as padding does; `padding`
   // itself is not read). The adapter applies when it changes the context.
+  // With a selection (SessionParams::blend_ratio), only some tokens run
+  // every layer: see RecomputeSelection.
   // kInvalidArgument for sizes that differ, no tokens, entries outside
-  // [0, length) or repeated, or bad ids; kBackend when libtorch fails.
+  // [0, length) or repeated, a selection that does not fit the tokens, or
+  // bad ids; kBackend when libtorch fails.
   Status recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
-                   const std::vector<int64_t>& positions, const at::Tensor& entry_positions) const;
+                   const std::vector<int64_t>& positions, const at::Tensor& entry_positions,
+                   const RecomputeSelection* selection = nullptr) const;
 
   // Training. Both are differentiable with respect to the adapter's
   // parameters when autograd is on (and the parameters require grad); the

@@ -48,6 +48,8 @@ class Rope {
     // rotates in three kernels instead of seven (launches are what short
     // passes wait on there).
     at::Tensor cos_full, sin_signed;
+    // The table of the chosen rows only (rows: int64 indices).
+    Table rows(const at::Tensor& rows) const;
   };
   Table table(const at::Tensor& positions, at::ScalarType dtype = at::kFloat) const;
   // The same with inv_freq() already on the positions' device: a caller that

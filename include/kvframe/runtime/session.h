@@ -137,6 +137,25 @@ struct SessionParams {
   // least every block's length: every block token re-encoded in context,
   // which is `full` attention (to fp32 rounding).
   int32_t block_heads = 0;
+  // block mode, a fidelity knob (CacheBlend, arXiv 2405.16444): after
+  // assembling a frame, every token of the blocks whose context changed runs
+  // the model's first layer in context; then, in each block, the
+  // ceil(blend_ratio x its length) tokens whose second-layer values that
+  // moved most from the block's own (besides its `block_heads` first
+  // tokens) run on through every layer, and the others keep their block KV
+  // above the second layer. Costs, in QueryReport::tokens_encoded, the
+  // tokens that run on plus the others' share of the layers they ran (2 of
+  // 30 on the default model, counted whole). 0: off; 1: every block token in context, which is
+  // `full` attention (to fp32 rounding). kInvalidArgument outside [0, 1].
+  float blend_ratio = 0;
+  // block mode, a fidelity knob (APE's attention temperature, arXiv
+  // 2502.05431): blocks' keys are stored divided by it, so every token that
+  // attends to a block — the final block, the answer — sees that block's
+  // attention logits divided by it: below 1 sharpens what blocks encoded
+  // alone spread out. The prefix and tokens the other knobs recompute in
+  // context keep their keys. Free at query time (the keys are scaled once,
+  // when a block is encoded). 1: off. kInvalidArgument outside [0.25, 4].
+  float block_temperature = 1;
   // block mode: the block store scope (kv_diff/block_store.h) this session
   // reads and fills. Sessions of different scopes never reuse each other's
   // blocks, so none can tell from a cache hit, or its timing, what another

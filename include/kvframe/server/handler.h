@@ -65,6 +65,9 @@ struct HandlerParams {
   // Block mode's fidelity knob (SessionParams::block_heads) when OpenSession
   // says -1; a session may ask for 0 .. kMaxBlockHeads.
   int32_t block_heads = 0;
+  // The other (SessionParams::blend_ratio) when OpenSession says -1; a
+  // session may ask for 0 .. 1.
+  float blend_ratio = 0;
   uint32_t max_context = 0;         // 0: the backend's
   // After a frame is applied, when no request waits, encode it at once
   // (Backend::warm) so the game's next query runs only its final block.

@@ -10,9 +10,25 @@ double relative_error(const at::Tensor& a, const at::Tensor& b) {
   return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
 }
 
-std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes) {
+std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes, int64_t layers) {
   kvframe::test::TinyModelSpec spec;
-  spec.n_layer = 2;
+  spec.n_layer = layers;
+  return tiny_engine_of(spec, cache_bytes);
+}
+
+kvframe::test::TinyModelSpec qwen2_spec(int64_t layers) {
+  kvframe::test::TinyModelSpec spec;
+  spec.arch = "qwen2";
+  spec.n_layer = layers;
+  spec.n_head_kv = 1;
+  spec.qkv_bias = true;
+  spec.tied = false;
+  spec.rope_base = 1000000.0f;
+  spec.seed = 7;
+  return spec;
+}
+
+std::unique_ptr<Engine> tiny_engine_of(const kvframe::test::TinyModelSpec& spec, int64_t cache_bytes) {
   const std::vector<uint8_t> bytes = kvframe::test::tiny_model_bytes(spec);
   auto file = GgufFile::parse(bytes.data(), bytes.size());
   EXPECT_TRUE(file.ok());

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kvframe/runtime/session.h"
+#include "tiny_model.h"
 
 namespace kvframe::runtime::engine_test {
 
@@ -18,8 +19,13 @@ namespace kvframe::runtime::engine_test {
 constexpr double kRelativeTolerance = 1e-4;
 double relative_error(const at::Tensor& a, const at::Tensor& b);
 
-// A 2-layer tiny model with a byte-level vocabulary (tests/support/tiny_model.h).
-std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes = int64_t{1} << 30);
+// A tiny model (2 layers unless asked) with a byte-level vocabulary (tests/support/tiny_model.h).
+std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes = int64_t{1} << 30, int64_t layers = 2);
+// The same for any tiny model; qwen2_spec: the second architecture the
+// runtime runs (Qwen2: q/k/v biases, one KV head, untied output).
+std::unique_ptr<Engine> tiny_engine_of(const kvframe::test::TinyModelSpec& spec,
+                                       int64_t cache_bytes = int64_t{1} << 30);
+kvframe::test::TinyModelSpec qwen2_spec(int64_t layers);
 // The tests' session: a system prompt, many small blocks, an 8K context.
 SessionParams session_params(AttentionMode mode);
 std::unique_ptr<Session> open(Engine& engine, const SessionParams& params);

@@ -47,6 +47,8 @@ namespace Kvframe.Client
         public uint ContextTokens { get { return native.context_tokens; } set { native.context_tokens = value; } }
         /// <summary>Block mode's fidelity knob: re-encode the first N tokens of each changed block in context; -1: the server's default, 0: off.</summary>
         public int BlockHeads { get { return native.block_heads; } set { native.block_heads = value; } }
+        /// <summary>Block mode's other fidelity knob: the share (0..1) of each changed block's tokens, those the context moved most, recomputed in context; -1: the server's default, 0: off.</summary>
+        public float BlendRatio { get { return native.blend_ratio; } set { native.blend_ratio = value; } }
 
         internal NativeMethods.SessionParams ToNative(Utf8.Arena arena)
         {

@@ -40,6 +40,7 @@ namespace Kvframe.Client
             public IntPtr system_prompt;
             public uint context_tokens;
             public int block_heads;
+            public float blend_ratio;
         }
 
         [StructLayout(LayoutKind.Sequential)]
