@@ -3,8 +3,8 @@
 brings the answers, and what it costs.
 
 For each setting — `heads:N` (SessionParams::block_heads, `all`: every token
-of the blocks from the first change on) or `blend:R` (SessionParams::blend_ratio)
-— it runs, on the default model (docs/block_attention.md):
+of the blocks from the first change on), `blend:R` (SessionParams::blend_ratio)
+or `temp:T` (SessionParams::block_temperature) — it runs, on the default model (docs/block_attention.md):
 
   - MOBA frames at each --tokens size (bench_game_frames, every frame answered
     in `full` and `block`): tokens encoded per query against `full`'s, time
@@ -13,7 +13,7 @@ of the blocks from the first change on) or `blend:R` (SessionParams::blend_ratio
     `full`'s, the first token as `full`'s, KL, tokens encoded per decision
     against `full`'s.
 
-    python3 bench/bench_fidelity.py        # heads:0,heads:2,blend:0.15,blend:0.3,heads:all at 4K and 8K
+    python3 bench/bench_fidelity.py        # heads:0,temp:1.15,heads:2,blend:0.15,blend:0.3,heads:all; 4K, 8K
     python3 bench/bench_fidelity.py --settings heads:0,blend:0.5 --lora auto --frames 4 --holdem-limit 48
 
 Prints a table and writes a PNG plot (gnuplot): agreement with `full` and
@@ -37,7 +37,9 @@ def knob_args(setting):
         return ["--block-heads", str(ALL if value == "all" else int(value))]
     if knob == "blend":
         return ["--blend", str(float(value))]
-    raise ValueError(f"unknown setting {setting!r}: heads:N, heads:all or blend:R")
+    if knob == "temp":
+        return ["--temperature", str(float(value))]
+    raise ValueError(f"unknown setting {setting!r}: heads:N, heads:all, blend:R or temp:T")
 
 
 def run_json(cmd):
@@ -128,8 +130,8 @@ unset multiplot
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build", help="the build folder (bench/, tools/)")
-    p.add_argument("--settings", default="heads:0,heads:2,blend:0.15,blend:0.3,heads:all",
-                   help="knob settings, comma-separated: heads:N, heads:all, blend:R (heads:0 is plain block)")
+    p.add_argument("--settings", default="heads:0,temp:1.15,heads:2,blend:0.15,blend:0.3,heads:all",
+                   help="knob settings, comma-separated: heads:N, heads:all, blend:R, temp:T (heads:0 is plain block)")
     p.add_argument("--lora", default="none", help="none (the untuned model), auto (the block-tuned adapter) or a file")
     p.add_argument("--tokens", default="4096,8192", help="MOBA frame sizes to aim at (bench_game_frames --tokens)")
     p.add_argument("--frames", type=int, default=8, help="MOBA frames per size, each answered in both modes")

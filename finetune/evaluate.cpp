@@ -48,6 +48,7 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
       sp.context = context;
       sp.block_heads = params.block_heads;
       sp.blend_ratio = params.blend_ratio;
+      sp.block_temperature = params.block_temperature;
       auto opened = rt::Session::open(engine, sp);
       if (!opened) return opened.error();
       slot = std::move(opened).value();

@@ -117,6 +117,7 @@ BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConf
   params.context = config.context_tokens;
   params.block_heads = config.block_heads;
   params.blend_ratio = config.blend_ratio;
+  params.block_temperature = config.block_temperature;
   if (!config.cache_scope.empty()) params.cache_scope = store_scope(config.cache_scope);
   try {
     auto session = rt::Session::open(*engine_, params);

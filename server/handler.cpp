@@ -141,6 +141,15 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
                             std::to_string(params_.blend_ratio) + ")",
                         request_id, 0};
   }
+  float& temperature = open.config.block_temperature;
+  if (temperature == -1.0f) temperature = params_.block_temperature;
+  if (!(temperature >= 0.25f && temperature <= 4)) {
+    return RequestError{fb::ErrorCode::BadRequest,
+                        "OpenSession.block_temperature is " + std::to_string(temperature) +
+                            "; it takes 0.25 .. 4 (1: off), or -1 for this server's default (" +
+                            std::to_string(params_.block_temperature) + ")",
+                        request_id, 0};
+  }
   open.config.cache_scope = cache_scope_of(peer.principal);
   return std::nullopt;
 }

@@ -74,6 +74,7 @@ struct Options {
   uint32_t context = 4096;
   int32_t block_heads = 0;
   float blend = 0;
+  float block_temperature = 1;
   uint32_t max_context = 0;
   uint32_t max_tokens = 4096;
   double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
@@ -244,6 +245,11 @@ int main(int argc, char** argv) {
                  "docs/block_attention.md)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  app.add_option("--block-temperature", o.block_temperature,
+                 "block mode's third fidelity knob for sessions that ask for the default: attention logits "
+                 "against block keys divided by it (1: off; docs/block_attention.md)")
+      ->check(CLI::Range(0.25, 4.0))
+      ->capture_default_str();
   app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
       ->check(CLI::Range(16u, 1u << 24));
   app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")
@@ -367,6 +373,7 @@ int main(int argc, char** argv) {
   params.handler.default_context = o.context;
   params.handler.block_heads = o.block_heads;
   params.handler.blend_ratio = o.blend;
+  params.handler.block_temperature = o.block_temperature;
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;

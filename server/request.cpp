@@ -31,6 +31,7 @@ Parsed open_session(uint64_t id, const fb::OpenSession& m) {
   open.config.context_tokens = m.context_tokens();
   open.config.block_heads = m.block_heads();
   open.config.blend_ratio = m.blend_ratio();
+  open.config.block_temperature = m.block_temperature();
   const std::string rules = text_of(m.rules_json());
   if (!rules.empty()) {
     auto parsed = json_blocker::parse_rules(rules);

@@ -141,6 +141,7 @@ kvf_session_params kvf_session_default_params(void) {
   p.mode = KVF_MODE_BLOCK;
   p.block_heads = -1;
   p.blend_ratio = -1;
+  p.block_temperature = -1;
   return p;
 }
 

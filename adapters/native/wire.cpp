@@ -29,7 +29,7 @@ struct Encoder {
     auto system = string_of(b, s.system_prompt);
     protocol::finish_message(b, request_id,
                              fb::CreateOpenSession(b, game, rules, s.mode, system, s.context_tokens, s.block_heads,
-                                                   s.blend_ratio));
+                                                   s.blend_ratio, s.block_temperature));
   }
   void operator()(const CloseSpec&) {
     protocol::finish_message(b, request_id, fb::CreateCloseSession(b, server_session));
@@ -79,6 +79,7 @@ OpenSpec open_spec_from(const kvf_session_params& p) {
   spec.context_tokens = p.context_tokens;
   spec.block_heads = p.block_heads;
   spec.blend_ratio = p.blend_ratio;
+  spec.block_temperature = p.block_temperature;
   return spec;
 }
 

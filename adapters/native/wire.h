@@ -31,6 +31,7 @@ struct OpenSpec {
   uint32_t context_tokens = 0;
   int32_t block_heads = -1;
   float blend_ratio = -1;
+  float block_temperature = -1;
 };
 
 struct CloseSpec {};

@@ -117,23 +117,26 @@ def test_open_session_encoding_carries_every_field():
     from kvframe.protocol.fb import OpenSession
 
     spec = _common.open_spec("holdem", {"min_split_bytes": 0}, kvframe.Mode.PREFIX, "Be brief.", 2048, block_heads=8,
-                             blend_ratio=0.25)
+                             blend_ratio=0.25, block_temperature=1.5)
     msg = FbMessage.Message.GetRootAs(wire.encode_open(4, spec), 0)
     o = OpenSession.OpenSession()
     body = msg.Body()
     o.Init(body.Bytes, body.Pos)
     assert (o.GameId(), json.loads(o.RulesJson()), o.Mode(), o.SystemPrompt()) == (
         b"holdem", {"min_split_bytes": 0}, int(kvframe.Mode.PREFIX), b"Be brief.")
-    assert (o.ContextTokens(), o.BlockHeads(), o.BlendRatio()) == (2048, 8, 0.25)
+    assert (o.ContextTokens(), o.BlockHeads(), o.BlendRatio(), o.BlockTemperature()) == (2048, 8, 0.25, 1.5)
     default = _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0)
     body = FbMessage.Message.GetRootAs(wire.encode_open(5, default), 0).Body()
     o.Init(body.Bytes, body.Pos)
-    assert (o.BlockHeads(), o.BlendRatio()) == (-1, -1)  # the server's defaults
+    assert (o.BlockHeads(), o.BlendRatio(), o.BlockTemperature()) == (-1, -1, -1)  # the server's defaults
     with pytest.raises(ValueError):
         _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, block_heads=-2)
     for bad in (-0.5, 1.5, float("nan")):
         with pytest.raises(ValueError):
             _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, blend_ratio=bad)
+    for bad in (0.0, 5.0, float("nan")):
+        with pytest.raises(ValueError):
+            _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, block_temperature=bad)
 
 
 def test_garbage_replies_do_not_decode():

@@ -58,10 +58,11 @@ TEST_F(HandlerTest, BadFieldsAreBadRequestsNamingTheField) {
   send(open_session_message(6, fb::AttentionMode::Block, 0, {}, -2));
   send(open_session_message(7, fb::AttentionMode::Block, 0, {}, -1, 1.5f));
   send(open_session_message(8, fb::AttentionMode::Block, 0, {}, -1, std::nanf("")));
-  const char* fields[] = {"max_tokens",     "instruction", "rules_json",  "context_tokens",
-                          "block_heads",    "block_heads", "blend_ratio", "blend_ratio"};
+  send(open_session_message(9, fb::AttentionMode::Block, 0, {}, -1, -1, 0.1f));
+  const char* fields[] = {"max_tokens",  "instruction", "rules_json",  "context_tokens",   "block_heads",
+                          "block_heads", "blend_ratio", "blend_ratio", "block_temperature"};
   auto all = take();
-  ASSERT_EQ(all.size(), 8u);
+  ASSERT_EQ(all.size(), 9u);
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(error_code(*all[i]), fb::ErrorCode::BadRequest);
     EXPECT_NE(all[i]->body_as_Error()->message()->str().find(fields[i]), std::string::npos)
@@ -121,15 +122,17 @@ TEST_F(HandlerTest, SessionsGetTheServersBlockHeadsUnlessTheyAsk) {
   EXPECT_EQ(backend.block_heads, (std::vector<int32_t>{8, 0, 32}));
 }
 
-TEST_F(HandlerTest, SessionsGetTheServersBlendRatioUnlessTheyAsk) {
+TEST_F(HandlerTest, SessionsGetTheServersBlendAndTemperatureUnlessTheyAsk) {
   HandlerParams params;
   params.blend_ratio = 0.15f;
+  params.block_temperature = 1.15f;
   start(params);
-  send(open_session_message(1));                                            // -1: the server's
-  send(open_session_message(2, fb::AttentionMode::Block, 0, {}, -1, 0));    // off
-  send(open_session_message(3, fb::AttentionMode::Block, 0, {}, -1, 0.5f));
+  send(open_session_message(1));                                                 // -1: the server's
+  send(open_session_message(2, fb::AttentionMode::Block, 0, {}, -1, 0, 1));     // off
+  send(open_session_message(3, fb::AttentionMode::Block, 0, {}, -1, 0.5f, 2));
   run_all();
   EXPECT_EQ(backend.blend_ratios, (std::vector<float>{0.15f, 0, 0.5f}));
+  EXPECT_EQ(backend.temperatures, (std::vector<float>{1.15f, 1, 2}));
 }
 
 TEST_F(HandlerTest, SessionsGetTheDefaultContextCappedByTheModel) {

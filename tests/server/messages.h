@@ -14,7 +14,7 @@ namespace fb = protocol::fb;
 std::string hello_message(uint64_t request_id, uint16_t version = protocol::kProtocolVersion);
 std::string open_session_message(uint64_t request_id, fb::AttentionMode mode = fb::AttentionMode::Block,
                                  uint32_t context_tokens = 0, std::string_view rules_json = {},
-                                 int32_t block_heads = -1, float blend_ratio = -1);
+                                 int32_t block_heads = -1, float blend_ratio = -1, float block_temperature = -1);
 std::string frame_message(uint64_t request_id, uint64_t session_id, uint64_t frame_number, std::string_view json,
                           fb::FrameFormat format = fb::FrameFormat::Whole);
 

@@ -8,6 +8,7 @@ BackendStatus StateEchoBackend::open_session(uint64_t session_id, const SessionC
   scopes.push_back(config.cache_scope);
   block_heads.push_back(config.block_heads);
   blend_ratios.push_back(config.blend_ratio);
+  temperatures.push_back(config.block_temperature);
   return std::nullopt;
 }
 

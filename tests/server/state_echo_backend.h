@@ -26,6 +26,7 @@ class StateEchoBackend : public Backend {
   std::vector<std::string> scopes;    // the cache scope of each session opened, in order
   std::vector<int32_t> block_heads;   // the block_heads of each session opened, in order
   std::vector<float> blend_ratios;    // and their blend_ratio
+  std::vector<float> temperatures;    // and their block_temperature
   std::vector<uint64_t> warmed;       // session ids, in the order warm() was called
 
   BackendInfo info() const override { return {"state-echo", kMaxContext}; }

@@ -247,6 +247,7 @@ struct EvalOptions {
   bool blocks_after_prefix = false;
   int32_t block_heads = 0;
   float blend = 0;
+  float temperature = 1;
   bool json_output = false;
 };
 
@@ -263,6 +264,7 @@ int run_eval(const EvalOptions& o) {
   params.blocks_after_prefix = o.blocks_after_prefix;
   params.block_heads = o.block_heads;
   params.blend_ratio = o.blend;
+  params.block_temperature = o.temperature;
   auto examples = read_all(o.data);
   if (!examples) return fail(examples.error(), "fix the --data files");
   if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));
@@ -437,6 +439,11 @@ int main(int argc, char** argv) {
                        "block sessions recompute in context this share of each changed block's tokens, those "
                        "the context moved most (SessionParams::blend_ratio; 0: off, 1: full)")
       ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  eval_cmd->add_option("--temperature", eval.temperature,
+                       "block sessions divide attention logits against block keys by it "
+                       "(SessionParams::block_temperature; 1: off)")
+      ->check(CLI::Range(0.25, 4.0))
       ->capture_default_str();
   eval_cmd->add_flag("--json", eval.json_output, "the summary as JSON on stdout");
 

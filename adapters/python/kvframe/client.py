@@ -307,7 +307,7 @@ class Client(ClientBase):
 
     def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None, mode: Union[Mode, int] = Mode.BLOCK,
                      system_prompt: str = "", context_tokens: int = 0, block_heads: int = -1,
-                     blend_ratio: float = -1) -> Session:
+                     blend_ratio: float = -1, block_temperature: float = -1) -> Session:
         """Opens a session (waits for the server).
 
         Args:
@@ -320,8 +320,11 @@ class Client(ClientBase):
                 context changed, in context (docs/block_attention.md); -1: the server's default, 0: off.
             blend_ratio: block mode's other knob — the share (0..1) of each changed block's tokens, those
                 the context moved most, recomputed in context; -1: the server's default, 0: off, 1: full.
+            block_temperature: block mode's third knob — attention logits against block keys divided by it
+                (0.25..4); -1: the server's default, 1: off.
         """
-        spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio)
+        spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio,
+                         block_temperature)
         check_size(len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id),
                    self._core.max_message_bytes, "session's parameters")
         handle = next(self._session_ids)

@@ -79,6 +79,7 @@ class OpenSpec:
     context_tokens: int = 0
     block_heads: int = -1
     blend_ratio: float = -1
+    block_temperature: float = -1
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ def encode_open(request_id: int, spec: OpenSpec) -> bytes:
     OpenSession.AddContextTokens(b, spec.context_tokens)
     OpenSession.AddBlockHeads(b, spec.block_heads)
     OpenSession.AddBlendRatio(b, spec.blend_ratio)
+    OpenSession.AddBlockTemperature(b, spec.block_temperature)
     return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
 
 

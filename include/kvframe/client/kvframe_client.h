@@ -187,7 +187,8 @@ typedef struct kvf_session_params {
   const char* system_prompt;  /* NULL or "": the model's default */
   uint32_t context_tokens;    /* 0: the server's default */
   int32_t block_heads;        /* block mode's fidelity knob; -1 (default): the server's; 0: off */
-  float blend_ratio;          /* the other, 0 .. 1; -1 (default): the server's; 0: off */
+  float blend_ratio;          /* another, 0 .. 1; -1 (default): the server's; 0: off */
+  float block_temperature;    /* another, 0.25 .. 4; -1 (default): the server's; 1: off */
 } kvf_session_params;
 
 KVF_API kvf_session_params kvf_session_default_params(void);

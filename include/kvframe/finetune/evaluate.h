@@ -21,6 +21,7 @@ struct EvalParams {
   bool blocks_after_prefix = false;
   int32_t block_heads = 0;  // block sessions' fidelity knobs (SessionParams::block_heads, blend_ratio)
   float blend_ratio = 0;
+  float block_temperature = 1;
 };
 
 struct ModeAnswer {

@@ -41,6 +41,7 @@ struct SessionConfig {
   uint32_t context_tokens = 0;  // resolved by the server: never 0 here
   int32_t block_heads = 0;      // resolved by the server: never -1 here
   float blend_ratio = 0;        // resolved by the server: never -1 here
+  float block_temperature = 1;  // resolved by the server: never -1 here
   // The block-store scope, derived by the server from the client's identity
   // (never sent by the client): sessions of one scope share encoded blocks,
   // sessions of different scopes cannot tell what the other sent.

@@ -68,6 +68,8 @@ struct HandlerParams {
   // The other (SessionParams::blend_ratio) when OpenSession says -1; a
   // session may ask for 0 .. 1.
   float blend_ratio = 0;
+  // And SessionParams::block_temperature (a session may ask for 0.25 .. 4).
+  float block_temperature = 1;
   uint32_t max_context = 0;         // 0: the backend's
   // After a frame is applied, when no request waits, encode it at once
   // (Backend::warm) so the game's next query runs only its final block.

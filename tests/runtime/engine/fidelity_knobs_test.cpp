@@ -8,6 +8,8 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "engine_test_util.h"
 #include "frame_edits.h"
@@ -17,51 +19,77 @@ namespace {
 
 using namespace engine_test;  // tiny_engine, session_params, open, task, ask (engine_test_util.h)
 
-// Every block token re-encoded in context is a causal pass over prefix and
-// blocks: full attention, frame after frame, in both layouts.
-TEST(BlockHeads, EveryTokenReencodedIsFullAttention) {
-  for (const kv_diff::Layout layout : {kv_diff::Layout::kSlack, kv_diff::Layout::kCompact}) {
-    // The second architecture (Qwen2) with the compact layout.
-    auto engine = layout == kv_diff::Layout::kSlack ? tiny_engine() : tiny_engine_of(qwen2_spec(2));
-    SessionParams block_params = session_params(AttentionMode::kBlock);
-    block_params.layout = layout;
-    block_params.block_heads = 1 << 20;
-    SessionParams full_params = session_params(AttentionMode::kFull);
-    auto block = open(*engine, block_params);
-    auto full = open(*engine, full_params);
-    test::FrameEdits frames(11);
-    for (int i = 0; i < 12; ++i) {
-      const char* kind = frames.edit();
-      const Answer a = ask(*block, frames.json()), b = ask(*full, frames.json());
-      ASSERT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance)
-          << kv_diff::layout_name(layout) << ", frame " << i << " after a '" << kind << "' edit";
-    }
+using EngineMaker = std::function<std::unique_ptr<Engine>()>;
+
+// Blending needs layers past the one it selects at: 4 here.
+std::unique_ptr<Engine> llama4() { return tiny_engine(int64_t{1} << 30, 4); }
+std::unique_ptr<Engine> qwen4() { return tiny_engine_of(qwen2_spec(4)); }
+std::unique_ptr<Engine> qwen2() { return tiny_engine_of(qwen2_spec(2)); }
+std::unique_ptr<Engine> llama2() { return tiny_engine(); }
+
+SessionParams block_session(kv_diff::Layout layout) {
+  SessionParams params = session_params(AttentionMode::kBlock);
+  params.layout = layout;
+  return params;
+}
+
+// `frames` edited frames answered by a block session with `params` and a
+// full one on the same engine: the same logits, frame after frame.
+void expect_full_attention(const EngineMaker& make, const SessionParams& params, uint32_t seed, int frames,
+                           const std::string& what) {
+  auto engine = make();
+  auto block = open(*engine, params);
+  auto full = open(*engine, session_params(AttentionMode::kFull));
+  test::FrameEdits edits(seed);
+  for (int i = 0; i < frames; ++i) {
+    const char* kind = edits.edit();
+    const Answer a = ask(*block, edits.json()), b = ask(*full, edits.json());
+    ASSERT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance)
+        << what << ", frame " << i << " after a '" << kind << "' edit";
   }
+}
+
+// A session kept across `frames` edited frames against a fresh one (its own
+// engine and store) per frame, both with `params`: the same logits. Returns
+// the tokens the kept session did not run again (afresh minus kept).
+int64_t expect_reuse_equals_recomputation(const EngineMaker& make, const SessionParams& params, uint32_t seed,
+                                          int frames, const std::string& what) {
+  auto engine = make(), fresh = make();
+  auto session = open(*engine, params);
+  test::FrameEdits edits(seed);
+  int64_t kept = 0;
+  for (int i = 0; i < frames; ++i) {
+    const char* kind = edits.edit();
+    const Answer cached = ask(*session, edits.json());
+    fresh->store().clear();
+    auto scratch_session = open(*fresh, params);
+    const Answer scratch = ask(*scratch_session, edits.json());
+    EXPECT_LE(relative_error(cached.first_logits, scratch.first_logits), kRelativeTolerance)
+        << what << ", frame " << i << " after a '" << kind << "' edit";
+    if (::testing::Test::HasFailure()) return kept;
+    kept += scratch.report.tokens_encoded - cached.report.tokens_encoded;
+  }
+  return kept;
+}
+
+// Every block token re-encoded in context is a causal pass over prefix and
+// blocks: full attention, in both layouts and both architectures.
+TEST(BlockHeads, EveryTokenReencodedIsFullAttention) {
+  SessionParams params = block_session(kv_diff::Layout::kSlack);
+  params.block_heads = 1 << 20;
+  expect_full_attention(llama2, params, 11, 12, "llama, slack");
+  params.layout = kv_diff::Layout::kCompact;
+  expect_full_attention(qwen2, params, 11, 12, "qwen2, compact");
 }
 
 // Heads of a few tokens, kept across frames where nothing before them
 // changed: the logits of a session that re-encodes every head afresh.
 TEST(BlockHeads, ReuseGivesTheLogitsOfRecomputation) {
   for (const kv_diff::Layout layout : {kv_diff::Layout::kSlack, kv_diff::Layout::kCompact}) {
-    auto engine = tiny_engine(), fresh = tiny_engine();
-    SessionParams params = session_params(AttentionMode::kBlock);
-    params.layout = layout;
+    SessionParams params = block_session(layout);
     params.block_heads = 3;
-    auto session = open(*engine, params);
-    test::FrameEdits frames(12);
-    int64_t heads_kept = 0;
-    for (int i = 0; i < 40; ++i) {
-      const char* kind = frames.edit();
-      const Answer cached = ask(*session, frames.json());
-      fresh->store().clear();
-      auto scratch_session = open(*fresh, params);
-      const Answer scratch = ask(*scratch_session, frames.json());
-      ASSERT_LE(relative_error(cached.first_logits, scratch.first_logits), kRelativeTolerance)
-          << kv_diff::layout_name(layout) << ", frame " << i << " after a '" << kind << "' edit";
-      // Re-encoded head tokens are counted as encoded: fewer than afresh when some were kept.
-      heads_kept += scratch.report.tokens_encoded - cached.report.tokens_encoded;
-    }
-    EXPECT_GT(heads_kept, 0) << kv_diff::layout_name(layout);
+    // Re-encoded head tokens are counted as encoded: fewer than afresh when some were kept.
+    EXPECT_GT(expect_reuse_equals_recomputation(llama2, params, 12, 40, kv_diff::layout_name(layout)), 0);
   }
 }
 
@@ -79,62 +107,25 @@ TEST(BlockHeads, ChangeTheAnswerAndCountTheirTokens) {
   EXPECT_EQ(b.report.tokens_encoded - a.report.tokens_encoded, 2 * b.report.blocks_total);
 }
 
-// Blending needs layers past the one it selects at: 4 here, in both
-// architectures the runtime runs.
-std::unique_ptr<Engine> blend_engine(bool qwen2 = false) {
-  test::TinyModelSpec llama;
-  llama.n_layer = 4;
-  return tiny_engine_of(qwen2 ? qwen2_spec(4) : llama);
-}
-
 // Every token selected runs every layer in context: full attention.
 TEST(BlendRatio, EveryTokenSelectedIsFullAttention) {
-  for (const bool qwen2 : {false, true}) {
-    const kv_diff::Layout layout = qwen2 ? kv_diff::Layout::kCompact : kv_diff::Layout::kSlack;
-    auto engine = blend_engine(qwen2);
-    SessionParams block_params = session_params(AttentionMode::kBlock);
-    block_params.layout = layout;
-    block_params.blend_ratio = 1;
-    auto block = open(*engine, block_params);
-    auto full = open(*engine, session_params(AttentionMode::kFull));
-    test::FrameEdits frames(21);
-    for (int i = 0; i < 12; ++i) {
-      const char* kind = frames.edit();
-      const Answer a = ask(*block, frames.json()), b = ask(*full, frames.json());
-      ASSERT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance)
-          << (qwen2 ? "qwen2, " : "llama, ") << kv_diff::layout_name(layout) << ", frame " << i << " after a '"
-          << kind << "' edit";
-    }
-  }
+  SessionParams params = block_session(kv_diff::Layout::kSlack);
+  params.blend_ratio = 1;
+  expect_full_attention(llama4, params, 21, 12, "llama, slack");
+  params.layout = kv_diff::Layout::kCompact;
+  expect_full_attention(qwen4, params, 21, 12, "qwen2, compact");
 }
 
 // A share of each block (and its heads) selected by how far the context
 // moved its values, kept across frames where nothing before it changed:
 // the logits of a session that blends the whole frame afresh.
 TEST(BlendRatio, ReuseGivesTheLogitsOfRecomputation) {
-  for (const bool qwen2 : {false, true}) {
-    const kv_diff::Layout layout = qwen2 ? kv_diff::Layout::kCompact : kv_diff::Layout::kSlack;
-    auto engine = blend_engine(qwen2), fresh = blend_engine(qwen2);
-    SessionParams params = session_params(AttentionMode::kBlock);
-    params.layout = layout;
-    params.blend_ratio = 0.3f;
-    params.block_heads = 1;
-    auto session = open(*engine, params);
-    test::FrameEdits frames(22);
-    int64_t tokens_kept = 0;
-    for (int i = 0; i < 40; ++i) {
-      const char* kind = frames.edit();
-      const Answer cached = ask(*session, frames.json());
-      fresh->store().clear();
-      auto scratch_session = open(*fresh, params);
-      const Answer scratch = ask(*scratch_session, frames.json());
-      ASSERT_LE(relative_error(cached.first_logits, scratch.first_logits), kRelativeTolerance)
-          << (qwen2 ? "qwen2, " : "llama, ") << kv_diff::layout_name(layout) << ", frame " << i << " after a '"
-          << kind << "' edit";
-      tokens_kept += scratch.report.tokens_encoded - cached.report.tokens_encoded;
-    }
-    EXPECT_GT(tokens_kept, 0) << kv_diff::layout_name(layout);
-  }
+  SessionParams params = block_session(kv_diff::Layout::kSlack);
+  params.blend_ratio = 0.3f;
+  params.block_heads = 1;
+  EXPECT_GT(expect_reuse_equals_recomputation(llama4, params, 22, 40, "llama, slack"), 0);
+  params.layout = kv_diff::Layout::kCompact;
+  EXPECT_GT(expect_reuse_equals_recomputation(qwen4, params, 22, 40, "qwen2, compact"), 0);
 }
 
 // A partial blend changes the answer, and costs its selected tokens and
@@ -143,7 +134,7 @@ TEST(BlendRatio, ChangesTheAnswerAndCountsItsTokens) {
   test::FrameEdits frames(23);
   frames.edit();
   auto ask_with = [&](float ratio) {
-    auto engine = blend_engine();  // its own store: every block encoded
+    auto engine = llama4();  // its own store: every block encoded
     SessionParams params = session_params(AttentionMode::kBlock);
     params.blend_ratio = ratio;
     auto session = open(*engine, params);
@@ -160,49 +151,33 @@ TEST(BlendRatio, ChangesTheAnswerAndCountsItsTokens) {
 // A tempered frame re-encoded in every token is still full attention: the
 // tokens recomputed in context keep their own keys.
 TEST(BlockTemperature, EveryTokenReencodedIsStillFullAttention) {
-  auto engine = tiny_engine();
-  SessionParams block_params = session_params(AttentionMode::kBlock);
-  block_params.block_temperature = 0.5f;
-  block_params.block_heads = 1 << 20;
-  auto block = open(*engine, block_params);
-  auto full = open(*engine, session_params(AttentionMode::kFull));
-  test::FrameEdits frames(31);
-  for (int i = 0; i < 8; ++i) {
-    const char* kind = frames.edit();
-    const Answer a = ask(*block, frames.json()), b = ask(*full, frames.json());
-    ASSERT_LE(relative_error(a.first_logits, b.first_logits), kRelativeTolerance)
-        << "frame " << i << " after a '" << kind << "' edit";
-  }
+  SessionParams params = block_session(kv_diff::Layout::kSlack);
+  params.block_temperature = 0.5f;
+  params.block_heads = 1 << 20;
+  expect_full_attention(llama2, params, 31, 8, "llama, slack");
 }
 
 // Tempered blocks kept across frames answer as a session that tempers the
 // whole frame afresh, and sessions of another temperature never reuse them.
 TEST(BlockTemperature, ReuseGivesTheLogitsOfRecomputationAndTemperaturesDoNotMix) {
-  auto engine = tiny_engine(), fresh = tiny_engine();
-  SessionParams params = session_params(AttentionMode::kBlock);
+  SessionParams params = block_session(kv_diff::Layout::kCompact);
   params.block_temperature = 0.7f;
-  auto session = open(*engine, params);
-  test::FrameEdits frames(32);
-  for (int i = 0; i < 20; ++i) {
-    const char* kind = frames.edit();
-    const Answer cached = ask(*session, frames.json());
-    fresh->store().clear();
-    auto scratch_session = open(*fresh, params);
-    const Answer scratch = ask(*scratch_session, frames.json());
-    ASSERT_LE(relative_error(cached.first_logits, scratch.first_logits), kRelativeTolerance)
-        << "frame " << i << " after a '" << kind << "' edit";
-  }
-  SessionParams plain_params = session_params(AttentionMode::kBlock);
-  auto plain = open(*engine, plain_params);  // the same store, no temperature
-  const Answer untempered = ask(*plain, frames.json());
-  EXPECT_EQ(untempered.report.cache_hits, 0);
-  const Answer tempered = ask(*session, frames.json());
-  EXPECT_GT(relative_error(tempered.first_logits, untempered.first_logits), kRelativeTolerance);
+  expect_reuse_equals_recomputation(llama2, params, 32, 20, "compact");
+
+  auto engine = tiny_engine();
+  test::FrameEdits frames(33);
+  frames.edit();
+  auto tempered = open(*engine, params);
+  const Answer a = ask(*tempered, frames.json());
+  auto plain = open(*engine, session_params(AttentionMode::kBlock));  // the same store, no temperature
+  const Answer b = ask(*plain, frames.json());
+  EXPECT_EQ(b.report.cache_hits, 0);
+  EXPECT_GT(relative_error(a.first_logits, b.first_logits), kRelativeTolerance);
 }
 
 TEST(FidelityKnobs, OutOfRangeSettingsAreRefused) {
   auto engine = tiny_engine();
-  auto refused = [&](auto set) {
+  auto refused = [&](const std::function<void(SessionParams&)>& set) {
     SessionParams params = session_params(AttentionMode::kBlock);
     set(params);
     auto session = Session::open(*engine, params);

@@ -49,6 +49,8 @@ namespace Kvframe.Client
         public int BlockHeads { get { return native.block_heads; } set { native.block_heads = value; } }
         /// <summary>Block mode's other fidelity knob: the share (0..1) of each changed block's tokens, those the context moved most, recomputed in context; -1: the server's default, 0: off.</summary>
         public float BlendRatio { get { return native.blend_ratio; } set { native.blend_ratio = value; } }
+        /// <summary>Block mode's third fidelity knob: attention logits against block keys divided by this temperature (0.25..4); -1: the server's default, 1: off.</summary>
+        public float BlockTemperature { get { return native.block_temperature; } set { native.block_temperature = value; } }
 
         internal NativeMethods.SessionParams ToNative(Utf8.Arena arena)
         {

@@ -41,6 +41,7 @@ namespace Kvframe.Client
             public uint context_tokens;
             public int block_heads;
             public float blend_ratio;
+            public float block_temperature;
         }
 
         [StructLayout(LayoutKind.Sequential)]
