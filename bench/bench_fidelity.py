@@ -31,7 +31,10 @@ ALL = 1 << 20  # block_heads beyond every block's length: every token of a chang
 
 
 def knob_args(setting):
-    """bench_game_frames / kvframe-finetune eval options for one setting ("heads:8", "blend:0.15")."""
+    """bench_game_frames / kvframe-finetune eval options for one setting ("heads:8", "blend:0.15",
+    or several knobs at once: "temp:1.15+heads:2")."""
+    if "+" in setting:
+        return [arg for part in setting.split("+") for arg in knob_args(part)]
     knob, _, value = setting.partition(":")
     if knob == "heads":
         return ["--block-heads", str(ALL if value == "all" else int(value))]
@@ -88,7 +91,7 @@ def plot(path, rows):
         named = games(rows)
         with open(data, "w") as f:
             for _, key, agreement in named:
-                for r in rows:
+                for r in sorted(rows, key=lambda r: r[key]["tokens"] / r[key]["full_tokens"]):  # a line along cost
                     cost = 100 * r[key]["tokens"] / r[key]["full_tokens"]
                     f.write(f'{cost:.3f} {100 * agreement(r):.2f} {r[key]["kl"]:.5f} "{r["label"]}"\n')
                 f.write("\n\n")
@@ -107,7 +110,7 @@ set xlabel "tokens computed per query, % of full's"
 set logscale x
 set arrow from 20, graph 0 to 20, graph 1 nohead dt 2 lc rgb "gray40"
 set label "20% of full" at 20, graph 0.04 offset 0.5,0 textcolor rgb "gray40"
-set key bottom right
+set key center right
 set ylabel "agreement with full, % (MOBA: first token; Hold'em: action)"
 set yrange [0:105]
 plot {agree}
@@ -131,7 +134,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build", help="the build folder (bench/, tools/)")
     p.add_argument("--settings", default="heads:0,temp:1.15,heads:2,blend:0.15,blend:0.3,heads:all",
-                   help="knob settings, comma-separated: heads:N, heads:all, blend:R, temp:T (heads:0 is plain block)")
+                   help="knob settings, comma-separated: heads:N, heads:all, blend:R, temp:T, or knobs joined by + "
+                        "(temp:1.15+heads:2); heads:0 is plain block")
     p.add_argument("--lora", default="none", help="none (the untuned model), auto (the block-tuned adapter) or a file")
     p.add_argument("--tokens", default="4096,8192", help="MOBA frame sizes to aim at (bench_game_frames --tokens)")
     p.add_argument("--frames", type=int, default=8, help="MOBA frames per size, each answered in both modes")
