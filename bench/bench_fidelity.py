@@ -41,7 +41,7 @@ def knob_args(setting):
     if knob == "blend":
         return ["--blend", str(float(value))]
     if knob == "temp":
-        return ["--temperature", str(float(value))]
+        return ["--block-temperature", str(float(value))]
     raise ValueError(f"unknown setting {setting!r}: heads:N, heads:all, blend:R or temp:T")
 
 

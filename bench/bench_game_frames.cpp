@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
                  "most, recomputed in context through every layer (SessionParams::blend_ratio; 0: off, 1: full)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  app.add_option("--temperature", o.temperature,
+  app.add_option("--block-temperature", o.temperature,
                  "block mode's fidelity knob: attention logits against block keys divided by it "
                  "(SessionParams::block_temperature; 1: off)")
       ->check(CLI::Range(0.25, 4.0))

@@ -2,7 +2,9 @@
 #include "kvframe/server/handler.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "replies.h"
 
@@ -22,6 +24,17 @@ std::string mode_list(const std::vector<fb::AttentionMode>& modes) {
   std::string out;
   for (fb::AttentionMode mode : modes) out += (out.empty() ? "" : ", ") + std::string(fb::EnumNameAttentionMode(mode));
   return out;
+}
+
+// An OpenSession knob: -1 takes the server's default, anything else must lie
+// in [lo, hi] (NaN never does). Why not, naming the field, if it does not.
+template <typename T>
+std::optional<std::string> resolve_knob(T& value, T server_default, T lo, T hi, const char* field,
+                                        const std::string& range) {
+  if (value == T(-1)) value = server_default;
+  if (value >= lo && value <= hi) return std::nullopt;
+  return std::string("OpenSession.") + field + " is " + std::to_string(value) + "; it takes " + range +
+         ", or -1 for this server's default (" + std::to_string(server_default) + ")";
 }
 
 }  // namespace
@@ -123,33 +136,18 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
                             " (0: its default, " + std::to_string(params_.default_context) + ")",
                         request_id, 0};
   }
-  int32_t& heads = open.config.block_heads;
-  if (heads == -1) heads = params_.block_heads;
-  if (heads < 0 || heads > kMaxBlockHeads) {
-    return RequestError{fb::ErrorCode::BadRequest,
-                        "OpenSession.block_heads is " + std::to_string(heads) + "; it takes 0 (off) .. " +
-                            std::to_string(kMaxBlockHeads) + ", or -1 for this server's default (" +
-                            std::to_string(params_.block_heads) + ")",
-                        request_id, 0};
+  // Block mode's fidelity knobs.
+  std::optional<std::string> bad_knob = resolve_knob(open.config.block_heads, params_.block_heads, 0, kMaxBlockHeads,
+                                                     "block_heads", "0 (off) .. " + std::to_string(kMaxBlockHeads));
+  if (!bad_knob) {
+    bad_knob = resolve_knob(open.config.blend_ratio, params_.blend_ratio, 0.0f, 1.0f, "blend_ratio",
+                            "0 (off) .. 1 (every token)");
   }
-  float& blend = open.config.blend_ratio;
-  if (blend == -1.0f) blend = params_.blend_ratio;
-  if (!(blend >= 0 && blend <= 1)) {
-    return RequestError{fb::ErrorCode::BadRequest,
-                        "OpenSession.blend_ratio is " + std::to_string(blend) +
-                            "; it takes 0 (off) .. 1 (every token), or -1 for this server's default (" +
-                            std::to_string(params_.blend_ratio) + ")",
-                        request_id, 0};
+  if (!bad_knob) {
+    bad_knob = resolve_knob(open.config.block_temperature, params_.block_temperature, 0.25f, 4.0f,
+                            "block_temperature", "0.25 .. 4 (1: off)");
   }
-  float& temperature = open.config.block_temperature;
-  if (temperature == -1.0f) temperature = params_.block_temperature;
-  if (!(temperature >= 0.25f && temperature <= 4)) {
-    return RequestError{fb::ErrorCode::BadRequest,
-                        "OpenSession.block_temperature is " + std::to_string(temperature) +
-                            "; it takes 0.25 .. 4 (1: off), or -1 for this server's default (" +
-                            std::to_string(params_.block_temperature) + ")",
-                        request_id, 0};
-  }
+  if (bad_knob) return RequestError{fb::ErrorCode::BadRequest, *bad_knob, request_id, 0};
   open.config.cache_scope = cache_scope_of(peer.principal);
   return std::nullopt;
 }

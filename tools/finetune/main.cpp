@@ -440,7 +440,7 @@ int main(int argc, char** argv) {
                        "the context moved most (SessionParams::blend_ratio; 0: off, 1: full)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  eval_cmd->add_option("--temperature", eval.temperature,
+  eval_cmd->add_option("--block-temperature", eval.temperature,
                        "block sessions divide attention logits against block keys by it "
                        "(SessionParams::block_temperature; 1: off)")
       ->check(CLI::Range(0.25, 4.0))
