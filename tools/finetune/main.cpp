@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -109,6 +110,7 @@ struct TrainOptions {
   std::string schedule = "cosine";
   int64_t eval_every = 50;
   int64_t heldout_limit = 32;
+  int64_t stop_after = 0;  // 0: every --steps
   bool resume = false;
   ft::TrainParams params;
 };
@@ -205,11 +207,12 @@ int run_train(TrainOptions& o) {
   }
   const auto start = std::chrono::steady_clock::now();
   const int64_t first = t.step();
-  while (t.step() < p.steps) {
+  const int64_t last = o.stop_after > 0 ? std::min(o.stop_after, p.steps) : p.steps;
+  while (t.step() < last) {
     auto step = t.train_step();
     if (!step) return fail(step.error(), "resume with --resume from the last checkpoint", kTrainingError);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double eta = elapsed / static_cast<double>(t.step() - first) * static_cast<double>(p.steps - t.step());
+    const double eta = elapsed / static_cast<double>(t.step() - first) * static_cast<double>(last - t.step());
     char line[256];
     std::snprintf(line, sizeof line,
                   "step %ld/%ld  loss %.4f (block %.4f, causal %.4f x%ld)  KL full||block %.4f  KL general %.4f  "
@@ -225,7 +228,7 @@ int run_train(TrainOptions& o) {
                 {"grad_norm", step->grad_norm}, {"samples", step->samples}, {"tokens", step->tokens},
                 {"seconds", step->seconds}}.dump()
         << "\n" << std::flush;
-    if (o.eval_every > 0 && (t.step() % o.eval_every == 0 || t.step() == p.steps)) {
+    if (o.eval_every > 0 && (t.step() % o.eval_every == 0 || t.step() == last)) {
       if (int code = held_out()) return code;
     }
   }
@@ -417,6 +420,11 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--checkpoint-every", train.params.checkpoint_every, "steps between checkpoints")
       ->capture_default_str();
   train_cmd->add_option("--eval-every", train.eval_every, "steps between held-out losses (0: start and end only)")
+      ->capture_default_str();
+  train_cmd->add_option("--stop-after", train.stop_after,
+                        "end after this step and write the adapter; the learning-rate schedule stays the one "
+                        "planned for --steps (0: run every step)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   train_cmd->add_flag("--resume", train.resume, "continue from --out's checkpoint, if there is one");
   train_cmd->add_option("--init", train.params.init,
