@@ -10,7 +10,15 @@
 #   3. Training: a query-scope adapter, 300 steps of 8 samples (the MOBA
 #      records weighted up), a quarter of them under the causal mask too, KL
 #      to the base model on general text.
-#   4. The adapter into models/.
+#   4. A DAgger round: the stage-3 adapter plays 16 matches as the LLM bot in
+#      block mode (seeds 5001-5016, 60 hands); every decision is recorded with
+#      the tight-aggressive bot's action as target, so training sees the
+#      states the tuned bot itself reaches (its folds in the history and
+#      stats). 80 steps of 8 from the stage-3 adapter on a mix of those
+#      (scripts/onpolicy_mix.py: every decision of the LLM's seat, 500 of the
+#      others, 500 first-round decisions, the MOBA records twice), half the
+#      samples under both masks, the schedule planned for 120 steps.
+#   5. The adapter into models/.
 # (A second stage of 100 steps with --consistency 1 and half the samples
 # under both masks was tried and not kept: on the same held-out decisions
 # block and full agreed on 43 of 47 against this stage's 45, and in live play
@@ -65,7 +73,7 @@ done
 moba=()
 for _ in 1 2 3 4 5 6 7 8; do moba+=(--train "$work/moba/train.jsonl"); done
 
-echo "[train] both masks (resumes from $work/run when it has a checkpoint)" >&2
+echo "[train] stage 1, both masks (resumes from $work/run when it has a checkpoint)" >&2
 "$tools/kvframe-finetune" train --resume \
   --train "$work/holdem/train.jsonl" "${moba[@]}" \
   --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
@@ -73,6 +81,26 @@ echo "[train] both masks (resumes from $work/run when it has a checkpoint)" >&2
   --steps 300 --batch 8 --lr 1e-3 --warmup 20 --schedule cosine --causal-fraction 0.25 \
   --eval-every 60 --checkpoint-every 10 --seed 1
 
+if [ ! -s "$work/onpolicy/mix.jsonl" ]; then
+  echo "[train] on-policy decisions: the first adapter plays" >&2
+  mkdir -p "$work/onpolicy"
+  rm -f "$work/onpolicy/decisions.jsonl"
+  for seed in $(seq 5001 5016); do
+    "$tools/kvframe-holdem" --bots llm,tag,station,random --hands 60 --seed "$seed" --history 30 --mode block \
+      --dtype bf16 --commentary off --lora "$work/run/adapter.gguf" --dataset "$work/onpolicy/decisions.jsonl" >/dev/null
+  done
+  python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy/decisions.jsonl" --seat p1 \
+    --original "$work/holdem/train.jsonl" --moba "$work/moba/train.jsonl" --out "$work/onpolicy/mix.jsonl"
+fi
+
+echo "[train] the DAgger round (resumes from $work/dagger when it has a checkpoint)" >&2
+"$tools/kvframe-finetune" train --resume --init "$work/run/adapter.gguf" \
+  --train "$work/onpolicy/mix.jsonl" \
+  --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
+  --out "$work/dagger" --scope query --rank 8 --alpha 16 \
+  --steps 120 --stop-after 80 --batch 8 --lr 5e-4 --warmup 10 --schedule cosine --causal-fraction 0.5 \
+  --eval-every 40 --checkpoint-every 10 --seed 2
+
 mkdir -p models
-cp "$work/run/adapter.gguf" models/SmolLM2-135M-Instruct.block-lora.gguf
+cp "$work/dagger/adapter.gguf" models/SmolLM2-135M-Instruct.block-lora.gguf
 echo "[train] wrote models/SmolLM2-135M-Instruct.block-lora.gguf" >&2

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The training mix of a DAgger round (scripts/train-default-adapter.sh, stage 2).
+
+The tuned LLM bot's own decisions (recorded with `kvframe-holdem --dataset`
+while it played, the tight-aggressive bot's action as target) are the states
+the first round never showed it. The mix keeps every decision of the LLM's
+seat, a sample of the other seats' decisions from the same matches, a sample
+of the first round's rule-bot decisions (so they are not forgotten) and the
+MOBA records, shuffled. Writes OUT, with the MOBA rules copied beside it; the
+Hold'em rules.json must already be there (kvframe-holdem writes it beside its
+dataset, so put OUT in that folder).
+
+    python3 scripts/onpolicy_mix.py --onpolicy D/decisions.jsonl --original H/train.jsonl \\
+        --moba M/train.jsonl --out D/mix.jsonl
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--onpolicy", required=True, help="decisions of matches the LLM bot played (JSONL)")
+    p.add_argument("--seat", default="p1", help="the LLM bot's seat id in those matches")
+    p.add_argument("--others", type=int, default=500, help="decisions of the other seats to keep")
+    p.add_argument("--original", required=True, help="the first round's Hold'em training data (JSONL)")
+    p.add_argument("--original-count", type=int, default=500, help="of those, how many to keep")
+    p.add_argument("--moba", required=True, help="MOBA training data (JSONL; its rules.json beside it)")
+    p.add_argument("--moba-repeat", type=int, default=2, help="times each MOBA record is in the mix")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--out", required=True, help="the mix (JSONL)")
+    args = p.parse_args()
+    rng = random.Random(args.seed)
+    try:
+        onpolicy = open(args.onpolicy).readlines()
+        original = open(args.original).readlines()
+        moba = open(args.moba).readlines()
+        seat = f"-{args.seat}-"  # kvframe-holdem's ids: holdem-s<seed>-<hand>-<seat>-<n>
+        own = [line for line in onpolicy if seat in json.loads(line)["id"]]
+        others = [line for line in onpolicy if seat not in json.loads(line)["id"]]
+        moba_rules = "moba_rules.json"
+        shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(args.moba)), "rules.json"),
+                        os.path.join(os.path.dirname(os.path.abspath(args.out)), moba_rules))
+        moba = [json.dumps({**json.loads(line), "rules": moba_rules}) + "\n" for line in moba]
+        mix = own + rng.sample(others, args.others) + rng.sample(original, args.original_count) + moba * args.moba_repeat
+    except (OSError, ValueError, KeyError) as e:
+        sys.stderr.write(f"onpolicy_mix: {e}\n")
+        return 2
+    rng.shuffle(mix)
+    with open(args.out, "w") as f:
+        f.writelines(mix)
+    print(f"onpolicy_mix: {len(own)} decisions of {args.seat}, {args.others} of other seats, {args.original_count} "
+          f"original, {len(moba) * args.moba_repeat} MOBA: {len(mix)} records in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
