@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The training mix of a DAgger round (scripts/train-default-adapter.sh, stage 2).
+"""The training mix of a DAgger round (scripts/train-default-adapter.sh, stage 4).
 
 The tuned LLM bot's own decisions (recorded with `kvframe-holdem --dataset`
 while it played, the tight-aggressive bot's action as target) are the states
@@ -39,8 +39,9 @@ def main():
         original = open(args.original).readlines()
         moba = open(args.moba).readlines()
         seat = f"-{args.seat}-"  # kvframe-holdem's ids: holdem-s<seed>-<hand>-<seat>-<n>
-        own = [line for line in onpolicy if seat in json.loads(line)["id"]]
-        others = [line for line in onpolicy if seat not in json.loads(line)["id"]]
+        own, others = [], []
+        for line in onpolicy:
+            (own if seat in json.loads(line)["id"] else others).append(line)
         moba_rules = "moba_rules.json"
         shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(args.moba)), "rules.json"),
                         os.path.join(os.path.dirname(os.path.abspath(args.out)), moba_rules))
