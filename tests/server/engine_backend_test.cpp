@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "kvframe/server/engine_backend.h"
 #include "tiny_model.h"
 
@@ -13,9 +15,17 @@ namespace {
 
 constexpr char kState[] = R"({"turn":1,"players":[{"id":"p1","chips":950},{"id":"p2","chips":1000}],"pot":50})";
 
+// One file per process: ctest runs each test in its own process, in parallel,
+// and rewriting a file another process has mapped kills that one with SIGBUS.
+std::string tiny_model_path() {
+  return (std::filesystem::temp_directory_path() /
+          ("kvframe-server-tiny-" + std::to_string(::getpid()) + ".gguf"))
+      .string();
+}
+
 std::string write_tiny_model() {
   const std::vector<uint8_t> bytes = test::tiny_model_bytes({});
-  const std::string path = (std::filesystem::temp_directory_path() / "kvframe-server-tiny.gguf").string();
+  const std::string path = tiny_model_path();
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                               static_cast<std::streamsize>(bytes.size()));
   return path;
@@ -29,7 +39,10 @@ class EngineBackendTest : public ::testing::Test {
     EXPECT_FALSE((*loaded)->chat_template()) << "the tiny model has none: served with raw prompts";
     backend_ = new EngineBackend(std::move(loaded).value());
   }
-  static void TearDownTestSuite() { delete backend_; }
+  static void TearDownTestSuite() {
+    delete backend_;
+    std::filesystem::remove(tiny_model_path());
+  }
 
   static SessionConfig config(fb::AttentionMode mode, uint32_t context = 512) {
     SessionConfig c;
