@@ -6,12 +6,14 @@ while it played, the tight-aggressive bot's action as target) are the states
 the first round never showed it. The mix keeps every decision of the LLM's
 seat, a sample of the other seats' decisions from the same matches, a sample
 of the first round's rule-bot decisions (so they are not forgotten) and the
-MOBA records, shuffled. Writes OUT, with the MOBA rules copied beside it; the
-Hold'em rules.json must already be there (kvframe-holdem writes it beside its
-dataset, so put OUT in that folder).
+MOBA records, shuffled. Writes OUT, with each MOBA file's rules copied beside
+it; the Hold'em rules.json must already be there (kvframe-holdem writes it
+beside its dataset, so put OUT in that folder).
 
     python3 scripts/onpolicy_mix.py --onpolicy D/decisions.jsonl --original H/train.jsonl \\
         --moba M/train.jsonl --out D/mix.jsonl
+    # a MOBA-weighted mix: part of the LLM seat's decisions, two MOBA sets three times
+    python3 scripts/onpolicy_mix.py ... --own-count 160 --moba M/train.jsonl --moba M8K/train.jsonl --moba-repeat 3
 """
 import argparse
 import json
@@ -25,10 +27,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--onpolicy", required=True, help="decisions of matches the LLM bot played (JSONL)")
     p.add_argument("--seat", default="p1", help="the LLM bot's seat id in those matches")
+    p.add_argument("--own-count", type=int, help="of the LLM seat's decisions, how many to keep (default: all)")
     p.add_argument("--others", type=int, default=500, help="decisions of the other seats to keep")
     p.add_argument("--original", required=True, help="the first round's Hold'em training data (JSONL)")
     p.add_argument("--original-count", type=int, default=500, help="of those, how many to keep")
-    p.add_argument("--moba", required=True, help="MOBA training data (JSONL; its rules.json beside it)")
+    p.add_argument("--moba", required=True, action="append",
+                   help="MOBA training data (JSONL; its rules.json beside it); repeat for several files")
     p.add_argument("--moba-repeat", type=int, default=2, help="times each MOBA record is in the mix")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--out", required=True, help="the mix (JSONL)")
@@ -37,15 +41,18 @@ def main():
     try:
         onpolicy = open(args.onpolicy).readlines()
         original = open(args.original).readlines()
-        moba = open(args.moba).readlines()
         seat = f"-{args.seat}-"  # kvframe-holdem's ids: holdem-s<seed>-<hand>-<seat>-<n>
         own, others = [], []
         for line in onpolicy:
             (own if seat in json.loads(line)["id"] else others).append(line)
-        moba_rules = "moba_rules.json"
-        shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(args.moba)), "rules.json"),
-                        os.path.join(os.path.dirname(os.path.abspath(args.out)), moba_rules))
-        moba = [json.dumps({**json.loads(line), "rules": moba_rules}) + "\n" for line in moba]
+        moba = []
+        for i, path in enumerate(args.moba):
+            rules = "moba_rules.json" if i == 0 else f"moba_rules{i + 1}.json"
+            shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(path)), "rules.json"),
+                            os.path.join(os.path.dirname(os.path.abspath(args.out)), rules))
+            moba += [json.dumps({**json.loads(line), "rules": rules}) + "\n" for line in open(path)]
+        if args.own_count is not None:
+            own = rng.sample(own, args.own_count)
         mix = own + rng.sample(others, args.others) + rng.sample(original, args.original_count) + moba * args.moba_repeat
     except (OSError, ValueError, KeyError) as e:
         sys.stderr.write(f"onpolicy_mix: {e}\n")

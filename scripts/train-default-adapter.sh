@@ -23,6 +23,11 @@
 # under both masks was tried and not kept: on the same held-out decisions
 # block and full agreed on 43 of 47 against this stage's 45, and in live play
 # (seed 3001) on 75 of 99 against 52 of 61; docs/finetune.md.)
+# (A MOBA round after stage 4 was tried and not kept: 40 steps of 4 on half
+# MOBA records, 8K-token frames added, every sample under both masks with
+# --consistency 1, made MOBA 8K's first tokens all full's at KL 0.048-0.050
+# but live Hold'em (seed 3001) fell from 98.6% to 75.9%: full learned to
+# raise where block checks or folds; docs/finetune.md.)
 # Hours on a 2-core CPU. Every step is skipped when its output exists and
 # training resumes from its last checkpoint, so after a stop run it again.
 #
