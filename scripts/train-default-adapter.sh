@@ -23,13 +23,9 @@
 # under both masks was tried and not kept: on the same held-out decisions
 # block and full agreed on 43 of 47 against this stage's 45, and in live play
 # (seed 3001) on 75 of 99 against 52 of 61; docs/finetune.md.)
-# (A MOBA round after stage 4 was tried and not kept: 40 steps of 4 on half
-# MOBA records, 8K-token frames added, every sample under both masks with
-# --consistency 1, made MOBA 8K's first tokens all full's at KL 0.048-0.050
-# but live Hold'em (seed 3001) fell from 98.6% to 75.9%: full learned to
-# raise where block checks or folds. With half the samples under both masks,
-# no consistency term and lr 2.5e-4: MOBA 10/10 and 9/10 at 0.038-0.039,
-# Hold'em 75.8% over seed 3001's first 62 decisions; docs/finetune.md.)
+# (Two MOBA-weighted rounds after stage 4, 8K-token MOBA frames added, were
+# tried and not kept: each met the MOBA goal and dropped live Hold'em to
+# 76%; docs/finetune.md gives their recipe and figures.)
 # Hours on a 2-core CPU. Every step is skipped when its output exists and
 # training resumes from its last checkpoint, so after a stop run it again.
 #
