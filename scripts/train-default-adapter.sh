@@ -24,8 +24,8 @@
 # block and full agreed on 43 of 47 against this stage's 45, and in live play
 # (seed 3001) on 75 of 99 against 52 of 61; docs/finetune.md.)
 # (Two MOBA-weighted rounds after stage 4, 8K-token MOBA frames added, were
-# tried and not kept: each met the MOBA goal and dropped live Hold'em to
-# 76%; docs/finetune.md gives their recipe and figures.)
+# tried and not kept: each met the MOBA goal in at least one block order and
+# dropped live Hold'em to 76%; docs/finetune.md gives recipe and figures.)
 # Hours on a 2-core CPU. Every step is skipped when its output exists and
 # training resumes from its last checkpoint, so after a stop run it again.
 #
