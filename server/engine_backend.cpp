@@ -155,6 +155,13 @@ void EngineBackend::warm(uint64_t session_id) {
   if (rt::Session* session = find(session_id)) (void)session->warm();
 }
 
+uint64_t EngineBackend::warm_step(uint64_t session_id, uint32_t max_tokens) {
+  rt::Session* session = find(session_id);
+  if (!session) return 0;
+  auto left = session->warm_step(max_tokens);
+  return left ? static_cast<uint64_t>(*left) : 0;  // an error is the next query's to report
+}
+
 BackendResult<QueryAnswer> EngineBackend::run_query(uint64_t session_id, const QuerySpec& query,
                                                     const ChunkSink& on_chunk) {
   rt::Session* session = find(session_id);

@@ -1,4 +1,5 @@
 // What the engine thread does with each queued request.
+#include <algorithm>
 #include <exception>
 
 #include <nlohmann/json.hpp>
@@ -34,8 +35,8 @@ void RequestHandler::fail(ReplySink& out, const Work& work, fb::ErrorCode code, 
 }
 
 bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
-  std::optional<Work> work = scheduler_.take(wait);
-  if (!work) return false;
+  std::optional<Work> work = scheduler_.take(warming_.empty() ? wait : std::chrono::milliseconds(0));
+  if (!work) return warm_a_step();
   const Clock::time_point started = now();
   Outcome outcome = Outcome::kDone;
   try {
@@ -71,13 +72,39 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
   // finds the blocks encoded. A request that arrives meanwhile waits for at
   // most one frame's changed blocks, work its own query would have done.
   if (outcome == Outcome::kFrameApplied && params_.warm_frames && scheduler_.queue_depth() == 0) {
-    try {
-      backend_.warm(work->session_id);
-    } catch (const std::exception& e) {
-      log_.warn("warming a frame failed", {{"session", hex_id(work->session_id)}, {"reason", e.what()}});
-    }
+    const bool queued = std::find(warming_.begin(), warming_.end(), work->session_id) != warming_.end();
+    if (warm(work->session_id, params_.step_tokens) > 0 && !queued) warming_.push_back(work->session_id);
   }
   return true;
+}
+
+uint64_t RequestHandler::warm(uint64_t session_id, uint32_t max_tokens) {
+  try {
+    if (max_tokens == 0) {
+      backend_.warm(session_id);
+      return 0;
+    }
+    return backend_.warm_step(session_id, max_tokens);
+  } catch (const std::exception& e) {
+    log_.warn("warming a frame failed", {{"session", hex_id(session_id)}, {"reason", e.what()}});
+    return 0;
+  }
+}
+
+bool RequestHandler::warm_a_step() {
+  if (warming_.empty()) return false;
+  const uint64_t session_id = warming_.front();
+  warming_.pop_front();
+  if (warm(session_id, params_.step_tokens) > 0) warming_.push_back(session_id);
+  return true;
+}
+
+bool RequestHandler::frame_encoded(const Work& work) {
+  if (params_.step_tokens == 0) return true;
+  uint64_t left = warm(work.session_id, params_.step_tokens);
+  // With nobody else waiting there is no one to be fair to: encode on.
+  while (left > 0 && scheduler_.queue_depth() == 0) left = warm(work.session_id, params_.step_tokens);
+  return left == 0;
 }
 
 Outcome RequestHandler::open_session(const Work& work, ReplySink& out) {
@@ -147,6 +174,11 @@ std::optional<RequestError> RequestHandler::unrunnable(const Work& work, const Q
 // the runnable ones are answered by one backend call (decoded as one batch),
 // and the replies go out in request order.
 Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
+  // A query that will be refused needs no encoding; the others encode their
+  // frame a step per turn first (step_tokens), then are answered.
+  if (!unrunnable(work, work.item, ms_between(work.item.received, now())) && !frame_encoded(work)) {
+    return Outcome::kDeferred;
+  }
   if (work.batch.empty() && params_.max_sessions_together > 1) {
     std::vector<Work> companions = scheduler_.take_companions(params_.max_sessions_together - 1);
     if (!companions.empty()) {

@@ -66,6 +66,7 @@ struct Options {
   std::string ready_file;
   bool warm_frames = true;
   std::size_t max_sessions_together = 1;
+  uint32_t step_tokens = 0;
   std::string ping;
   int ping_timeout_ms = 2000;
   std::string ping_server_key, ping_client_key;
@@ -266,6 +267,11 @@ int main(int argc, char** argv) {
                  "(1: one session at a time; more pays where decoding fills a decision, not on a small CPU)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  app.add_option("--step-tokens", o.step_tokens,
+                 "tokens of a frame one session may encode per engine turn: a larger frame is encoded a step at a "
+                 "time while other sessions' queries run between the steps (0: whole frames in one turn)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   app.add_flag("!--no-warm", o.warm_frames,
                "do not encode a frame as it arrives when the engine is idle (then its query encodes it)");
   app.add_option("--max-session-queue", o.max_session_queue, "requests waiting in one session (then Error{Busy})")
@@ -377,6 +383,7 @@ int main(int argc, char** argv) {
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;
+  params.handler.step_tokens = o.step_tokens;
   params.handler.limits.max_tokens = o.max_tokens;
   params.handler.limits.max_message_bytes = static_cast<std::size_t>(o.max_message_mb * (1 << 20));
   params.handler.scheduler.max_queue = o.max_queue;

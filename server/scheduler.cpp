@@ -267,11 +267,20 @@ std::vector<Work> Scheduler::take_companions(std::size_t max) {
   return out;
 }
 
+void Scheduler::requeue_front(Session& session, const QueuedRequest& item) {
+  session.queue.push_front(item);
+  queued_work_ms_ += item.expected_ms;
+  ++tenants_[item.principal].queued;
+  ++queued_;
+}
+
 std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, double engine_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_work_ms_ = 0;
   const RequestBody& body = work.item.request.body;
-  if (std::holds_alternative<QueryRequest>(body) && engine_ms > 0) {
+  if (outcome == Outcome::kDeferred) {
+    // Its engine time so far is a step of encoding, not a query's.
+  } else if (std::holds_alternative<QueryRequest>(body) && engine_ms > 0) {
     fold(query_ms_[static_cast<int>(work.session.mode)], engine_ms);
   } else if (outcome == Outcome::kFrameApplied) {
     fold(frame_ms_, engine_ms);
@@ -281,6 +290,10 @@ std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, 
   if (found == sessions_.end()) return {};
   Session& session = found->second;
   session.running = false;
+  if (outcome == Outcome::kDeferred) {
+    for (auto it = work.batch.rbegin(); it != work.batch.rend(); ++it) requeue_front(session, *it);
+    requeue_front(session, work.item);
+  }
   if (outcome == Outcome::kFrameApplied) session.applied_frame = std::get<FrameRequest>(body).frame_number;
   if (outcome == Outcome::kSessionGone) {
     std::vector<QueuedRequest> left(std::make_move_iterator(session.queue.begin()),

@@ -60,6 +60,9 @@ class BlockContext final : public KvContext {
       } else if (auto seen = current.find(key); seen != current.end()) {
         ref = seen->second;  // the same text twice in one frame
         ++report.blocks_reused;
+      } else if (auto early = ahead_.find(key); early != ahead_.end()) {
+        ref = early->second;  // encode_ahead() counted it (encoded or a hit) when it ran
+        ++report.blocks_reused;
       } else if ((ref = engine_.store().find(key, params_.cache_scope))) {
         ++report.cache_hits;
       } else {
@@ -69,6 +72,7 @@ class BlockContext final : public KvContext {
       keys.push_back(key);
       placed.push_back({block.id, ref});
     }
+    ahead_.clear();  // what was encoded ahead is in `current` now, or not in this frame
     if (auto failed = encode(prompt, keys, missing, current, report)) return *failed;
     for (size_t i : missing) placed[i].kv = current.at(keys[i]);
     report.ms.encode = watch.lap();
@@ -91,6 +95,42 @@ class BlockContext final : public KvContext {
       report.ms.encode += watch.lap();
     }
     return kv_.reserve(std::min(kv_.cache().length + prompt.tail, kv_.max_capacity()));
+  }
+
+  // The frame's blocks that prepare() would encode, in block order, the
+  // first of them up to max_tokens encoded now and kept in ahead_ (and the
+  // store); blocks the store holds are taken from it, as prepare() would.
+  Result<int64_t> encode_ahead(const FramePrompt& prompt, int64_t max_tokens, QueryReport& report) override {
+    if (*prompt.prefix != prefix_) {
+      if (auto failed = load_prefix(*prompt.prefix)) return *failed;
+      report.tokens_encoded += static_cast<int64_t>(prefix_.size());
+    }
+    std::vector<kv_diff::BlockKey> keys;
+    std::vector<size_t> chosen;  // indices into keys: encoded by this call
+    int64_t chosen_tokens = 0, left = 0;
+    KeyMap seen;
+    for (const auto& block : *prompt.blocks) {
+      const kv_diff::BlockKey key = kv_diff::block_key(*block.tokens, context_id_);
+      keys.push_back(key);
+      if (assembled_.count(key) || ahead_.count(key) || !seen.emplace(key, nullptr).second) continue;
+      if (kv_diff::BlockRef hit = engine_.store().find(key, params_.cache_scope)) {
+        ahead_.emplace(key, std::move(hit));
+        ++report.cache_hits;
+        continue;
+      }
+      const auto n = static_cast<int64_t>(block.tokens->size());
+      if (chosen.empty() || chosen_tokens + n <= max_tokens) {
+        chosen.push_back(keys.size() - 1);
+        chosen_tokens += n;
+      } else {
+        left += n;
+      }
+    }
+    if (auto failed = encode(prompt, keys, chosen, ahead_, report)) {
+      for (auto it = ahead_.begin(); it != ahead_.end();) it = it->second ? std::next(it) : ahead_.erase(it);
+      return *failed;
+    }
+    return left;
   }
 
   KvCache& cache() override { return kv_.cache(); }
@@ -160,6 +200,7 @@ class BlockContext final : public KvContext {
   std::optional<Error> load_prefix(const std::vector<TokenId>& prefix) {
     kv_.reset();
     assembled_.clear();
+    ahead_.clear();
     refined_.clear();
     prefix_.clear();
     if (!prefix.empty()) {
@@ -231,6 +272,10 @@ class BlockContext final : public KvContext {
   uint64_t context_id_ = 0;
   // The blocks in kv_ after the last assemble(), by key.
   KeyMap assembled_;
+  // Blocks of a frame not yet assembled, encoded (or found in the store) by
+  // encode_ahead(): held here so the store's budget cannot drop them before
+  // prepare() places them.
+  KeyMap ahead_;
   // The blocks (in order) whose KV kv_ holds refined by the fidelity knobs,
   // as they were when that was done.
   struct Refined {

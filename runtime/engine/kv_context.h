@@ -27,6 +27,15 @@ class KvContext {
   // Brings cache() up to date with the prefix and blocks. Fills report's
   // block counts, tokens_encoded and ms.encode / reposition.
   virtual Status prepare(const FramePrompt& prompt, QueryReport& report) = 0;
+  // Encodes at most max_tokens (at least one block) of what prepare() would
+  // have to encode for this frame, ahead of it, and keeps it for prepare();
+  // returns the tokens still to encode. Counts what it ran in report's
+  // blocks_encoded / tokens_encoded. The default has nothing to split:
+  // prepare() does all the work at once (0 left to do here).
+  virtual Result<int64_t> encode_ahead(const FramePrompt& /*prompt*/, int64_t /*max_tokens*/,
+                                       QueryReport& /*report*/) {
+    return int64_t{0};
+  }
   // After prepare(): holds the frame's KV; a query appends to it.
   virtual KvCache& cache() = 0;
   // After the query: `appended` are the tokens run onto cache() since

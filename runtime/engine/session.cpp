@@ -120,6 +120,7 @@ struct Session::Impl {
 
   Result<ReadyTask> ready(const Task& task, int64_t context_tokens);
   Status warm();
+  Result<int64_t> warm_step(int64_t max_tokens);
   // query() in two halves around decoding: begin() brings the KV up to date
   // and runs the final block; end() takes the decoded answer.
   Result<std::unique_ptr<RunningQuery>> begin(const Task& task);
@@ -169,6 +170,8 @@ json_blocker::Result<json_blocker::FrameDiff> Session::update_patch(std::string_
 
 Status Session::warm() { return impl_->warm(); }
 
+Result<int64_t> Session::warm_step(int64_t max_tokens) { return impl_->warm_step(max_tokens); }
+
 Result<Answer> Session::query(const Task& task) { return impl_->query(task); }
 
 std::vector<Result<Answer>> Session::query_batch(const std::vector<Task>& tasks) { return impl_->query_batch(tasks); }
@@ -216,6 +219,24 @@ Status Session::Impl::warm() {
   ahead.blocks_repositioned += report.blocks_repositioned;
   ahead.tokens_encoded += report.tokens_encoded;
   return std::nullopt;
+}
+
+Result<int64_t> Session::Impl::warm_step(int64_t max_tokens) {
+  if (max_tokens <= 0 || stream.frames() == 0 || params.mode == AttentionMode::kFull) {
+    if (auto failed = warm()) return *failed;
+    return int64_t{0};
+  }
+  QueryReport report;
+  const FramePrompt prompt = frame_prompt(report);
+  auto left = context->encode_ahead(prompt, max_tokens, report);
+  if (!left) return left.error();
+  ahead.blocks_encoded += report.blocks_encoded;
+  ahead.cache_hits += report.cache_hits;
+  ahead.tokens_encoded += report.tokens_encoded;
+  if (*left > 0) return left;
+  // Nothing left to encode: placing the blocks (and the fidelity knobs' work) finishes the frame.
+  if (auto failed = warm()) return *failed;
+  return int64_t{0};
 }
 
 Result<std::unique_ptr<RunningQuery>> Session::Impl::begin(const Task& task) {

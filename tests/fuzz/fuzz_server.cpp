@@ -71,6 +71,7 @@ void check_replies(const std::vector<Reply>& replies, const std::map<std::string
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Clock::time_point now{};
   StateEchoBackend backend;
+  backend.frame_steps = 2;
   std::ostringstream discarded;
   Log log(LogLevel::kError, &discarded);
   RequestHandler handler(backend, fuzz_handler_params([&] { return now; }), log);

@@ -105,6 +105,47 @@ TEST_F(HandlerTest, AFrameIsWarmedOnlyWhenNothingWaits) {
   EXPECT_TRUE(backend.warmed.empty());
 }
 
+// step_tokens: a frame that takes several steps to encode gets one step per
+// engine turn while other sessions have work — their queries are answered
+// between its steps — and its query, deferred meanwhile, is answered once,
+// after its last step. Idle time warms a frame a step at a time too.
+TEST_F(HandlerTest, ALargeFrameIsEncodedAStepPerTurnWhileOthersAreAnswered) {
+  HandlerParams stepped;
+  stepped.step_tokens = 64;
+  start(stepped);
+  const uint64_t a = open_with_frame("game-a"), b = open_with_frame("game-b"), c = open_with_frame("game-c");
+  backend.frame_steps = 3;
+  send(frame_message(next_id++, a, 2, kTinyState), "game-a");
+  const uint64_t a_query = next_id;
+  send(query_message(next_id++, a), "game-a");
+  send(frame_message(next_id++, b, 2, kTinyState), "game-b");
+  const uint64_t b_query = next_id;
+  send(query_message(next_id++, b), "game-b");
+  backend.warmed.clear();
+  for (int turn = 0; turn < 3; ++turn) ASSERT_TRUE(handler->run_next(replies));  // both frames, a's first step
+  EXPECT_EQ(backend.warmed, std::vector<uint64_t>{a});
+  const uint64_t c_query = next_id;
+  send(query_message(next_id++, c), "game-c");  // c, with nothing to encode, comes after a and b's turns
+  run_all();
+  std::vector<uint64_t> results;
+  for (const fb::Message* m : take()) {
+    if (m->body_type() == fb::Body::Result) results.push_back(m->request_id());
+  }
+  EXPECT_EQ(results, (std::vector<uint64_t>{c_query, a_query, b_query})) << "c's query went between the steps";
+  EXPECT_EQ(backend.answered, (std::vector<uint64_t>{c, a, b}));
+  // One step per turn, in turn order (c's query asks for a step too: it has none left).
+  EXPECT_EQ(backend.warmed, (std::vector<uint64_t>{a, b, a, c, b, a, b}));
+  EXPECT_EQ(handler->scheduler().queue_depth(), 0u);
+
+  backend.warmed.clear();  // nothing waits: the frame is warmed a step per idle turn
+  send(frame_message(next_id++, c, 2, kTinyState), "game-c");
+  ASSERT_TRUE(handler->run_next(replies));
+  EXPECT_EQ(backend.warmed, std::vector<uint64_t>{c});
+  run_all();
+  EXPECT_EQ(backend.warmed, (std::vector<uint64_t>{c, c, c}));
+  EXPECT_EQ(only().body_type(), fb::Body::FrameAck);
+}
+
 // Queries of different sessions waiting at once are taken together (one
 // engine turn answers them all), each session then free for its next request;
 // with max_sessions_together 1, one session a turn as before.

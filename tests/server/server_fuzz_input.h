@@ -51,6 +51,7 @@ inline HandlerParams fuzz_handler_params(std::function<Clock::time_point()> now)
   params.limits.max_message_bytes = 8192;
   params.limits.max_tokens = 64;
   params.max_sessions_together = 4;
+  params.step_tokens = 64;  // with StateEchoBackend::frame_steps: queries deferred between a frame's steps
   params.now = std::move(now);
   return params;
 }

@@ -24,9 +24,19 @@ BackendResult<FrameSummary> StateEchoBackend::apply_frame(uint64_t session_id, f
                                                         : json_blocker::PatchFormat::kJsonPatch);
   if (!diff) return BackendError{fb::ErrorCode::BadJson, diff.error().to_string()};
   ++session.frames;
+  session.steps_left = frame_steps;
   return FrameSummary{static_cast<uint32_t>(session.stream.current().size()),
                       static_cast<uint32_t>(diff->changed + diff->added + diff->moved),
                       static_cast<uint32_t>(diff->removed)};
+}
+
+uint64_t StateEchoBackend::warm_step(uint64_t session_id, uint32_t max_tokens) {
+  warmed.push_back(session_id);
+  auto found = sessions_.find(session_id);
+  if (found == sessions_.end()) return 0;
+  uint64_t& left = found->second.steps_left;
+  if (left > 0) --left;
+  return left * max_tokens;
 }
 
 BackendResult<QueryAnswer> StateEchoBackend::run_query(uint64_t session_id, const QuerySpec& query,
@@ -38,6 +48,7 @@ BackendResult<QueryAnswer> StateEchoBackend::run_query(uint64_t session_id, cons
     return BackendError{fb::ErrorCode::ContextFull, "instruction + max_tokens exceed the session's context"};
   }
   if (before_answer) before_answer(session_id);
+  found->second.steps_left = 0;
   answered.push_back(session_id);
   QueryAnswer out;
   out.text = !answer.empty() ? answer

@@ -27,7 +27,10 @@ class StateEchoBackend : public Backend {
   std::vector<int32_t> block_heads;   // the block_heads of each session opened, in order
   std::vector<float> blend_ratios;    // and their blend_ratio
   std::vector<float> temperatures;    // and their block_temperature
-  std::vector<uint64_t> warmed;       // session ids, in the order warm() was called
+  std::vector<uint64_t> warmed;       // session ids, in the order warm() or warm_step() was called
+  // warm_step() calls each frame applied from now on takes to be encoded
+  // (0: none); a query encodes what is left.
+  uint64_t frame_steps = 0;
 
   BackendInfo info() const override { return {"state-echo", kMaxContext}; }
   BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
@@ -36,6 +39,7 @@ class StateEchoBackend : public Backend {
   BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
                                        const ChunkSink& on_chunk) override;
   void warm(uint64_t session_id) override { warmed.push_back(session_id); }
+  uint64_t warm_step(uint64_t session_id, uint32_t max_tokens) override;
   CacheStats cache_stats(const std::string&) const override { return {}; }
 
   std::size_t open_sessions() const { return sessions_.size(); }
@@ -45,6 +49,7 @@ class StateEchoBackend : public Backend {
     json_blocker::FrameStream stream;
     uint32_t context = 0;
     uint64_t frames = 0;
+    uint64_t steps_left = 0;  // of the current frame's encoding
   };
   std::map<uint64_t, Session> sessions_;
 };

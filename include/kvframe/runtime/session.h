@@ -244,6 +244,14 @@ class Session {
   // and in full mode (the baseline recomputes everything at each query); an
   // error here (the context full, ...) is the next query's error too.
   Status warm();
+  // warm() a step at a time, so that one session's large frame (a first
+  // frame of 32K tokens) need not hold the engine for seconds: encodes at
+  // most max_tokens (at least one block) of what the latest frame still
+  // needs and returns the tokens left to encode; the step that leaves 0
+  // also places the blocks, as warm() does. A query may come at any point
+  // and finishes what is left. The next query's report counts all of it.
+  // max_tokens <= 0, and modes other than block: warm() whole, 0 left.
+  Result<int64_t> warm_step(int64_t max_tokens);
 
   // Answers `task` against the latest frame. kInvalidArgument before the
   // first frame; kContextFull when prefix + blocks + final block + max_tokens

@@ -133,6 +133,15 @@ class Backend {
   // engine has nothing else to do (EngineBackend: runtime::Session::warm).
   // Best effort: a failure is the next query's to report. Default: nothing.
   virtual void warm(uint64_t /*session_id*/) {}
+  // warm() a step at a time (runtime::Session::warm_step): encodes at most
+  // max_tokens (at least one block) of what the session's current frame
+  // still needs and returns the tokens left; the step that leaves 0 has
+  // warmed the frame whole. Best effort, as warm(): 0 after a failure, and
+  // for a session that is gone. Default: warm() whole.
+  virtual uint64_t warm_step(uint64_t session_id, uint32_t /*max_tokens*/) {
+    warm(session_id);
+    return 0;
+  }
   // Thread-safe: the I/O thread reads it for Stats. One scope's share, or
   // with an empty scope the whole store's.
   virtual CacheStats cache_stats(const std::string& scope) const = 0;

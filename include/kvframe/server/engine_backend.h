@@ -24,6 +24,7 @@ class EngineBackend : public Backend {
   void close_session(uint64_t session_id) override;
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;
   void warm(uint64_t session_id) override;
+  uint64_t warm_step(uint64_t session_id, uint32_t max_tokens) override;
   void run_across(const std::vector<SessionQuery>& queries) override;
   BackendResult<QueryAnswer> run_query(uint64_t session_id, const QuerySpec& query,
                                        const ChunkSink& on_chunk) override;

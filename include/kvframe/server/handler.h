@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -74,6 +75,12 @@ struct HandlerParams {
   // After a frame is applied, when no request waits, encode it at once
   // (Backend::warm) so the game's next query runs only its final block.
   bool warm_frames = true;
+  // Tokens of encoding one session gets per engine turn: a frame that needs
+  // more (a first frame of thousands of tokens) is encoded a step at a time
+  // (Backend::warm_step), its query deferred between steps while other
+  // sessions have work, so their answers keep flowing; idle time warms
+  // frames a step at a time too. 0: a frame is encoded whole in one turn.
+  uint32_t step_tokens = 0;
   // Queries of different sessions waiting at once are answered together, up
   // to this many, their answers decoded in one pass a step (1: one session
   // at a time). Each Result goes out as soon as its answer is complete. Off
@@ -133,6 +140,13 @@ class RequestHandler {
   void send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer, double queue_ms,
                    uint32_t batch_size);
   Outcome close_session(const Work& work, ReplySink& out);
+  // step_tokens: the taken query's frame encoded a step at a time; false
+  // when steps are left and other sessions wait (the query is deferred).
+  bool frame_encoded(const Work& work);
+  // Idle time: one step of the frame of the session that waited longest to be warmed (warming_).
+  bool warm_a_step();
+  // Best-effort warming (Backend::warm / warm_step); the tokens left.
+  uint64_t warm(uint64_t session_id, uint32_t max_tokens);
   void fail(ReplySink& out, const Work& work, fb::ErrorCode code, const std::string& message);
 
   Backend& backend_;
@@ -146,6 +160,7 @@ class RequestHandler {
   };
   std::unordered_map<std::string, Bucket> buckets_;  // I/O thread only
   Clock::time_point last_sweep_{};
+  std::deque<uint64_t> warming_;  // engine thread only: sessions whose frames idle time goes on encoding
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;

@@ -83,7 +83,11 @@ struct Work {
 };
 
 // How a taken request ended, for the session's state and the time estimates.
-enum class Outcome { kDone, kFrameApplied, kSessionGone };
+// kDeferred: not run yet (a step of its frame's encoding ran instead): the
+// request and its batch go back to the front of the session's queue and the
+// session to the back of the turn order, so every other session's turn
+// comes first.
+enum class Outcome { kDone, kFrameApplied, kSessionGone, kDeferred };
 
 class Scheduler {
  public:
@@ -150,6 +154,7 @@ class Scheduler {
   void dequeued(const QueuedRequest& item);
   void forget_session(const Session& session);  // its tenant's share; drops an idle tenant
   void supersede_frames(Session& session);
+  void requeue_front(Session& session, const QueuedRequest& item);  // a deferred request back in its place
   double expected_ms(const Session& session, const RequestBody& body) const;
   double query_estimate(fb::AttentionMode mode) const;  // caller holds mutex_
   void enqueue(uint64_t session_id, Session& session, QueuedRequest item);

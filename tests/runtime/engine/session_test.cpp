@@ -267,6 +267,49 @@ INSTANTIATE_TEST_SUITE_P(Modes, Warm,
                          ::testing::Values(AttentionMode::kBlock, AttentionMode::kPrefix, AttentionMode::kFull),
                          [](const auto& mode) { return std::string(attention_mode_name(mode.param)); });
 
+// warm_step() splits warm() into steps of at most N tokens (a block whole):
+// each step leaves fewer tokens to encode, none is larger than N unless a
+// block is, and a query after all the steps, or after only some (the query
+// finishes the rest), answers and counts as a session that never warms.
+class WarmStep : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(WarmStep, EncodesAFrameInStepsWithoutChangingAnswersOrCounts) {
+  const int64_t step = GetParam();
+  auto engine = tiny_engine(), other = tiny_engine();
+  const SessionParams params = session_params(AttentionMode::kBlock);
+  auto stepped = open(*engine, params), plain = open(*other, params);
+  auto before = stepped->warm_step(step);
+  ASSERT_TRUE(before);
+  EXPECT_EQ(*before, 0) << "before the first frame: nothing to do";
+  test::FrameEdits frames(17);
+  for (int i = 0; i < 12; ++i) {
+    frames.edit();
+    if (i % 4 == 0) frames.edit();  // now and then, more of the frame changes
+    ASSERT_TRUE(stepped->update(frames.json()));
+    int64_t left = -1, steps = 0;
+    // Every third frame stops after one step: the query finishes the frame.
+    while (left != 0 && !(i % 3 == 2 && steps == 1)) {
+      auto r = stepped->warm_step(step);
+      ASSERT_TRUE(r) << r.error().to_string();
+      if (left >= 0) EXPECT_LT(*r, left) << "a step that did nothing";
+      left = *r;
+      ++steps;
+    }
+    auto a = stepped->query(task(3));
+    ASSERT_TRUE(a) << a.error().to_string();
+    const Answer b = ask(*plain, frames.json(), task(3));
+    ASSERT_LE(relative_error(a->first_logits, b.first_logits), kRelativeTolerance) << "frame " << i;
+    EXPECT_EQ(a->tokens, b.tokens) << "frame " << i;
+    EXPECT_EQ(a->report.tokens_encoded, b.report.tokens_encoded) << "frame " << i;
+    EXPECT_EQ(a->report.blocks_encoded, b.report.blocks_encoded) << "frame " << i;
+    EXPECT_EQ(a->report.cache_hits, b.report.cache_hits) << "frame " << i;
+    EXPECT_EQ(a->report.blocks_reused, b.report.blocks_reused) << "frame " << i;
+    if (i == 0) EXPECT_GT(steps, 1) << "the first frame encodes every block: more than " << step << " tokens";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokens, WarmStep, ::testing::Values(int64_t{16}, int64_t{200}));
+
 // Sessions' answers decoded together (query_together) are each what query()
 // gives alone: the same greedy tokens and first-token logits, over frames
 // that change between rounds, in block and prefix modes side by side; a
