@@ -7,13 +7,24 @@ against the three rule bots, block mode, each match its own process and
 seed), for N in --matches. Per N: decisions per second of all matches
 together, each decision's latency (frame sent to whole action) p50 / p99,
 and starvation (the slowest match's decision rate over the fastest's).
-Configurations differ only in `--max-sessions-together`: 1 runs one
-session's request per engine turn, more lets waiting sessions' answers
-decode together (one pass a step for all). Configurations alternate per N so
-they meet the same machine load.
+Configurations differ in `--max-sessions-together` (1 runs one session's
+request per engine turn, more lets waiting sessions' answers decode together,
+one pass a step for all) and `--step-tokens` (0 encodes a frame whole in one
+engine turn; N encodes at most N tokens of one session's frame per turn, the
+other sessions' requests running between the steps). Configurations
+alternate per N so they meet the same machine load.
+
+`--casters K` adds K newcomers: each, on its own connection, opens a block
+session with a cold MOBA frame of ~6K tokens (`kvframe-stream --population
+0.035`, a new seed each time), asks the caster's question, closes it and
+starts over, for as long as the matches play — the long prefill that, encoded
+whole, holds every match's decision behind it. Their answers' latency (frame
+sent to answer) is reported beside the matches'. Needs the kvframe Python
+package importable (adapters/python/README.md: a venv, or PYTHONPATH).
 
     python3 bench/bench_serving.py                            # matches 1,2,4; together 1,8
     python3 bench/bench_serving.py --matches 1,4,8 --hands 4 --together 1,8
+    /tmp/venv/bin/python bench/bench_serving.py --matches 4 --together 1 --step-tokens 0,256 --casters 1
 
 Prints a table and writes a PNG plot (gnuplot). Exit 0, or 1 when a run failed.
 """
@@ -24,6 +35,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
@@ -33,11 +45,16 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 
 
-def start_server(serve, work, together, threads):
-    ready = os.path.join(work, f"ready-{together}-{time.monotonic_ns()}")
-    log = open(os.path.join(work, f"serve-{together}.log"), "a")
+CASTER_QUESTION = "In one short sentence, tell the viewers what is happening right now."
+CASTER_CONTEXT = 8192  # tokens: the default model's context; a ~6K-token frame, the question and the answer
+
+
+def start_server(serve, work, together, step, threads):
+    ready = os.path.join(work, f"ready-{together}-{step}-{time.monotonic_ns()}")
+    log = open(os.path.join(work, f"serve-{together}-{step}.log"), "a")
     process = subprocess.Popen([serve, "--bind", "tcp://127.0.0.1:0", "--ready-file", ready, "--threads", str(threads),
-                                "--max-sessions-together", str(together)], stdout=log, stderr=log)
+                                "--max-sessions-together", str(together), "--step-tokens", str(step)],
+                                stdout=log, stderr=log)
     deadline = time.time() + 120
     while not os.path.exists(ready):
         if process.poll() is not None or time.time() > deadline:
@@ -46,8 +63,52 @@ def start_server(serve, work, together, threads):
     return process, open(ready).read().strip()
 
 
-def play(holdem, endpoint, matches, hands, history, work, tag):
-    """N matches at once; returns (wall seconds, per-match decision latencies)."""
+def moba_frames(stream, work, count):
+    """`count` cold ~6K-token MOBA frames (kvframe-stream, seeds 31..), as JSON text."""
+    frames = []
+    for seed in range(31, 31 + count):
+        folder = os.path.join(work, f"moba-{seed}")
+        subprocess.run([stream, "--seed", str(seed), "--population", "0.035", "--frames", "1", "--write", folder],
+                       check=True, stdout=subprocess.DEVNULL)
+        frames.append(open(os.path.join(folder, "frame_0000.json")).read())
+    return frames
+
+
+def caster(endpoint, frames, rules, offset, stop, latencies, failures):
+    """A newcomer after another until `stop`: a new session, a cold frame, one question."""
+    import kvframe  # only --casters needs the package
+    try:
+        with kvframe.Client.connect(endpoint, client_name="bench-caster", request_timeout=600) as client:
+            i = offset
+            while not stop.is_set():
+                with client.open_session("moba", rules=rules, context_tokens=CASTER_CONTEXT) as session:
+                    start = time.perf_counter()
+                    session.send_frame(frames[i % len(frames)])
+                    session.ask(CASTER_QUESTION, max_tokens=16)
+                    latencies.append((time.perf_counter() - start) * 1000)
+                i += 1
+    except Exception as e:  # reported after the run: a caster that failed invalidates the row
+        failures.append(repr(e))
+
+
+def play(holdem, endpoint, matches, hands, history, work, tag, casters=()):
+    """N matches at once (and the casters while they play); returns (wall seconds,
+    per-match decision latencies, per-match decision rates, caster latencies)."""
+    stop, caster_ms, failures, threads = threading.Event(), [], [], []
+    for c, (frames, rules) in enumerate(casters):
+        threads.append(threading.Thread(target=caster, args=(endpoint, frames, rules, c, stop, caster_ms, failures)))
+        threads[-1].start()
+    try:
+        return play_matches(holdem, endpoint, matches, hands, history, work, tag) + (caster_ms,)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        if failures:
+            raise RuntimeError(f"a caster failed: {failures[0]}")
+
+
+def play_matches(holdem, endpoint, matches, hands, history, work, tag):
     runs = []
     start = time.perf_counter()
     for m in range(matches):
@@ -74,6 +135,8 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="kvframe's build folder")
     parser.add_argument("--matches", default="1,2,4", help="matches played at once")
     parser.add_argument("--together", default="1,8", help="--max-sessions-together values to compare")
+    parser.add_argument("--step-tokens", default="0", help="--step-tokens values to compare")
+    parser.add_argument("--casters", type=int, default=0, help="newcomers with cold ~6K-token MOBA frames meanwhile")
     parser.add_argument("--hands", type=int, default=6, help="hands per match")
     parser.add_argument("--history", type=int, default=10, help="hands of history in the gamecore")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="server threads")
@@ -83,15 +146,21 @@ def main():
     serve = os.path.join(args.build, "server", "kvframe-serve")
     holdem = os.path.join(args.build, "tools", "kvframe-holdem")
     work = tempfile.mkdtemp(prefix="bench_serving-")
-    together = [int(t) for t in args.together.split(",")]
+    configs = [(int(t), int(s)) for t in args.together.split(",") for s in args.step_tokens.split(",")]
     counts = [int(m) for m in args.matches.split(",")]
+    casters = []
+    if args.casters:
+        frames = moba_frames(os.path.join(args.build, "tools", "kvframe-stream"), work, 2 * args.casters)
+        rules = open(os.path.join(ROOT, "examples", "moba", "moba.rules.json")).read()
+        casters = [(frames[c::args.casters], rules) for c in range(args.casters)]
 
     rows = []
     for n in counts:
-        for t in together:  # alternating: every configuration meets the same load
-            server, endpoint = start_server(serve, work, t, args.threads)
+        for t, step in configs:  # alternating: every configuration meets the same load
+            server, endpoint = start_server(serve, work, t, step, args.threads)
             try:
-                wall, latencies, rates = play(holdem, endpoint, n, args.hands, args.history, work, f"m{n}-t{t}")
+                wall, latencies, rates, caster_ms = play(holdem, endpoint, n, args.hands, args.history, work,
+                                                         f"m{n}-t{t}-s{step}", casters)
             except RuntimeError as e:
                 print(f"bench_serving: {e}", file=sys.stderr)
                 return 1
@@ -99,20 +168,27 @@ def main():
                 server.terminate()
                 server.wait(timeout=30)
             flat = [x for lat in latencies for x in lat]
-            rows.append({"matches": n, "together": t, "decisions": len(flat), "per_s": len(flat) / wall,
+            rows.append({"matches": n, "config": (t, step), "decisions": len(flat), "per_s": len(flat) / wall,
                          "p50": percentile(flat, 50), "p99": percentile(flat, 99),
-                         "starvation": min(rates) / max(rates) if max(rates) > 0 else float("nan")})
-            print(f"  {n} matches, together {t}: {len(flat)} decisions in {wall:.1f} s", file=sys.stderr, flush=True)
+                         "starvation": min(rates) / max(rates) if max(rates) > 0 else float("nan"),
+                         "casters": len(caster_ms), "caster_p50": percentile(caster_ms, 50) if caster_ms else 0})
+            print(f"  {n} matches, together {t}, step {step}: {len(flat)} decisions in {wall:.1f} s"
+                  + (f", {len(caster_ms)} casters answered" if casters else ""), file=sys.stderr, flush=True)
 
-    base = {r["together"]: r["per_s"] for r in rows if r["matches"] == counts[0]}
-    print(f"{'matches':>7} {'together':>8} {'decisions':>9} {'dec/s':>7} {'vs 1 match':>10} {'p50 ms':>8} "
-          f"{'p99 ms':>8} {'slowest/fastest':>15}")
+    base = {r["config"]: r["per_s"] for r in rows if r["matches"] == counts[0]}
+    caster_head = f" {'casters':>7} {'caster p50':>10}" if casters else ""
+    print(f"{'matches':>7} {'together':>8} {'step':>5} {'decisions':>9} {'dec/s':>7} {'vs first':>8} {'p50 ms':>8} "
+          f"{'p99 ms':>8} {'slowest/fastest':>15}" + caster_head)
     for r in rows:
-        print(f"{r['matches']:>7} {r['together']:>8} {r['decisions']:>9} {r['per_s']:>7.2f} "
-              f"{r['per_s'] / base[r['together']]:>9.2f}x {r['p50']:>8.0f} {r['p99']:>8.0f} {r['starvation']:>15.2f}")
+        t, step = r["config"]
+        caster_cols = f" {r['casters']:>7} {r['caster_p50']:>10.0f}" if casters else ""
+        print(f"{r['matches']:>7} {t:>8} {step:>5} {r['decisions']:>9} {r['per_s']:>7.2f} "
+              f"{r['per_s'] / base[r['config']]:>7.2f}x {r['p50']:>8.0f} {r['p99']:>8.0f} {r['starvation']:>15.2f}"
+              + caster_cols)
     if args.plot:
         labels = [f"{n} match{'es' if n > 1 else ''}" for n in counts]
-        series = {f"decisions/s, together {t}": [r["per_s"] for r in rows if r["together"] == t] for t in together}
+        series = {f"decisions/s, together {t}, step {step}": [r["per_s"] for r in rows if r["config"] == (t, step)]
+                  for t, step in configs}
         bar_chart(args.plot, "Hold'em matches against one kvframe-serve (default model, CPU)", "decisions / s",
                   labels, series)
         print(f"plot: {args.plot}", file=sys.stderr)

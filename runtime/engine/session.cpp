@@ -121,8 +121,11 @@ struct Session::Impl {
   Result<ReadyTask> ready(const Task& task, int64_t context_tokens);
   Status warm();
   Result<int64_t> warm_step(int64_t max_tokens);
-  // query() in two halves around decoding: begin() brings the KV up to date
-  // and runs the final block; end() takes the decoded answer.
+  // query() in parts around decoding: start() brings the KV up to date and
+  // readies the task, prefilled() takes its final block's logits (begin()
+  // is both, the final block run between them); end() takes the decoded answer.
+  Result<std::unique_ptr<RunningQuery>> start(const Task& task);
+  void prefilled(RunningQuery& run, const at::Tensor& logits, const ChunkCallback& on_chunk);
   Result<std::unique_ptr<RunningQuery>> begin(const Task& task);
   Result<Answer> end(RunningQuery& run, const Status& decoded);
   Result<Answer> query(const Task& task);
@@ -239,7 +242,7 @@ Result<int64_t> Session::Impl::warm_step(int64_t max_tokens) {
   return int64_t{0};
 }
 
-Result<std::unique_ptr<RunningQuery>> Session::Impl::begin(const Task& task) {
+Result<std::unique_ptr<RunningQuery>> Session::Impl::start(const Task& task) {
   if (stream.frames() == 0) {
     return Error{ErrorCode::kInvalidArgument, "query() before the first frame: send the game state with update()"};
   }
@@ -265,17 +268,28 @@ Result<std::unique_ptr<RunningQuery>> Session::Impl::begin(const Task& task) {
     return *failed;
   }
   count_ahead(report);
-  watch.restart();
-  auto logits = runtime::prefill(model, final_block, context->cache());
+  return run;
+}
+
+void Session::Impl::prefilled(RunningQuery& run, const at::Tensor& logits, const ChunkCallback& on_chunk) {
+  run.answer.report.tokens_encoded += run.answer.report.query_tokens;
+  run.prefill_done = Clock::now();
+  run.answer.first_logits = logits.reshape({-1}).to(at::kCPU);
+  run.decoder = std::make_unique<Decoder>(engine.tokenizer(), run.task.generate, run.timer.wrap(on_chunk));
+}
+
+Result<std::unique_ptr<RunningQuery>> Session::Impl::begin(const Task& task) {
+  auto run = start(task);
+  if (!run) return run.error();
+  Stopwatch watch(engine.model().device());
+  const std::vector<TokenId>& final_block = (*run)->task.final_block;
+  auto logits = runtime::prefill(engine.model(), final_block, context->cache());
   if (!logits) {
     context->finish(final_block);
     return logits.error();
   }
-  report.tokens_encoded += report.query_tokens;
-  report.ms.query_prefill = watch.lap();
-  run->prefill_done = Clock::now();
-  run->answer.first_logits = logits->reshape({-1}).to(at::kCPU);
-  run->decoder = std::make_unique<Decoder>(engine.tokenizer(), run->task.generate, run->timer.wrap(task.on_chunk));
+  (*run)->answer.report.ms.query_prefill = watch.lap();
+  prefilled(**run, *logits, task.on_chunk);
   return run;
 }
 
@@ -317,22 +331,45 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
       }
     }
   }
-  // Each session's frame and final block, one after another; a task that
-  // cannot start fails alone.
+  // Each session's frame, one after another (a task that cannot start fails
+  // alone), then every final block in one pass (Model::forward_sequences).
   std::vector<std::unique_ptr<RunningQuery>> runs(tasks.size());
-  std::vector<DecodingSequence> sequences;
-  std::vector<size_t> decoding;  // sequences[k] is task decoding[k]'s
   results.reserve(tasks.size());
+  auto fail = [&](size_t i, Error error) {
+    results[i] = std::move(error);
+    if (tasks[i].on_answer) tasks[i].on_answer(results[i]);
+  };
+  std::vector<SequenceStep> finals;
+  std::vector<size_t> started;  // finals[k] is task started[k]'s
   for (size_t i = 0; i < tasks.size(); ++i) {
     Impl& impl = *tasks[i].session->impl_;
-    auto run = impl.begin(tasks[i].task);
+    results.emplace_back(Answer{});
+    auto run = impl.start(tasks[i].task);
     if (!run) {
-      results.emplace_back(run.error());
-      if (tasks[i].on_answer) tasks[i].on_answer(results.back());
+      fail(i, run.error());
       continue;
     }
     runs[i] = std::move(run).value();
-    results.emplace_back(Answer{});
+    const std::vector<TokenId>& final_block = runs[i]->task.final_block;
+    finals.push_back({std::vector<int64_t>(final_block.begin(), final_block.end()), &impl.context->cache()});
+    started.push_back(i);
+  }
+  const Model& model = tasks[0].session->impl_->engine.model();
+  Stopwatch watch(model.device());
+  auto first_logits = finals.empty() ? Result<at::Tensor>(at::Tensor()) : model.forward_sequences(finals);
+  const double prefill_ms = watch.lap();
+  std::vector<DecodingSequence> sequences;
+  std::vector<size_t> decoding;  // sequences[k] is task decoding[k]'s
+  for (size_t k = 0; k < started.size(); ++k) {
+    const size_t i = started[k];
+    Impl& impl = *tasks[i].session->impl_;
+    if (!first_logits) {
+      impl.context->finish(runs[i]->task.final_block);
+      fail(i, first_logits.error());
+      continue;
+    }
+    runs[i]->answer.report.ms.query_prefill = prefill_ms;  // each waited for the whole pass
+    impl.prefilled(*runs[i], (*first_logits)[static_cast<int64_t>(k)], tasks[i].task.on_chunk);
     sequences.push_back({&impl.context->cache(), runs[i]->answer.first_logits, runs[i]->decoder.get(), {}, {}});
     decoding.push_back(i);
   }
@@ -347,8 +384,7 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
     if (tasks[i].on_answer) tasks[i].on_answer(results[i]);
   };
   for (size_t k = 0; k < sequences.size(); ++k) sequences[k].on_done = [&end_task, k] { end_task(k, std::nullopt); };
-  const Status decoded =
-      sequences.empty() ? std::nullopt : decode_together(tasks[0].session->impl_->engine.model(), sequences);
+  const Status decoded = sequences.empty() ? std::nullopt : decode_together(model, sequences);
   for (size_t k = 0; k < decoding.size(); ++k) {
     if (!ended[decoding[k]]) end_task(k, decoded ? decoded : Status(Error{ErrorCode::kBackend, "decoding stopped"}));
   }

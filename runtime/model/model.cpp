@@ -94,6 +94,38 @@ class CachePlan final : public AttentionPlan {
   at::Tensor padding_;
 };
 
+// forward_sequences()'s plan off the CPU step path: several sequences'
+// tokens packed into one pass, so the matmuls read the weights once for all
+// of them; in attention each segment is forward()'s CachePlan over its own
+// cache, which it alone reads and appends to.
+class SequencesPlan final : public AttentionPlan {
+ public:
+  SequencesPlan(const ModelConfig& config, const std::vector<SequenceStep>& steps, FusedSupport fused) {
+    plans_.reserve(steps.size());
+    for (const SequenceStep& step : steps) {
+      plans_.emplace_back(config, *step.cache, fused);
+      lengths_.push_back(static_cast<int64_t>(step.tokens.size()));
+    }
+  }
+
+  at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
+                    const at::Tensor& v) override {
+    std::vector<at::Tensor> out;
+    int64_t first = 0;
+    for (size_t s = 0; s < plans_.size(); ++s) {
+      const int64_t n = lengths_[s];
+      out.push_back(plans_[s].attend(l, q.narrow(0, first, n), k.narrow(0, first, n), k_raw.narrow(0, first, n),
+                                     v.narrow(0, first, n)));
+      first += n;
+    }
+    return at::cat(out);
+  }
+
+ private:
+  std::vector<CachePlan> plans_;
+  std::vector<int64_t> lengths_;
+};
+
 }  // namespace
 
 void Model::Impl::use_fused_kernels(bool cuda_graphs) {
@@ -370,31 +402,40 @@ Result<at::Tensor> Model::Impl::forward_sequences(const std::vector<SequenceStep
     total += n;
     steps_here = steps_here && steps_on_cpu(*one.cache, n);
   }
+  // One sequence: forward() itself (on CUDA its captured decoding step).
+  if (steps.size() == 1) return forward(at::tensor(steps[0].tokens, at::kLong), *steps[0].cache, false, PromptPart::kQuery);
   c10::InferenceMode inference;  // no autograd bookkeeping
-  // Elsewhere (a GPU, libtorch steps, long runs): each sequence on its own.
-  // What stays the same either way is the result.
-  if (!steps_here || total > kSequenceStepTokens) {
-    std::vector<at::Tensor> rows;
+  at::Tensor logits;
+  if (steps_here && total <= kSequenceStepTokens) {
+    std::vector<StepSegment> segments;
+    int64_t first = 0;
     for (const SequenceStep& one : steps) {
-      auto logits = forward(at::tensor(one.tokens, at::kLong), *one.cache, false, PromptPart::kQuery);
-      if (!logits) return logits.error();
-      rows.push_back(std::move(logits).value());
+      const auto n = static_cast<int64_t>(one.tokens.size());
+      segments.push_back({one.cache, first, n});
+      first += n;
     }
-    return at::cat(rows, 0);
+    logits = step_on_cpu(ids.data(), segments, false, adapts(PromptPart::kQuery));
+  } else {
+    // Elsewhere (a GPU, libtorch steps, long runs such as several sessions'
+    // final blocks): one pass of the forward pass over every sequence's
+    // tokens, each at its own cache's next positions.
+    std::vector<int64_t> positions, last;
+    for (const SequenceStep& one : steps) {
+      const auto n = static_cast<int64_t>(one.tokens.size());
+      for (int64_t t = 0; t < n; ++t) positions.push_back(one.cache->next_position + t);
+      last.push_back(static_cast<int64_t>(positions.size()) - 1);
+    }
+    const Rope::Table rope_table = rope.table(id_tensor(positions, device), dtype);
+    SequencesPlan plan(config, steps, fused_kernels);
+    const at::Tensor x = run(id_tensor(ids, device), rope_table, plan, adapts(PromptPart::kQuery));
+    logits = head(x.index_select(0, id_tensor(last, device)));
   }
-  std::vector<StepSegment> segments;
-  int64_t first = 0;
   for (const SequenceStep& one : steps) {
+    KvCache& cache = *one.cache;
     const auto n = static_cast<int64_t>(one.tokens.size());
-    segments.push_back({one.cache, first, n});
-    first += n;
-  }
-  at::Tensor logits = step_on_cpu(ids.data(), segments, false, adapts(PromptPart::kQuery));
-  for (const StepSegment& segment : segments) {
-    KvCache& cache = *segment.cache;
-    if (cache.padding.defined()) cache.padding.narrow(0, cache.length, segment.n).fill_(false);
-    cache.length += segment.n;
-    cache.next_position += segment.n;
+    if (cache.padding.defined()) cache.padding.narrow(0, cache.length, n).fill_(false);
+    cache.length += n;
+    cache.next_position += n;
   }
   return logits;
 }

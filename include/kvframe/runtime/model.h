@@ -189,12 +189,14 @@ class Model {
                              PromptPart part = PromptPart::kQuery) const;
 
   // Several sequences' steps at once — the decoding steps of many sessions,
-  // each in its own cache: steps[s].tokens are appended to *steps[s].cache
-  // (distinct caches) as forward() would append them, and attend to that
-  // cache only. On the CPU step path the matrices are read once for every
-  // sequence's tokens (up to kSequenceStepTokens in all), which is where a
-  // memory-bound step's time goes; elsewhere the sequences run one after
-  // another. The result equals forward() on each (to fp32 rounding): fp32
+  // or their final blocks — each in its own cache: steps[s].tokens are
+  // appended to *steps[s].cache (distinct caches) as forward() would append
+  // them, and attend to that cache only. The matrices are read once for
+  // every sequence's tokens, which is where a memory-bound step's time goes:
+  // by the CPU step kernels up to kSequenceStepTokens in all, else (a GPU,
+  // longer runs) by one pass of the forward pass over the packed tokens,
+  // each sequence's attention over its own cache. A single sequence runs as
+  // forward(). The result equals forward() on each (to fp32 rounding): fp32
   // logits [steps, n_vocab] of each sequence's last token. kContextFull when
   // one does not fit its cache; kInvalidArgument for an empty sequence, a
   // shared or foreign cache, or ids outside the vocabulary — checked before

@@ -270,9 +270,10 @@ class Session {
   std::vector<Result<Answer>> query_batch(const std::vector<Task>& tasks);
 
   // Tasks of different sessions of one engine (a server's games), answered
-  // together: each session's frame and final block as query() runs them,
-  // one after another, then every answer decoded in lockstep — one pass a
-  // step for all (decode_together). Each gets what its query() would give
+  // together: each session's frame as query() brings it up to date, one
+  // after another, then every final block in one pass
+  // (Model::forward_sequences) and every answer decoded in lockstep — one
+  // pass a step for all (decode_together). Each gets what its query() would give
   // alone (greedy: the same tokens). A task's own error (a bad schema, the
   // context full) fails that task only; kInvalidArgument for all when a
   // session is null or named twice, or the sessions are of different engines

@@ -362,6 +362,19 @@ TEST(Sequences, StepsOfSeveralCachesMatchForwardOnEach) {
   }
 }
 
+// Runs longer than the CPU step kernels take (several sessions' final
+// blocks) go through the forward pass as one packed batch: the same.
+TEST(Sequences, LongRunsOfSeveralCachesMatchForwardOnEach) {
+  for (const TinyModelSpec& spec : specs()) {
+    SCOPED_TRACE(describe(spec));
+    auto model = load_tiny(spec);
+    const std::vector<Rows> calls = {random_rows({60, 50, 40}, 45), random_rows({1, 0, 90}, 46),
+                                     random_rows({1, 1, 1}, 47)};
+    std::vector<KvCache> caches = session_caches(*model, 200);
+    expect_sequences_match_forward(*model, caches, calls);
+  }
+}
+
 TEST(Sequences, BadStepsAreTypedErrorsAndChangeNoCache) {
   auto model = load_tiny(TinyModelSpec{});
   std::vector<KvCache> caches = session_caches(*model, 2);
