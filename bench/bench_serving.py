@@ -6,7 +6,9 @@ Hold'em matches at once against it (`kvframe-holdem --server`, the LLM bot
 against the three rule bots, block mode, each match its own process and
 seed), for N in --matches. Per N: decisions per second of all matches
 together, each decision's latency (frame sent to whole action) p50 / p99,
-and starvation (the slowest match's decision rate over the fastest's).
+starvation (the slowest match's decision rate over the fastest's, while all
+of them play) and the tokens encoded per decision.
+
 Configurations differ in `--max-sessions-together` (1 runs one session's
 request per engine turn, more lets waiting sessions' answers decode together,
 one pass a step for all) and `--step-tokens` (0 encodes a frame whole in one
@@ -29,6 +31,7 @@ package importable (adapters/python/README.md: a venv, or PYTHONPATH).
 Prints a table and writes a PNG plot (gnuplot). Exit 0, or 1 when a run failed.
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -93,7 +96,8 @@ def caster(endpoint, frames, rules, offset, stop, latencies, failures):
 
 def play(holdem, endpoint, matches, hands, history, work, tag, casters=()):
     """N matches at once (and the casters while they play); returns (wall seconds,
-    per-match decision latencies, per-match decision rates, caster latencies)."""
+    per-match decision latencies, per-match decision rates, tokens encoded per
+    decision, caster latencies)."""
     stop, caster_ms, failures, threads = threading.Event(), [], [], []
     for c, (frames, rules) in enumerate(casters):
         threads.append(threading.Thread(target=caster, args=(endpoint, frames, rules, c, stop, caster_ms, failures)))
@@ -113,21 +117,33 @@ def play_matches(holdem, endpoint, matches, hands, history, work, tag):
     start = time.perf_counter()
     for m in range(matches):
         page = os.path.join(work, f"{tag}-{m}.html")
+        log = open(os.path.join(work, f"{tag}-{m}.log"), "w")
         cmd = [holdem, "--server", endpoint, "--bots", "llm,tag,station,random", "--hands", str(hands),
                "--history", str(history), "--seed", str(7000 + m), "--commentary", "off", "--replay-html", page, "--json"]
-        runs.append((subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True), page))
-    latencies, ends = [], []
-    for process, page in runs:
-        _, err = process.communicate()
-        ends.append(time.perf_counter())
+        runs.append((subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log), page, log.name))
+    ends = [None] * matches
+    while None in ends:  # each match's own end, whichever order they end in
+        for m, (process, _, _) in enumerate(runs):
+            if ends[m] is None and process.poll() is not None:
+                ends[m] = time.perf_counter()
+        time.sleep(0.02)
+    latencies, encoded = [], []
+    for process, page, log in runs:
         if process.returncode != 0:
-            raise RuntimeError(f"kvframe-holdem exited {process.returncode}: {err[-1000:]}")
+            raise RuntimeError(f"kvframe-holdem exited {process.returncode}: {open(log).read()[-1000:]}")
         html = open(page).read()
         record = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', html, re.S).group(1))
         latencies.append([d["samples"]["block"]["total_ms"] for d in record["decisions"]])
+        encoded.extend(d["samples"]["block"]["tokens_encoded"] for d in record["decisions"])
     wall = max(ends) - start
-    rates = [len(lat) / (end - start) for lat, end in zip(latencies, ends)]
-    return wall, latencies, rates
+    # Each match's decision rate while every match still plays (until the
+    # first ends): matches differ in how many decisions their cards ask for,
+    # and one that plays on alone afterwards is served faster. A decision's
+    # end is taken as the sum of its match's latencies so far (the rule bots'
+    # own moves take microseconds).
+    window = min(ends) - start
+    rates = [sum(1 for t in itertools.accumulate(lat) if t <= window * 1000) / window for lat in latencies]
+    return wall, latencies, rates, sum(encoded) / max(1, len(encoded))
 
 
 def main():
@@ -159,7 +175,7 @@ def main():
         for t, step in configs:  # alternating: every configuration meets the same load
             server, endpoint = start_server(serve, work, t, step, args.threads)
             try:
-                wall, latencies, rates, caster_ms = play(holdem, endpoint, n, args.hands, args.history, work,
+                wall, latencies, rates, encoded, caster_ms = play(holdem, endpoint, n, args.hands, args.history, work,
                                                          f"m{n}-t{t}-s{step}", casters)
             except RuntimeError as e:
                 print(f"bench_serving: {e}", file=sys.stderr)
@@ -171,6 +187,7 @@ def main():
             rows.append({"matches": n, "config": (t, step), "decisions": len(flat), "per_s": len(flat) / wall,
                          "p50": percentile(flat, 50), "p99": percentile(flat, 99),
                          "starvation": min(rates) / max(rates) if max(rates) > 0 else float("nan"),
+                         "encoded": encoded,
                          "casters": len(caster_ms), "caster_p50": percentile(caster_ms, 50) if caster_ms else 0})
             print(f"  {n} matches, together {t}, step {step}: {len(flat)} decisions in {wall:.1f} s"
                   + (f", {len(caster_ms)} casters answered" if casters else ""), file=sys.stderr, flush=True)
@@ -178,12 +195,12 @@ def main():
     base = {r["config"]: r["per_s"] for r in rows if r["matches"] == counts[0]}
     caster_head = f" {'casters':>7} {'caster p50':>10}" if casters else ""
     print(f"{'matches':>7} {'together':>8} {'step':>5} {'decisions':>9} {'dec/s':>7} {'vs first':>8} {'p50 ms':>8} "
-          f"{'p99 ms':>8} {'slowest/fastest':>15}" + caster_head)
+          f"{'p99 ms':>8} {'slowest/fastest':>15} {'tokens/decision':>15}" + caster_head)
     for r in rows:
         t, step = r["config"]
         caster_cols = f" {r['casters']:>7} {r['caster_p50']:>10.0f}" if casters else ""
         print(f"{r['matches']:>7} {t:>8} {step:>5} {r['decisions']:>9} {r['per_s']:>7.2f} "
-              f"{r['per_s'] / base[r['config']]:>7.2f}x {r['p50']:>8.0f} {r['p99']:>8.0f} {r['starvation']:>15.2f}"
+              f"{r['per_s'] / base[r['config']]:>7.2f}x {r['p50']:>8.0f} {r['p99']:>8.0f} {r['starvation']:>15.2f} {r['encoded']:>15.0f}"
               + caster_cols)
     if args.plot:
         labels = [f"{n} match{'es' if n > 1 else ''}" for n in counts]

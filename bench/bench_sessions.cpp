@@ -13,6 +13,14 @@
 // The step kernels read each weight matrix once a pass, whatever the number
 // of tokens in it, and a decoding step on a small model is bound by reading
 // them: what one session pays for a step, several share.
+//
+// A second table asks the same of encoding: each session's changed blocks
+// (--blocks of --block-tokens random tokens) encoded by one
+// Model::encode_blocks call per session, against every session's blocks in
+// one call. Where encoding is bound by arithmetic (a CPU) packing more
+// blocks into a pass gains nothing, and there is no point in packing them
+// across sessions; where a pass of a few hundred tokens leaves the device
+// idle (a GPU and a large model) it would.
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 
@@ -76,6 +84,7 @@ int main(int argc, char** argv) {
   kb::EngineOptions engine_options;
   std::vector<int64_t> counts = {1, 2, 4, 8};
   int64_t context = 1024, max_tokens = 64;
+  int64_t blocks = 20, block_tokens = 35;  // a Hold'em decision's changed blocks, about
   int reps = 2;
   std::string plot = "docs/plots/bench_sessions.png";
   CLI::App app{"Several sessions' answers decoded together (one pass a step for all) vs one session after another."};
@@ -84,6 +93,9 @@ int main(int argc, char** argv) {
   app.add_option("--context", context, "tokens each session's cache holds before its answer")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   app.add_option("--max-tokens", max_tokens, "most tokens of an answer")->check(CLI::Range(8, 512))->capture_default_str();
+  app.add_option("--blocks", blocks, "changed blocks a session encodes (the encoding table)")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--block-tokens", block_tokens, "tokens a block")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--reps", reps, "repetitions; each way's best is kept")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--plot", plot, "PNG to write (empty: none)")->capture_default_str();
   try {
@@ -174,6 +186,38 @@ int main(int argc, char** argv) {
     together_rate.push_back(static_cast<double>(r.tokens) / r.together);
   }
   std::printf("(passes: model passes together / one after another; same: every answer token-identical)\n");
+
+  std::printf("\nencoding %lld blocks of %lld tokens a session: a call per session vs one call for all, best of %d\n",
+              static_cast<long long>(blocks), static_cast<long long>(block_tokens), reps);
+  std::printf("%8s %8s %12s %12s %10s %12s %14s\n", "sessions", "tokens", "alone s", "together s", "speedup",
+              "alone tok/s", "together tok/s");
+  for (const int64_t n : counts) {
+    std::vector<std::vector<std::vector<int32_t>>> dirty(static_cast<size_t>(n));
+    std::mt19937 rng(static_cast<uint32_t>(11 + n));
+    std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(model.config().n_vocab) - 1);
+    std::vector<std::vector<int32_t>> all;
+    for (auto& session : dirty) {
+      session.assign(static_cast<size_t>(blocks), std::vector<int32_t>(static_cast<size_t>(block_tokens)));
+      for (auto& block : session) {
+        for (auto& t : block) t = id(rng);
+        all.push_back(block);
+      }
+    }
+    double alone = 1e30, together = 1e30;
+    for (int rep = 0; rep < reps; ++rep) {
+      Clock::time_point start = Clock::now();
+      for (const auto& session : dirty) {
+        if (!model.encode_blocks(session)) return 3;
+      }
+      alone = std::min(alone, std::chrono::duration<double>(Clock::now() - start).count());
+      start = Clock::now();
+      if (!model.encode_blocks(all)) return 3;
+      together = std::min(together, std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    const double tokens = static_cast<double>(n * blocks * block_tokens);
+    std::printf("%8lld %8.0f %12.3f %12.3f %9.2fx %12.1f %14.1f\n", static_cast<long long>(n), tokens, alone, together,
+                alone / together, tokens / alone, tokens / together);
+  }
   bool same = true;
   for (const Row& r : rows) same = same && r.same;
   if (!plot.empty()) {

@@ -79,7 +79,8 @@ struct HandlerParams {
   // more (a first frame of thousands of tokens) is encoded a step at a time
   // (Backend::warm_step), its query deferred between steps while other
   // sessions have work, so their answers keep flowing; idle time warms
-  // frames a step at a time too. 0: a frame is encoded whole in one turn.
+  // frames a step at a time too. 0: a frame is encoded whole in one turn
+  // (kvframe-serve's default is 1024).
   uint32_t step_tokens = 0;
   // Queries of different sessions waiting at once are answered together, up
   // to this many, their answers decoded in one pass a step (1: one session
