@@ -12,7 +12,6 @@
 #include <iostream>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kvframe/runtime/cpu_process.h"
@@ -361,16 +360,7 @@ int main(int argc, char** argv) {
                              {"lora", model_params.lora.empty() ? "none" : model_params.lora},
                              {"device", o.device},
                              {"cpu", rt::cpu_backend_description()}});
-  // Loaded on a thread of its own, not this one: loading runs libtorch's
-  // parallel loops, which would leave this thread an OpenMP team of idle
-  // threads for the life of the process. With more OpenMP threads than cores
-  // libgomp stops spinning between parallel regions, and every pass on the
-  // engine thread then waits on the kernel to wake its workers: on 2 cores
-  // that made a Hold'em decision's encoding, final block and decoding 1.6-1.8x
-  // slower (the same work timed in-process after loading on the main thread
-  // or on the thread that ran it). A thread takes its team with it when it ends.
-  rt::Result<std::unique_ptr<rt::Engine>> loaded = rt::Error{rt::ErrorCode::kBackend, "not loaded"};
-  std::thread([&] { loaded = rt::Engine::load(o.model, model_params, engine_params); }).join();
+  auto loaded = rt::Engine::load(o.model, model_params, engine_params);
   if (!loaded) {
     log.error("cannot load the model", {{"model", o.model},
                                         {"reason", loaded.error().to_string()},

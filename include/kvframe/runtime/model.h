@@ -145,6 +145,8 @@ class Model {
  public:
   // Loads a GGUF model: checks the architecture, hyperparameters and every
   // tensor's shape and type, then dequantizes to params.dtype on params.device.
+  // Both loaders run on a thread of their own (and wait for it), so a model
+  // loaded on one thread runs at full speed on another (model.cpp says why).
   static Result<std::unique_ptr<Model>> load(const GgufFile& file, const ModelParams& params = {});
   static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelParams& params = {});
   // A model of this shape with random weights (N(0, 0.02), norms 1), made on
@@ -271,6 +273,9 @@ class Model {
  private:
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<Model>> load_here(const GgufFile& file, const ModelParams& params);
+  static Result<std::unique_ptr<Model>> random_here(const ModelConfig& config, const ModelParams& params,
+                                                    uint64_t seed);
   std::unique_ptr<Impl> impl_;
 };
 
