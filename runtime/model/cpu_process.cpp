@@ -22,6 +22,20 @@ std::string openblas_core() {
   return core_name ? std::string(core_name()) : std::string();
 }
 
+// How OpenBLAS runs its threads: "OpenMP" (libgomp's, which libtorch's own
+// loops share), "its own threads" (the pthread build), "one thread"; empty
+// when the BLAS is not OpenBLAS.
+std::string openblas_threading() {
+  using Parallel = int (*)();
+  auto parallel = reinterpret_cast<Parallel>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  if (!parallel) return "";
+  switch (parallel()) {
+    case 0: return "one thread";
+    case 1: return "its own threads: scripts/setup.sh selects the OpenMP build, which shares libtorch's";
+    default: return "OpenMP";
+  }
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -50,9 +64,10 @@ void tune_cpu_process(char** argv, int threads) {
       setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
       // OpenMP threads spin ~100K iterations (tens of microseconds) before
       // sleeping: a decoding step's many short parallel regions then find
-      // them awake, and they sleep before they could starve OpenBLAS's own
-      // threads. Measured here against OMP_WAIT_POLICY=passive: decode 182 ->
-      // 197 tok/s (bf16), fp32 prefill of 512 tokens 250 -> 393 tok/s.
+      // them awake, and they sleep before they could starve other threads
+      // (the pthread build of OpenBLAS has its own). Measured here, with that
+      // build, against OMP_WAIT_POLICY=passive: decode 182 -> 197 tok/s
+      // (bf16), fp32 prefill of 512 tokens 250 -> 393 tok/s.
       setenv("GOMP_SPINCOUNT", "100000", 0);
       setenv(kReexecGuard, "1", 1);
       execv("/proc/self/exe", argv);  // returns only on failure: carry on untuned
@@ -65,7 +80,8 @@ void tune_cpu_process(char** argv, int threads) {
 
 std::string cpu_backend_description() {
   const std::string core = openblas_core();
-  const std::string blas = core.empty() ? "no OpenBLAS (libtorch's own BLAS)" : "OpenBLAS " + core + " kernels";
+  const std::string blas =
+      core.empty() ? "no OpenBLAS (libtorch's own BLAS)" : "OpenBLAS " + core + " kernels (" + openblas_threading() + ")";
   return blas + ", " + std::to_string(at::get_num_threads()) + " threads";
 }
 

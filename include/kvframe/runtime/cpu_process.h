@@ -11,8 +11,11 @@
 //  2. GOMP_SPINCOUNT=100000 (set in that same re-execution when unset):
 //     OpenMP threads spin tens of microseconds before sleeping, so a decoding
 //     step's short parallel regions find them awake, yet they sleep before
-//     they starve OpenBLAS's own threads (libgomp's default spins ~3x longer;
+//     they starve other threads (libgomp's default spins ~3x longer;
 //     OMP_WAIT_POLICY=passive, used before, made decode 8% slower).
+//     OpenBLAS itself should be Debian's OpenMP build (scripts/setup.sh
+//     selects it): it then runs on the same libgomp threads instead of a
+//     pool of its own that spins beside them.
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
 //  4. libtorch's intra-op threads = `threads`, or every core when 0 (Debian's
@@ -29,7 +32,7 @@ namespace kvframe::runtime {
 // May not return: re-executes the program (same arguments) as described above.
 void tune_cpu_process(char** argv, int threads = 0);
 
-// "OpenBLAS SkylakeX kernels, 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
+// "OpenBLAS SkylakeX kernels (OpenMP), 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
 std::string cpu_backend_description();
 
 }  // namespace kvframe::runtime
