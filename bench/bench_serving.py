@@ -13,8 +13,11 @@ Configurations differ in `--max-sessions-together` (1 runs one session's
 request per engine turn, more lets waiting sessions' answers decode together,
 one pass a step for all) and `--step-tokens` (0 encodes a frame whole in one
 engine turn; N encodes at most N tokens of one session's frame per turn, the
-other sessions' requests running between the steps). Configurations
-alternate per N so they meet the same machine load.
+other sessions' requests running between the steps), and with `--openblas`
+in the server's OpenBLAS build (Debian's `openmp` one, which scripts/setup.sh
+selects, or `pthread`, found in /usr/lib/<multiarch>/openblas-<build>/ and
+put first on the server's LD_LIBRARY_PATH). Configurations alternate per N
+so they meet the same machine load.
 
 `--casters K` adds K newcomers: each, on its own connection, opens a block
 session with a cold MOBA frame of ~6K tokens (`kvframe-stream --population
@@ -26,6 +29,7 @@ package importable (adapters/python/README.md: a venv, or PYTHONPATH).
 
     python3 bench/bench_serving.py                            # matches 1,2,4; together 1,8
     python3 bench/bench_serving.py --matches 1,4,8 --hands 4 --together 1,8
+    python3 bench/bench_serving.py --matches 1,4 --together 1 --step-tokens 1024 --openblas openmp,pthread
     /tmp/venv/bin/python bench/bench_serving.py --matches 4 --together 1 --step-tokens 0,256 --casters 1
 
 Prints a table and writes a PNG plot (gnuplot). Exit 0, or 1 when a run failed.
@@ -52,12 +56,27 @@ CASTER_QUESTION = "In one short sentence, tell the viewers what is happening rig
 CASTER_CONTEXT = 8192  # tokens: the default model's context; a ~6K-token frame, the question and the answer
 
 
-def start_server(serve, work, together, step, threads):
-    ready = os.path.join(work, f"ready-{together}-{step}-{time.monotonic_ns()}")
-    log = open(os.path.join(work, f"serve-{together}-{step}.log"), "a")
+def openblas_folder(build):
+    """Debian's folder of an OpenBLAS build ('openmp', 'pthread', 'serial'); '' for the system's choice."""
+    if build == "system":
+        return ""
+    multiarch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True, check=True).stdout.strip()
+    folder = f"/usr/lib/{multiarch}/openblas-{build}"
+    if not os.path.exists(os.path.join(folder, "libopenblas.so.0")):
+        raise SystemExit(f"bench_serving: no OpenBLAS '{build}' build in {folder} (apt-get install libopenblas0-{build})")
+    return folder
+
+
+def start_server(serve, work, together, step, blas, threads):
+    ready = os.path.join(work, f"ready-{together}-{step}-{blas}-{time.monotonic_ns()}")
+    log = open(os.path.join(work, f"serve-{together}-{step}-{blas}.log"), "a")
+    env = dict(os.environ)
+    folder = openblas_folder(blas)
+    if folder:
+        env["LD_LIBRARY_PATH"] = folder + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     process = subprocess.Popen([serve, "--bind", "tcp://127.0.0.1:0", "--ready-file", ready, "--threads", str(threads),
                                 "--max-sessions-together", str(together), "--step-tokens", str(step)],
-                                stdout=log, stderr=log)
+                                stdout=log, stderr=log, env=env)
     deadline = time.time() + 120
     while not os.path.exists(ready):
         if process.poll() is not None or time.time() > deadline:
@@ -152,6 +171,8 @@ def main():
     parser.add_argument("--matches", default="1,2,4", help="matches played at once")
     parser.add_argument("--together", default="1,8", help="--max-sessions-together values to compare")
     parser.add_argument("--step-tokens", default="0", help="--step-tokens values to compare")
+    parser.add_argument("--openblas", default="system",
+                        help="the server's OpenBLAS builds to compare: system, openmp, pthread, serial")
     parser.add_argument("--casters", type=int, default=0, help="newcomers with cold ~6K-token MOBA frames meanwhile")
     parser.add_argument("--hands", type=int, default=6, help="hands per match")
     parser.add_argument("--history", type=int, default=10, help="hands of history in the gamecore")
@@ -162,7 +183,8 @@ def main():
     serve = os.path.join(args.build, "server", "kvframe-serve")
     holdem = os.path.join(args.build, "tools", "kvframe-holdem")
     work = tempfile.mkdtemp(prefix="bench_serving-")
-    configs = [(int(t), int(s)) for t in args.together.split(",") for s in args.step_tokens.split(",")]
+    configs = [(int(t), int(s), b) for t in args.together.split(",") for s in args.step_tokens.split(",")
+               for b in args.openblas.split(",")]
     counts = [int(m) for m in args.matches.split(",")]
     casters = []
     if args.casters:
@@ -172,11 +194,11 @@ def main():
 
     rows = []
     for n in counts:
-        for t, step in configs:  # alternating: every configuration meets the same load
-            server, endpoint = start_server(serve, work, t, step, args.threads)
+        for t, step, blas in configs:  # alternating: every configuration meets the same load
+            server, endpoint = start_server(serve, work, t, step, blas, args.threads)
             try:
                 wall, latencies, rates, encoded, caster_ms = play(holdem, endpoint, n, args.hands, args.history, work,
-                                                         f"m{n}-t{t}-s{step}", casters)
+                                                         f"m{n}-t{t}-s{step}-{blas}", casters)
             except RuntimeError as e:
                 print(f"bench_serving: {e}", file=sys.stderr)
                 return 1
@@ -184,28 +206,28 @@ def main():
                 server.terminate()
                 server.wait(timeout=30)
             flat = [x for lat in latencies for x in lat]
-            rows.append({"matches": n, "config": (t, step), "decisions": len(flat), "per_s": len(flat) / wall,
+            rows.append({"matches": n, "config": (t, step, blas), "decisions": len(flat), "per_s": len(flat) / wall,
                          "p50": percentile(flat, 50), "p99": percentile(flat, 99),
                          "starvation": min(rates) / max(rates) if max(rates) > 0 else float("nan"),
                          "encoded": encoded,
                          "casters": len(caster_ms), "caster_p50": percentile(caster_ms, 50) if caster_ms else 0})
-            print(f"  {n} matches, together {t}, step {step}: {len(flat)} decisions in {wall:.1f} s"
+            print(f"  {n} matches, together {t}, step {step}, OpenBLAS {blas}: {len(flat)} decisions in {wall:.1f} s"
                   + (f", {len(caster_ms)} casters answered" if casters else ""), file=sys.stderr, flush=True)
 
     base = {r["config"]: r["per_s"] for r in rows if r["matches"] == counts[0]}
     caster_head = f" {'casters':>7} {'caster p50':>10}" if casters else ""
-    print(f"{'matches':>7} {'together':>8} {'step':>5} {'decisions':>9} {'dec/s':>7} {'vs first':>8} {'p50 ms':>8} "
+    print(f"{'matches':>7} {'together':>8} {'step':>5} {'OpenBLAS':>8} {'decisions':>9} {'dec/s':>7} {'vs first':>8} {'p50 ms':>8} "
           f"{'p99 ms':>8} {'slowest/fastest':>15} {'tokens/decision':>15}" + caster_head)
     for r in rows:
-        t, step = r["config"]
+        t, step, blas = r["config"]
         caster_cols = f" {r['casters']:>7} {r['caster_p50']:>10.0f}" if casters else ""
-        print(f"{r['matches']:>7} {t:>8} {step:>5} {r['decisions']:>9} {r['per_s']:>7.2f} "
+        print(f"{r['matches']:>7} {t:>8} {step:>5} {blas:>8} {r['decisions']:>9} {r['per_s']:>7.2f} "
               f"{r['per_s'] / base[r['config']]:>7.2f}x {r['p50']:>8.0f} {r['p99']:>8.0f} {r['starvation']:>15.2f} {r['encoded']:>15.0f}"
               + caster_cols)
     if args.plot:
         labels = [f"{n} match{'es' if n > 1 else ''}" for n in counts]
-        series = {f"decisions/s, together {t}, step {step}": [r["per_s"] for r in rows if r["config"] == (t, step)]
-                  for t, step in configs}
+        series = {f"decisions/s, together {t}, step {step}, OpenBLAS {blas}":
+                  [r["per_s"] for r in rows if r["config"] == (t, step, blas)] for t, step, blas in configs}
         bar_chart(args.plot, "Hold'em matches against one kvframe-serve (default model, CPU)", "decisions / s",
                   labels, series)
         print(f"plot: {args.plot}", file=sys.stderr)

@@ -11,10 +11,9 @@ PACKAGES=(
   clang libclang-rt-dev
   # json_blocker: parsing, hashing, patch application
   libsimdjson-dev libxxhash-dev nlohmann-json3-dev
-  # runtime: libtorch (CPU build) with OpenBLAS; without it libtorch falls back to the reference
-  # BLAS (measured here: torch::matmul ~6 GFLOP/s vs ~150 GFLOP/s with OpenBLAS). The OpenMP
-  # build of OpenBLAS, selected below: see there why.
-  libtorch-dev libopenblas0-openmp
+  # runtime: libtorch (CPU build) with the pthread OpenBLAS; without it libtorch falls back to
+  # the reference BLAS (measured here: torch::matmul ~6 GFLOP/s vs ~150 GFLOP/s with OpenBLAS)
+  libtorch-dev libopenblas0-pthread
   # runtime tokenizer: Unicode-aware pre-tokenizer regexes (PCRE2 with JIT)
   libpcre2-dev
   # scripts/fetch-model.sh and tests/model reference scripts
@@ -53,18 +52,4 @@ else
   echo "[setup] installing ${#missing[@]} packages: ${missing[*]}"
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# OpenBLAS on libgomp's threads, the ones libtorch's own parallel loops run on,
-# instead of a thread pool of its own (the pthread build, Debian's preferred
-# alternative when both are installed). With two pools on as many cores as
-# either has threads, each spins (OpenBLAS with sched_yield) while the other
-# works: measured on 2 cores, the 60-frame default-model reuse test took 193 s
-# with the pthread build, 145 s with it on one thread, 90 s with the OpenMP build.
-multiarch=$(gcc -print-multiarch)
-for lib in libopenblas.so.0 libblas.so.3 liblapack.so.3; do
-  want=/usr/lib/$multiarch/openblas-openmp/$lib
-  if [ "$(readlink -f "/etc/alternatives/$lib-$multiarch")" != "$want" ]; then
-    echo "[setup] $lib -> the OpenMP build of OpenBLAS"
-    $SUDO update-alternatives --set "$lib-$multiarch" "$want"
-  fi
-done
 echo "[setup] done"

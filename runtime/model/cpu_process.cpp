@@ -31,7 +31,7 @@ std::string openblas_threading() {
   if (!parallel) return "";
   switch (parallel()) {
     case 0: return "one thread";
-    case 1: return "its own threads: scripts/setup.sh selects the OpenMP build, which shares libtorch's";
+    case 1: return "its own threads";
     default: return "OpenMP";
   }
 }

@@ -13,9 +13,11 @@
 //     step's short parallel regions find them awake, yet they sleep before
 //     they starve other threads (libgomp's default spins ~3x longer;
 //     OMP_WAIT_POLICY=passive, used before, made decode 8% slower).
-//     OpenBLAS itself should be Debian's OpenMP build (scripts/setup.sh
-//     selects it): it then runs on the same libgomp threads instead of a
-//     pool of its own that spins beside them.
+//     Debian's pthread build of OpenBLAS (the one scripts/setup.sh installs)
+//     keeps a pool of its own beside libgomp's. Its OpenMP build shares
+//     libgomp's threads: 2.1-2.8x faster for a process with the cores to
+//     itself, far slower for processes that share them (docs/runtime.md,
+//     "CPU speed"); an operator may select it with update-alternatives.
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
 //  4. libtorch's intra-op threads = `threads`, or every core when 0 (Debian's
@@ -32,7 +34,7 @@ namespace kvframe::runtime {
 // May not return: re-executes the program (same arguments) as described above.
 void tune_cpu_process(char** argv, int threads = 0);
 
-// "OpenBLAS SkylakeX kernels (OpenMP), 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
+// "OpenBLAS SkylakeX kernels (its own threads), 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
 std::string cpu_backend_description();
 
 }  // namespace kvframe::runtime
