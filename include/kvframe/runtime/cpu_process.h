@@ -15,7 +15,7 @@
 //     OMP_WAIT_POLICY=passive, used before, made decode 8% slower).
 //     Debian's pthread build of OpenBLAS (the one scripts/setup.sh installs)
 //     keeps a pool of its own beside libgomp's. Its OpenMP build shares
-//     libgomp's threads: 2.1-2.8x faster for a process with the cores to
+//     libgomp's threads: 2.1-3.0x faster for a process with the cores to
 //     itself, far slower for processes that share them (docs/runtime.md,
 //     "CPU speed"); an operator may select it with update-alternatives.
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
