@@ -80,8 +80,9 @@ void tune_cpu_process(char** argv, int threads) {
 
 std::string cpu_backend_description() {
   const std::string core = openblas_core();
-  const std::string blas =
-      core.empty() ? "no OpenBLAS (libtorch's own BLAS)" : "OpenBLAS " + core + " kernels (" + openblas_threading() + ")";
+  const std::string threading = openblas_threading();
+  const std::string blas = core.empty() ? "no OpenBLAS (libtorch's own BLAS)"
+                                        : "OpenBLAS " + core + " kernels" + (threading.empty() ? "" : " (" + threading + ")");
   return blas + ", " + std::to_string(at::get_num_threads()) + " threads";
 }
 
