@@ -54,6 +54,16 @@ std::string better_core(const std::string& current) {
   return "";
 }
 
+// OMP_NUM_THREADS when set (the usual way to size an OpenMP program: a test
+// runner that runs one process per core sets 1), else every core.
+int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 void tune_cpu_process(char** argv, int threads) {
@@ -75,7 +85,7 @@ void tune_cpu_process(char** argv, int threads) {
   }
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  at::set_num_threads(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  at::set_num_threads(threads > 0 ? threads : default_threads());
 }
 
 std::string cpu_backend_description() {

@@ -20,8 +20,8 @@
 //     "CPU speed"); an operator may select it with update-alternatives.
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
-//  4. libtorch's intra-op threads = `threads`, or every core when 0 (Debian's
-//     libtorch starts with one).
+//  4. libtorch's intra-op threads = `threads`; when 0, OMP_NUM_THREADS if set,
+//     else every core (Debian's libtorch starts with one).
 // Programs that embed kvframe and cannot re-execute can set
 // OPENBLAS_CORETYPE=SkylakeX (or Haswell) and GOMP_SPINCOUNT=100000 in
 // their environment instead.
