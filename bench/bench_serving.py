@@ -15,7 +15,7 @@ one pass a step for all) and `--step-tokens` (0 encodes a frame whole in one
 engine turn; N encodes at most N tokens of one session's frame per turn, the
 other sessions' requests running between the steps), and with `--openblas`
 in the server's OpenBLAS build (`system`: the one the system selects, the
-`pthread` build after scripts/setup.sh; or `pthread`, `openmp`, `serial`,
+`openmp` build after scripts/setup.sh; or `pthread`, `openmp`, `serial`,
 found in /usr/lib/<multiarch>/openblas-<build>/ and put first on the
 server's LD_LIBRARY_PATH; docs/runtime.md, "CPU speed"). Configurations alternate per N
 so they meet the same machine load.

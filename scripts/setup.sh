@@ -11,9 +11,10 @@ PACKAGES=(
   clang libclang-rt-dev
   # json_blocker: parsing, hashing, patch application
   libsimdjson-dev libxxhash-dev nlohmann-json3-dev
-  # runtime: libtorch (CPU build) with the pthread OpenBLAS; without it libtorch falls back to
-  # the reference BLAS (measured here: torch::matmul ~6 GFLOP/s vs ~150 GFLOP/s with OpenBLAS)
-  libtorch-dev libopenblas0-pthread
+  # runtime: libtorch (CPU build) with OpenBLAS; without it libtorch falls back to the reference
+  # BLAS (measured here: torch::matmul ~6 GFLOP/s vs ~150 GFLOP/s with OpenBLAS). Its OpenMP
+  # build, selected below: see there why.
+  libtorch-dev libopenblas0-openmp
   # runtime tokenizer: Unicode-aware pre-tokenizer regexes (PCRE2 with JIT)
   libpcre2-dev
   # scripts/fetch-model.sh and tests/model reference scripts
@@ -52,4 +53,19 @@ else
   echo "[setup] installing ${#missing[@]} packages: ${missing[*]}"
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# OpenBLAS on libgomp's threads, the ones libtorch's own loops run on, rather
+# than a pool of its own beside them (the pthread build, Debian's preferred
+# alternative when both are installed; its idle threads spin with sched_yield
+# while libgomp's work). Measured on a 2-core AVX2 EPYC, fp32 (docs/runtime.md,
+# "OpenBLAS's two builds"): a server alone on its cores answers 2.9-3.0x the
+# decisions per second; the test suite, whose model tests run one thread each,
+# takes the same time with either (489 vs 498 s).
+multiarch=$(gcc -print-multiarch)
+for lib in libopenblas.so.0 libblas.so.3 liblapack.so.3; do
+  want=/usr/lib/$multiarch/openblas-openmp/$lib
+  if [ "$(readlink -f "/etc/alternatives/$lib-$multiarch")" != "$(readlink -f "$want")" ]; then
+    echo "[setup] $lib -> the OpenMP build of OpenBLAS"
+    $SUDO update-alternatives --set "$lib-$multiarch" "$want" >/dev/null
+  fi
+done
 echo "[setup] done"

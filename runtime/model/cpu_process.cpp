@@ -75,9 +75,9 @@ void tune_cpu_process(char** argv, int threads) {
       // OpenMP threads spin ~100K iterations (tens of microseconds) before
       // sleeping: a decoding step's many short parallel regions then find
       // them awake, and they sleep before they could starve other threads
-      // (the pthread build of OpenBLAS has its own). Measured here, with that
-      // build, against OMP_WAIT_POLICY=passive: decode 182 -> 197 tok/s
-      // (bf16), fp32 prefill of 512 tokens 250 -> 393 tok/s.
+      // (OpenBLAS's pthread build among them, which has a pool of its own).
+      // Measured with that build against OMP_WAIT_POLICY=passive: decode
+      // 182 -> 197 tok/s (bf16), fp32 prefill of 512 tokens 250 -> 393 tok/s.
       setenv("GOMP_SPINCOUNT", "100000", 0);
       setenv(kReexecGuard, "1", 1);
       execv("/proc/self/exe", argv);  // returns only on failure: carry on untuned

@@ -13,11 +13,11 @@
 //     step's short parallel regions find them awake, yet they sleep before
 //     they starve other threads (libgomp's default spins ~3x longer;
 //     OMP_WAIT_POLICY=passive, used before, made decode 8% slower).
-//     Debian's pthread build of OpenBLAS (the one scripts/setup.sh installs)
-//     keeps a pool of its own beside libgomp's. Its OpenMP build shares
-//     libgomp's threads: 2.1-3.0x faster for a process with the cores to
-//     itself, far slower for processes that share them (docs/runtime.md,
-//     "CPU speed"); an operator may select it with update-alternatives.
+//     scripts/setup.sh selects Debian's OpenMP build of OpenBLAS, which runs
+//     on these same libgomp threads: 2.1-3.0x faster than the pthread build,
+//     whose pool of its own spins beside libgomp's, for a process with the
+//     cores to itself; slower when several multi-threaded processes share
+//     the cores (docs/runtime.md, "CPU speed": give each fewer threads).
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
 //  4. libtorch's intra-op threads = `threads`; when 0, OMP_NUM_THREADS if set,
