@@ -1,5 +1,6 @@
 #include "branch_timing.h"
 
+#include <ATen/ATen.h>
 #include <algorithm>
 #include <chrono>
 #include <numeric>

@@ -1,6 +1,7 @@
 // Held-out evaluation through real Sessions (see evaluate.h).
 #include "kvframe/finetune/evaluate.h"
 
+#include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

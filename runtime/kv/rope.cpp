@@ -1,5 +1,7 @@
 #include "kvframe/runtime/rope.h"
 
+#include <ATen/ATen.h>
+
 namespace kvframe::runtime {
 
 Rope::Rope(const RopeParams& params) : params_(params) {

@@ -1,5 +1,6 @@
 #include "kvframe/runtime/generate.h"
 
+#include <ATen/ATen.h>
 #include <algorithm>
 #include <chrono>
 

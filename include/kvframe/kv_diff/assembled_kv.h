@@ -17,7 +17,7 @@
 // [prefix, length) that no block covers (and is undefined when none is left).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <optional>

@@ -4,7 +4,7 @@
 // buffer) depends on these and on rope.h, not on the model that fills them.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <vector>

@@ -10,7 +10,7 @@
 // kvframe.lora.base (the base model's general.name).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>

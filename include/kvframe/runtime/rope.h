@@ -15,7 +15,7 @@
 // key encoded at position p moves to position p + delta by rotate(k, delta).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <vector>

@@ -2,7 +2,7 @@
 // sampling from a seeded generator, so a run can be replayed exactly.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <random>

@@ -1,5 +1,6 @@
 // The RoPE convention kv_diff relies on: rotations compose additively, so a
 // cached key moves from position p to p + delta by rotate(k, delta).
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include "kvframe/runtime/rope.h"

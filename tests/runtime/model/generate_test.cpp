@@ -1,5 +1,6 @@
 // generate() on a tiny model: greedy decoding equals a hand-written loop over
 // forward(), and every stop condition is reported.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include "kvframe/runtime/generate.h"

@@ -4,6 +4,7 @@
 // of five prompts, the largest |Δlogit|, then the greedy continuation decoded
 // token by token over the same KV cache.
 // Label `model`: needs scripts/fetch-model.sh.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>

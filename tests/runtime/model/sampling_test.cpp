@@ -1,3 +1,4 @@
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <map>

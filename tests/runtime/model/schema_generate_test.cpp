@@ -2,6 +2,7 @@
 // random-weight models, sampling at temperature 1 so the masks, not the
 // model, keep the output valid: every output ends complete within its token
 // limit, and Python's jsonschema validates every (schema, output) pair.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <random>
