@@ -47,7 +47,7 @@ Answer ask(Session& session, const std::string& frame, int32_t max_tokens) {
   return std::move(answer).value();
 }
 
-// 60 frames here (in the suite, on one thread: 145-157 s on a 2-core AVX2 CPU,
+// 60 frames here (in the suite, on one thread: 135-157 s on a 2-core AVX2 CPU,
 // less with AVX-512); the 200-frame greedy-text run is the tiny-model test in
 // session_test.cpp.
 TEST(DefaultModelBlockReuse, ReuseMatchesRecomputationAndGreedyTextOver60Frames) {
