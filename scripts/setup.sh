@@ -57,7 +57,7 @@ fi
 # than a pool of its own beside them (the pthread build, Debian's preferred
 # alternative when both are installed; its idle threads spin with sched_yield
 # while libgomp's work). Measured on a 2-core AVX2 EPYC, fp32 (docs/runtime.md,
-# "OpenBLAS's two builds"): a server alone on its cores answers 2.9-3.0x the
+# "OpenBLAS's two builds"): a server alone on its cores answers 2.6-3.0x the
 # decisions per second; the test suite, whose model tests run one thread each,
 # takes the same time with either (489 vs 498 s).
 multiarch=$(gcc -print-multiarch)
