@@ -34,7 +34,7 @@ namespace kvframe::runtime {
 // May not return: re-executes the program (same arguments) as described above.
 void tune_cpu_process(char** argv, int threads = 0);
 
-// "OpenBLAS SkylakeX kernels (its own threads), 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
+// "OpenBLAS SkylakeX kernels (OpenMP), 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
 std::string cpu_backend_description();
 
 }  // namespace kvframe::runtime
