@@ -23,7 +23,7 @@ std::string action_json_of(const std::string& text) {
 
 // With a schema the text is the JSON value, perhaps after one leading space
 // (the schema allows it: SentencePiece vocabularies start words with one).
-std::string trimmed(const std::string& text) {
+std::string without_leading_spaces(const std::string& text) {
   const size_t start = text.find_first_not_of(' ');
   return start == std::string::npos ? std::string() : text.substr(start);
 }
@@ -310,7 +310,7 @@ void RequestHandler::send_result(ReplySink& out, const Work& work, const QueuedR
   std::string action;
   std::optional<std::vector<uint8_t>> parsed;
   if (query.kind == fb::TaskKind::NpcAction) {
-    action = query.spec.output_schema.empty() ? action_json_of(answer.text) : trimmed(answer.text);
+    action = query.spec.output_schema.empty() ? action_json_of(answer.text) : without_leading_spaces(answer.text);
     // action_json came from a JSON parser or the schema's decoder, so it parses.
     if (!action.empty()) {
       if (auto built = protocol::action_flexbuffer(action)) parsed = std::move(built).value();

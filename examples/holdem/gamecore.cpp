@@ -13,8 +13,7 @@ namespace {
 // Insertion order is the document order: the block order json_blocker sees.
 using Json = nlohmann::ordered_json;
 
-const char* const kNames[] = {"Ada", "Bram", "Cleo", "Dax", "Edda", "Finn", "Gus", "Hana", "Ivo"};
-constexpr int kMaxSeats = 9;
+const char* const kNames[kMaxSeats] = {"Ada", "Bram", "Cleo", "Dax", "Edda", "Finn", "Gus", "Hana", "Ivo"};
 
 // The seats between the big blind and the button, first to last: the first is
 // UTG, the rest take the latest names (six-handed that is UTG, HJ, CO).
@@ -281,7 +280,7 @@ Json action_branch(const char* action) {
 }  // namespace
 
 std::vector<PlayerInfo> default_players(int seats) {
-  if (seats < 2 || seats > kMaxSeats) {
+  if (seats < kMinSeats || seats > kMaxSeats) {
     throw std::invalid_argument("holdem: seats must be 2..9, got " + std::to_string(seats));
   }
   std::vector<PlayerInfo> players;

@@ -8,8 +8,6 @@
 namespace kvframe::examples::holdem {
 namespace {
 
-constexpr int kMinSeats = 2;
-constexpr int kMaxSeats = 9;
 constexpr int kHoleCards = 2;
 constexpr int kFlopCards = 3;
 

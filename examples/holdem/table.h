@@ -47,8 +47,11 @@
 
 namespace kvframe::examples::holdem {
 
+constexpr int kMinSeats = 2;
+constexpr int kMaxSeats = 9;
+
 struct TableConfig {
-  int seats = 6;  // 2..9
+  int seats = 6;  // kMinSeats..kMaxSeats
   std::int64_t small_blind = 5;
   std::int64_t big_blind = 10;
 };

@@ -9,15 +9,9 @@
 #include <algorithm>
 
 #include "kvframe/runtime/generate.h"
+#include "seconds_since.h"
 
 namespace kvframe::runtime {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 struct Decoder::Impl {
   GenerateParams params;

@@ -1,17 +1,11 @@
 #include "kvframe/runtime/generate.h"
+#include "seconds_since.h"
 
 #include <ATen/ATen.h>
 #include <algorithm>
 #include <chrono>
 
 namespace kvframe::runtime {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 const char* stop_reason_name(StopReason reason) {
   switch (reason) {

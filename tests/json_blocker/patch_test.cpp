@@ -9,7 +9,7 @@
 namespace kvframe::json_blocker {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 const char* kFrame = R"({"state":{"chips":{"p1":{"bet":10,"remain":990},"p2":{"bet":10,"remain":990}},"pot":20},"log":[{"id":"e1","t":"deal"}]})";
 
@@ -42,7 +42,7 @@ TEST(Patch, JsonPatchAllOperations) {
       {"op":"test","path":"/log/0/id","value":"e1"}])",
                          PatchFormat::kJsonPatch);
   ASSERT_TRUE(out.ok()) << out.error().to_string();
-  const Json j = Json::parse(out.value());
+  const OrderedJson j = OrderedJson::parse(out.value());
   EXPECT_EQ(j["state"]["chips"]["p2"]["bet"], 50);
   EXPECT_EQ(j["log"].size(), 2u);
   EXPECT_FALSE(j["state"].contains("pot"));
@@ -131,8 +131,8 @@ TEST(FrameStream, AFailedFrameLosesNothing) {
   auto next = stream.push_patch(R"({"state":{"pot":30}})", PatchFormat::kMergePatch);
   ASSERT_TRUE(next.ok()) << next.error().to_string();
   EXPECT_EQ(next->changed, 1u);
-  EXPECT_EQ(Json::parse(stream.text())["state"]["pot"], 30);
-  EXPECT_TRUE(Json::parse(stream.text())["state"].contains("chips"));
+  EXPECT_EQ(OrderedJson::parse(stream.text())["state"]["pot"], 30);
+  EXPECT_TRUE(OrderedJson::parse(stream.text())["state"].contains("chips"));
 }
 
 TEST(FrameStream, RecordsTimings) {

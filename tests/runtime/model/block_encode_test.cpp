@@ -22,13 +22,8 @@ constexpr double kRtol = 1e-5, kAtol = 1e-5;
 
 using test::random_tokens;
 std::unique_ptr<Model> tiny_model(const TinyModelSpec& spec) { return test::load_tiny_model(spec); }
-std::vector<TinyModelSpec> specs() { return test::tiny_shapes(); }
 std::vector<std::vector<int32_t>> random_blocks(const std::vector<int64_t>& lengths, uint32_t seed) {
   return test::random_rows(lengths, seed);
-}
-
-at::Tensor ids(const std::vector<int32_t>& tokens) {
-  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
 }
 
 std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
@@ -38,7 +33,7 @@ std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& 
 
 KvCache forward_cache(const Model& model, const std::vector<int32_t>& tokens, int64_t capacity) {
   KvCache cache = *model.new_cache(capacity);
-  auto logits = model.forward(ids(tokens), cache);
+  auto logits = model.forward(test::token_ids(tokens), cache);
   EXPECT_TRUE(logits.ok()) << logits.error().to_string();
   return cache;
 }
@@ -104,7 +99,7 @@ KvCache scrambled_copy(const Model& model, const KvCache& compact, int64_t capac
 }
 
 TEST(BlockEncode, OneBlockWithoutContextMatchesForward) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> block = random_tokens(23, 1);
@@ -116,7 +111,7 @@ TEST(BlockEncode, OneBlockWithoutContextMatchesForward) {
 }
 
 TEST(BlockEncode, BlockAfterContextMatchesForwardOfPrefixPlusBlock) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> prefix = random_tokens(12, 2), block = random_tokens(9, 3);
@@ -129,7 +124,7 @@ TEST(BlockEncode, BlockAfterContextMatchesForwardOfPrefixPlusBlock) {
 
 TEST(BlockEncode, BlocksOfMixedLengthsBatchedEqualEachAlone) {
   const std::vector<int64_t> lengths = {1, 3, 17, 40, 100, 2, 5, 64, 1, 33, 17};
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> prefix = random_tokens(12, 4);
@@ -229,7 +224,7 @@ TEST(BlockEncode, EmptyBlocksAndBadIdsAreNamedErrors) {
 // a token at a time, and in a prefill long enough to run in query chunks.
 TEST(PaddedCache, ForwardSkipsPaddingAndFollowsNextPosition) {
   at::manual_seed(3);
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> prefix = random_tokens(10, 30);
@@ -238,8 +233,8 @@ TEST(PaddedCache, ForwardSkipsPaddingAndFollowsNextPosition) {
       KvCache padded = scrambled_copy(*model, compact, 720);
       const int64_t length = padded.length;
       const std::vector<int32_t> more = random_tokens(n, 31);
-      const at::Tensor expected = *model->forward(ids(more), compact, true);
-      auto got = model->forward(ids(more), padded, true);
+      const at::Tensor expected = *model->forward(test::token_ids(more), compact, true);
+      auto got = model->forward(test::token_ids(more), padded, true);
       ASSERT_TRUE(got.ok()) << got.error().to_string();
       EXPECT_TRUE(at::allclose(*got, expected, kRtol, kAtol)) << n << " tokens: logits differ by "
                                                                << (*got - expected).abs().max().item<double>();
@@ -247,8 +242,8 @@ TEST(PaddedCache, ForwardSkipsPaddingAndFollowsNextPosition) {
       EXPECT_EQ(padded.next_position, compact.next_position);
       EXPECT_FALSE(padded.padding.narrow(0, length, n).any().item<bool>());
 
-      const at::Tensor step_expected = *model->forward(ids({42}), compact);
-      auto step = model->forward(ids({42}), padded);
+      const at::Tensor step_expected = *model->forward(test::token_ids({42}), compact);
+      auto step = model->forward(test::token_ids({42}), padded);
       ASSERT_TRUE(step.ok());
       EXPECT_TRUE(at::allclose(*step, step_expected, kRtol, kAtol));
     }
@@ -260,7 +255,7 @@ TEST(PaddedCache, BadPaddingIsInvalidArgumentAndLeavesTheCache) {
   KvCache cache = forward_cache(*model, {1, 2, 3}, 8);
   for (const at::Tensor& bad : {at::zeros({8}, at::kFloat), at::zeros({7}, at::kBool), at::zeros({2, 4}, at::kBool)}) {
     cache.padding = bad;
-    auto logits = model->forward(ids({4}), cache);
+    auto logits = model->forward(test::token_ids({4}), cache);
     ASSERT_FALSE(logits.ok());
     EXPECT_EQ(logits.error().code, ErrorCode::kInvalidArgument);
     EXPECT_NE(logits.error().message.find("padding"), std::string::npos) << logits.error().message;

@@ -29,17 +29,12 @@ using test::describe;
 using test::random_rows;
 using test::random_tokens;
 std::unique_ptr<Model> load_tiny(const TinyModelSpec& spec) { return test::load_tiny_model(spec); }
-std::vector<TinyModelSpec> specs() { return test::tiny_shapes(); }
-
-at::Tensor ids(const std::vector<int32_t>& tokens) {
-  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
-}
 
 // The prefix through forward() into a cache that has room for it alone.
 KvCache plain_cache(const Model& model, const std::vector<int32_t>& prefix) {
   KvCache cache = *model.new_cache(std::max<int64_t>(1, static_cast<int64_t>(prefix.size())));
   if (!prefix.empty()) {
-    EXPECT_TRUE(model.forward(ids(prefix), cache).ok());
+    EXPECT_TRUE(model.forward(test::token_ids(prefix), cache).ok());
   }
   return cache;
 }
@@ -63,7 +58,7 @@ KvCache padded_cache(const Model& model, const std::vector<int32_t>& prefix) {
   slack(2);
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     const std::vector<int32_t> part(prefix.begin() + cuts[i], prefix.begin() + cuts[i + 1]);
-    EXPECT_TRUE(model.forward(ids(part), cache).ok());
+    EXPECT_TRUE(model.forward(test::token_ids(part), cache).ok());
     slack(i == 0 ? 3 : 1);
   }
   EXPECT_NE(cache.length, cache.next_position);
@@ -116,7 +111,7 @@ void expect_branches_match_forward(const Model& model, const KvCache& shared, co
         EXPECT_TRUE((*got)[b].eq(0).all().item<bool>()) << what << " sat out but has logits";
         continue;
       }
-      const at::Tensor want = *model.forward(ids(calls[c][b]), copies[b]);
+      const at::Tensor want = *model.forward(test::token_ids(calls[c][b]), copies[b]);
       EXPECT_TRUE(at::allclose((*got)[b], want[0], 0.0, kLogitAtol))
           << what << ": logits differ by " << max_diff((*got)[b], want[0]);
     }
@@ -150,7 +145,7 @@ std::vector<Rows> ragged_then_decode(const std::vector<int64_t>& first, int step
 }
 
 TEST(Branches, RaggedBlocksThenDecodeStepsMatchForwardPerRow) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(describe(spec));
     auto model = load_tiny(spec);
     const KvCache shared = plain_cache(*model, random_tokens(20, 1));
@@ -161,7 +156,7 @@ TEST(Branches, RaggedBlocksThenDecodeStepsMatchForwardPerRow) {
 }
 
 TEST(Branches, PaddedSharedCacheMatchesForwardOverTheSameCache) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(describe(spec));
     auto model = load_tiny(spec);
     const KvCache shared = padded_cache(*model, random_tokens(30, 4));
@@ -199,7 +194,7 @@ TEST(Branches, LongRowsRunInBoundedAttentionCalls) {
 }
 
 TEST(Branches, GreedyDecodingEqualsEachRowDecodedAlone) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(describe(spec));
     auto model = load_tiny(spec);
     const KvCache shared = padded_cache(*model, random_tokens(25, 14));
@@ -221,11 +216,11 @@ TEST(Branches, GreedyDecodingEqualsEachRowDecodedAlone) {
 
     for (int64_t b = 0; b < B; ++b) {
       KvCache copy = copy_of(*model, shared, 30 + kSteps);
-      at::Tensor row_logits = *model->forward(ids(blocks[b]), copy);
+      at::Tensor row_logits = *model->forward(test::token_ids(blocks[b]), copy);
       std::vector<int32_t> alone;
       for (int s = 0; s < kSteps; ++s) {
         alone.push_back(static_cast<int32_t>(row_logits.argmax().item<int64_t>()));
-        row_logits = *model->forward(ids({alone.back()}), copy);
+        row_logits = *model->forward(test::token_ids({alone.back()}), copy);
       }
       EXPECT_EQ(batched[b], alone) << "row " << b;
     }
@@ -320,7 +315,7 @@ void expect_sequences_match_forward(const Model& model, std::vector<KvCache>& ca
     ASSERT_TRUE(got.ok()) << got.error().to_string();
     ASSERT_EQ(got->sizes(), (std::vector<int64_t>{static_cast<int64_t>(steps.size()), model.config().n_vocab}));
     for (size_t k = 0; k < who.size(); ++k) {
-      const at::Tensor want = *model.forward(ids(calls[c][who[k]]), copies[who[k]]);
+      const at::Tensor want = *model.forward(test::token_ids(calls[c][who[k]]), copies[who[k]]);
       EXPECT_TRUE(at::allclose((*got)[static_cast<int64_t>(k)], want[0], 0.0, kLogitAtol))
           << "call " << c << ", sequence " << who[k] << ": logits differ by "
           << max_diff((*got)[static_cast<int64_t>(k)], want[0]);
@@ -350,7 +345,7 @@ std::vector<KvCache> session_caches(const Model& model, int64_t room) {
 }
 
 TEST(Sequences, StepsOfSeveralCachesMatchForwardOnEach) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(describe(spec));
     auto model = load_tiny(spec);
     // Decoding steps, forced runs of up to 16 tokens, and sessions sitting out.
@@ -365,7 +360,7 @@ TEST(Sequences, StepsOfSeveralCachesMatchForwardOnEach) {
 // Runs longer than the CPU step kernels take (several sessions' final
 // blocks) go through the forward pass as one packed batch: the same.
 TEST(Sequences, LongRunsOfSeveralCachesMatchForwardOnEach) {
-  for (const TinyModelSpec& spec : specs()) {
+  for (const TinyModelSpec& spec : test::tiny_shapes()) {
     SCOPED_TRACE(describe(spec));
     auto model = load_tiny(spec);
     const std::vector<Rows> calls = {random_rows({60, 50, 40}, 45), random_rows({1, 0, 90}, 46),

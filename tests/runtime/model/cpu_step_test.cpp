@@ -95,10 +95,6 @@ TEST(QuantMatrix, MixedFormatsStackAsQ8_0) {
   EXPECT_EQ(got, want);  // Q8_0 rows are copied as they are
 }
 
-at::Tensor ids(const std::vector<int32_t>& tokens) {
-  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
-}
-
 double relative_error(const at::Tensor& got, const at::Tensor& want) {
   return (got - want).abs().max().item<double>() / (want.abs().max().item<double>() + 1e-6);
 }
@@ -109,8 +105,8 @@ void expect_steps_match(const Model& kernels, const Model& reference, const std:
                         double tolerance, bool padded = false) {
   const std::vector<int32_t> prompt = test::random_tokens(40, 11);
   KvCache a = *kernels.new_cache(128), b = *reference.new_cache(128);
-  ASSERT_TRUE(kernels.forward(ids(prompt), a).ok());
-  ASSERT_TRUE(reference.forward(ids(prompt), b).ok());
+  ASSERT_TRUE(kernels.forward(test::token_ids(prompt), a).ok());
+  ASSERT_TRUE(reference.forward(test::token_ids(prompt), b).ok());
   if (padded) {  // as an assembled cache: some entries no token may see
     for (KvCache* c : {&a, &b}) {
       c->padding = at::zeros({c->capacity}, at::kBool);
@@ -120,8 +116,8 @@ void expect_steps_match(const Model& kernels, const Model& reference, const std:
   uint32_t seed = 20;
   for (int64_t n : steps) {
     const std::vector<int32_t> run = test::random_tokens(n, seed++);
-    auto got = kernels.forward(ids(run), a, /*all_logits=*/true);
-    auto want = reference.forward(ids(run), b, /*all_logits=*/true);
+    auto got = kernels.forward(test::token_ids(run), a, /*all_logits=*/true);
+    auto want = reference.forward(test::token_ids(run), b, /*all_logits=*/true);
     ASSERT_TRUE(got.ok() && want.ok());
     ASSERT_EQ(got->sizes(), want->sizes());
     EXPECT_LT(relative_error(*got, *want), tolerance) << "a step of " << n << " tokens";

@@ -22,13 +22,9 @@ using test::TinyModelSpec;
 
 constexpr double kTol = 1e-5;  // fp32, summation order only
 
-at::Tensor ids(const std::vector<int32_t>& tokens) {
-  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
-}
-
 at::Tensor logits_of(const Model& model, const std::vector<int32_t>& tokens, PromptPart part = PromptPart::kQuery) {
   KvCache cache = *model.new_cache(static_cast<int64_t>(tokens.size()));
-  auto logits = model.forward(ids(tokens), cache, true, part);
+  auto logits = model.forward(test::token_ids(tokens), cache, true, part);
   EXPECT_TRUE(logits.ok()) << logits.error().to_string();
   return *logits;
 }

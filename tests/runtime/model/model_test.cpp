@@ -8,6 +8,7 @@
 #include "kvframe/runtime/model.h"
 #include "naive_reference.h"
 #include "tiny_model.h"
+#include "tiny_runtime.h"
 
 namespace kvframe::runtime {
 namespace {
@@ -31,10 +32,6 @@ std::unique_ptr<Model> load(const GgufFile& file) {
   return std::move(model).value();
 }
 
-at::Tensor ids(const std::vector<int>& tokens) {
-  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
-}
-
 const std::vector<int> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
 
 // fp32 model vs double-precision reference: tolerance for accumulated rounding
@@ -45,7 +42,7 @@ void expect_matches_reference(const TinyModelSpec& spec) {
   const GgufFile file = tiny_file(spec);
   auto model = load(file);
   KvCache cache = *model->new_cache(64);
-  auto logits = model->forward(ids(kPrompt), cache, /*all_logits=*/true);
+  auto logits = model->forward(test::token_ids(kPrompt), cache, /*all_logits=*/true);
   ASSERT_TRUE(logits.ok()) << logits.error().to_string();
   const auto reference = test::naive_logits(file, kPrompt);
   ASSERT_EQ(logits->size(0), static_cast<int64_t>(kPrompt.size()));
@@ -88,10 +85,10 @@ TEST(ModelCache, TokenByTokenDecodeEqualsOnePrefill) {
   const GgufFile file = tiny_file({});
   auto model = load(file);
   KvCache whole = *model->new_cache(32);
-  const at::Tensor all = *model->forward(ids(kPrompt), whole, true);
+  const at::Tensor all = *model->forward(test::token_ids(kPrompt), whole, true);
   KvCache stepwise = *model->new_cache(32);
   for (size_t t = 0; t < kPrompt.size(); ++t) {
-    auto step = model->forward(ids({kPrompt[t]}), stepwise);
+    auto step = model->forward(test::token_ids({kPrompt[t]}), stepwise);
     ASSERT_TRUE(step.ok());
     EXPECT_TRUE(at::allclose((*step)[0], all[static_cast<int64_t>(t)], 1e-5, 1e-5)) << "position " << t;
   }
@@ -102,11 +99,11 @@ TEST(ModelCache, ChunkedPrefillEqualsOnePrefillAndLastLogitsOnly) {
   const GgufFile file = tiny_file({});
   auto model = load(file);
   KvCache whole = *model->new_cache(32);
-  const at::Tensor all = *model->forward(ids(kPrompt), whole, true);
+  const at::Tensor all = *model->forward(test::token_ids(kPrompt), whole, true);
   KvCache chunked = *model->new_cache(32);
   const std::vector<int> first(kPrompt.begin(), kPrompt.begin() + 7), rest(kPrompt.begin() + 7, kPrompt.end());
-  ASSERT_TRUE(model->forward(ids(first), chunked).ok());
-  const at::Tensor last = *model->forward(ids(rest), chunked);
+  ASSERT_TRUE(model->forward(test::token_ids(first), chunked).ok());
+  const at::Tensor last = *model->forward(test::token_ids(rest), chunked);
   ASSERT_EQ(last.size(0), 1);
   EXPECT_TRUE(at::allclose(last[0], all[-1], 1e-5, 1e-5));
 }
@@ -115,11 +112,11 @@ TEST(ModelErrors, ContextFullAndTokenOutOfRange) {
   const GgufFile file = tiny_file({});
   auto model = load(file);
   KvCache cache = *model->new_cache(4);
-  auto too_long = model->forward(ids({1, 2, 3, 4, 5}), cache);
+  auto too_long = model->forward(test::token_ids({1, 2, 3, 4, 5}), cache);
   ASSERT_FALSE(too_long.ok());
   EXPECT_EQ(too_long.error().code, ErrorCode::kContextFull);
   EXPECT_EQ(cache.length, 0);
-  auto bad_token = model->forward(ids({1, static_cast<int>(test::kTinyVocab)}), cache);
+  auto bad_token = model->forward(test::token_ids({1, static_cast<int>(test::kTinyVocab)}), cache);
   ASSERT_FALSE(bad_token.ok());
   EXPECT_EQ(bad_token.error().code, ErrorCode::kInvalidArgument);
 }
@@ -191,7 +188,7 @@ TEST(ModelRandomWeights, RealShapeConfigRunsAndIsSeeded) {
   auto b = Model::with_random_weights(config, {}, 5);
   ASSERT_TRUE(a.ok() && b.ok());
   KvCache ca = *(*a)->new_cache(8), cb = *(*b)->new_cache(8);
-  const at::Tensor la = *(*a)->forward(ids({1, 2, 3}), ca), lb = *(*b)->forward(ids({1, 2, 3}), cb);
+  const at::Tensor la = *(*a)->forward(test::token_ids({1, 2, 3}), ca), lb = *(*b)->forward(test::token_ids({1, 2, 3}), cb);
   EXPECT_TRUE(at::equal(la, lb));
   EXPECT_TRUE(la.isfinite().all().item<bool>());
   config.n_head_kv = 3;  // does not divide 4 heads
@@ -207,7 +204,7 @@ TEST(ModelDtype, Bf16FollowsFp32WithinBf16PrecisionAndBadNamesAreErrors) {
   ASSERT_TRUE(bf16.ok()) << bf16.error().to_string();
   EXPECT_EQ((*bf16)->dtype(), at::kBFloat16);
   KvCache a = *fp32->new_cache(32), b = *(*bf16)->new_cache(32);
-  const at::Tensor la = *fp32->forward(ids(kPrompt), a, true), lb = *(*bf16)->forward(ids(kPrompt), b, true);
+  const at::Tensor la = *fp32->forward(test::token_ids(kPrompt), a, true), lb = *(*bf16)->forward(test::token_ids(kPrompt), b, true);
   EXPECT_EQ(lb.scalar_type(), at::kFloat);  // logits are fp32 whatever the compute dtype
   // bf16 keeps 8 significant bits: relative error ~0.4% per rounding, over 2 layers.
   const double worst = (la - lb).abs().max().item<double>(), scale = la.abs().max().item<double>();

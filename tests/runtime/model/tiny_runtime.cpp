@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ATen/ATen.h>
 #include <random>
 
 namespace kvframe::test {
@@ -25,6 +26,10 @@ std::vector<TinyModelSpec> tiny_shapes() {
 
 std::string describe(const TinyModelSpec& spec) {
   return spec.arch + ", " + std::to_string(spec.n_head) + " heads over " + std::to_string(spec.n_head_kv) + " kv heads";
+}
+
+at::Tensor token_ids(const std::vector<int32_t>& tokens) {
+  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
 }
 
 std::vector<int32_t> random_tokens(int64_t n, uint32_t seed) {

@@ -20,6 +20,9 @@ std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runti
 std::vector<TinyModelSpec> tiny_shapes();
 std::string describe(const TinyModelSpec& spec);
 
+// A token row as Model::forward takes it (int64).
+at::Tensor token_ids(const std::vector<int32_t>& tokens);
+
 std::vector<int32_t> random_tokens(int64_t n, uint32_t seed);
 std::vector<std::vector<int32_t>> random_rows(const std::vector<int64_t>& lengths, uint32_t seed);
 

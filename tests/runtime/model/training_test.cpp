@@ -28,10 +28,6 @@ using test::TinyModelSpec;
 // summation order. The bound: logits within 1e-4 relative.
 constexpr double kRtol = 1e-4, kAtol = 1e-4;
 
-at::Tensor ids(const std::vector<int32_t>& tokens) {
-  return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);
-}
-
 std::vector<int32_t> query_tokens(const PromptSample& s) {
   std::vector<int32_t> q = s.final_block;
   q.insert(q.end(), s.answer.begin(), s.answer.end() - 1);  // the last answer token predicts nothing
@@ -55,7 +51,7 @@ at::Tensor block_mode(const Model& model, const PromptSample& s, bool after_pref
   auto kv = kv_diff::AssembledKv::create(model.kv_shape(), model.rope(), capacity, kv_diff::Layout::kSlack).value();
   kv.reset();
   if (!s.prefix.empty()) {
-    EXPECT_TRUE(model.forward(ids(s.prefix), kv.cache(), false, PromptPart::kContext).ok());
+    EXPECT_TRUE(model.forward(test::token_ids(s.prefix), kv.cache(), false, PromptPart::kContext).ok());
   }
   kv.seal_prefix();
   KvCache prefix = kv.cache();
@@ -70,7 +66,7 @@ at::Tensor block_mode(const Model& model, const PromptSample& s, bool after_pref
     placed.push_back({b + 1, stored});
   }
   EXPECT_TRUE(kv.assemble(placed).ok());
-  auto logits = model.forward(ids(query_tokens(s)), kv.cache(), /*all_logits=*/true);
+  auto logits = model.forward(test::token_ids(query_tokens(s)), kv.cache(), /*all_logits=*/true);
   EXPECT_TRUE(logits.ok()) << logits.error().to_string();
   return logits->narrow(0, logits->size(0) - answer_rows(s), answer_rows(s));
 }
@@ -82,7 +78,7 @@ at::Tensor full_mode(const Model& model, const PromptSample& s) {
   const std::vector<int32_t> query = query_tokens(s);
   all.insert(all.end(), query.begin(), query.end());
   KvCache cache = *model.new_cache(static_cast<int64_t>(all.size()));
-  auto logits = model.forward(ids(all), cache, /*all_logits=*/true);
+  auto logits = model.forward(test::token_ids(all), cache, /*all_logits=*/true);
   EXPECT_TRUE(logits.ok()) << logits.error().to_string();
   return logits->narrow(0, logits->size(0) - answer_rows(s), answer_rows(s));
 }
@@ -143,7 +139,7 @@ TEST(TrainingForward, LongContextsAgreeToo) {
 
 double answer_loss_backward(const Model& model, const PromptSample& s, AttentionMask mask) {
   at::Tensor logits = training(model, s, mask);
-  at::Tensor loss = at::cross_entropy_loss(logits, ids(s.answer));
+  at::Tensor loss = at::cross_entropy_loss(logits, test::token_ids(s.answer));
   loss.backward();
   return loss.item<double>();
 }

@@ -1,5 +1,7 @@
 #include "tiny_vocab.h"
 
+#include <gtest/gtest.h>
+
 #include "gguf_writer.h"
 
 namespace kvframe::test {
@@ -87,6 +89,12 @@ runtime::Result<runtime::Tokenizer> load_tokenizer(const TinyVocab& vocab) {
   runtime::Result<runtime::GgufFile> file = parse(vocab);
   if (!file) return file.error();
   return runtime::Tokenizer::from_gguf(*file);
+}
+
+runtime::Tokenizer load_tokenizer_or_fail(const TinyVocab& vocab) {
+  runtime::Result<runtime::Tokenizer> tokenizer = load_tokenizer(vocab);
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.error().to_string();
+  return std::move(tokenizer).value();
 }
 
 }  // namespace kvframe::test
