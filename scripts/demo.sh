@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 model=$(bash scripts/fetch-model.sh)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON  # unity: CMakeLists.txt
 cmake --build build
 build/tools/kvframe-stream "$@"
 echo

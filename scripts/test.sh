@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/fetch-model.sh >/dev/null  # the default model, for tests labelled `model`
 bash scripts/fetch-python-deps.sh >/dev/null  # PokerKit: the Python example's game and the PHH replay check
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON  # unity: CMakeLists.txt
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
