@@ -22,6 +22,8 @@ using Card = std::uint8_t;
 constexpr int kRanks = 13;
 constexpr int kSuits = 4;
 constexpr int kCards = 52;
+// Ranks as rank_of() gives them, 0 the deuce.
+constexpr int kJack = 9, kQueen = 10, kKing = 11, kAce = 12;
 
 constexpr Card make_card(int rank, int suit) { return static_cast<Card>(rank * kSuits + suit); }
 constexpr int rank_of(Card card) { return card / kSuits; }

@@ -26,7 +26,6 @@ namespace kvframe::examples::holdem {
 namespace {
 
 constexpr int kMasks = 1 << kRanks;
-constexpr int kAce = 12;
 constexpr int kFive = 3;
 constexpr unsigned kWheel = 1u << kAce | 0xFu;  // A 2 3 4 5
 

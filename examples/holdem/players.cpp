@@ -71,7 +71,6 @@ bool last_preflop_raiser(const Hand& hand, int seat) {
 // between the ranks, +1 for connected cards below a queen (straight chances).
 int chen_score(Card a, Card b) {
   const int high = std::max(rank_of(a), rank_of(b)), low = std::min(rank_of(a), rank_of(b));
-  constexpr int kAce = 12, kKing = 11, kQueen = 10, kJack = 9;
   const auto points = [](int rank) {
     switch (rank) {
       case kAce: return 10.0;

@@ -291,7 +291,9 @@ TEST_P(WarmStep, EncodesAFrameInStepsWithoutChangingAnswersOrCounts) {
     while (left != 0 && !(i % 3 == 2 && steps == 1)) {
       auto r = stepped->warm_step(step);
       ASSERT_TRUE(r) << r.error().to_string();
-      if (left >= 0) EXPECT_LT(*r, left) << "a step that did nothing";
+      if (left >= 0) {
+        EXPECT_LT(*r, left) << "a step that did nothing";
+      }
       left = *r;
       ++steps;
     }
@@ -304,7 +306,9 @@ TEST_P(WarmStep, EncodesAFrameInStepsWithoutChangingAnswersOrCounts) {
     EXPECT_EQ(a->report.blocks_encoded, b.report.blocks_encoded) << "frame " << i;
     EXPECT_EQ(a->report.cache_hits, b.report.cache_hits) << "frame " << i;
     EXPECT_EQ(a->report.blocks_reused, b.report.blocks_reused) << "frame " << i;
-    if (i == 0) EXPECT_GT(steps, 1) << "the first frame encodes every block: more than " << step << " tokens";
+    if (i == 0) {
+      EXPECT_GT(steps, 1) << "the first frame encodes every block: more than " << step << " tokens";
+    }
   }
 }
 
