@@ -5,6 +5,7 @@
 
 #include "kvframe/runtime/generate.h"
 #include "tiny_model.h"
+#include "tiny_runtime.h"
 
 namespace kvframe::runtime {
 namespace {
@@ -33,7 +34,7 @@ Tiny tiny() {
 
 std::vector<TokenId> greedy_by_hand(const Model& model, const std::vector<TokenId>& prompt, int n) {
   KvCache cache = *model.new_cache(static_cast<int64_t>(prompt.size()) + n);
-  at::Tensor logits = *model.forward(at::tensor(std::vector<int64_t>(prompt.begin(), prompt.end())), cache);
+  at::Tensor logits = *model.forward(test::token_ids(prompt), cache);
   std::vector<TokenId> out;
   for (int i = 0; i < n; ++i) {
     out.push_back(static_cast<TokenId>(logits.argmax().item<int64_t>()));
