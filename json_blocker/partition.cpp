@@ -55,6 +55,7 @@ class Assembler {
     const Node& parent = nodes_[index];
     const bool is_array = parent.type == NodeType::kArray;
     if (is_array) find_repeated_keys(index);
+    const std::size_t declared_chunk = declared_chunk_of(parent);
     Run run;
     for (std::uint32_t c = index + 1; c < parent.end; c = nodes_[c].end) {
       const Node& child = nodes_[c];
@@ -66,16 +67,33 @@ class Assembler {
         continue;
       }
       const std::size_t bytes = child.canon_end - child.canon_member + 1;
-      if (run.count && (run.bytes + bytes > rules_.max_block_bytes ||
-                        (is_array && run.count >= rules_.scalar_array_chunk))) {
-        flush(run, is_array);
-      }
+      if (run.count && run_full(run, child, bytes, is_array, declared_chunk)) flush(run, is_array);
       if (!run.count) run.first = c;
       run.last = c;
       ++run.count;
       run.bytes += bytes;
     }
     flush(run, is_array);
+  }
+
+  // The chunk size an arrays rule declares for this array, or 0.
+  std::size_t declared_chunk_of(const Node& array) const {
+    if (array.cut < 0) return 0;
+    const ArrayRule& rule = rules_.arrays[static_cast<std::size_t>(array.cut)];
+    return rule.cut == ArrayCut::kChunk ? rule.chunk : 0;
+  }
+
+  // Whether `child` must start a new run. A declared chunk cuts at multiples
+  // of its size whatever the bytes, like a pin is never split for size, so a
+  // tile map's rows keep their ids as values grow; otherwise a run ends at the
+  // budget or at scalar_array_chunk elements.
+  bool run_full(const Run& run, const Node& child, std::size_t bytes, bool is_array,
+                std::size_t declared_chunk) const {
+    if (declared_chunk) {
+      return nodes_[run.first].segment.index / declared_chunk != child.segment.index / declared_chunk;
+    }
+    return run.bytes + bytes > rules_.max_block_bytes ||
+           (is_array && run.count >= rules_.scalar_array_chunk);
   }
 
   // Two elements with one key value (a game bug, but not ours to reject) still

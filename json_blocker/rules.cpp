@@ -6,13 +6,12 @@
 #include <sstream>
 
 #include "path.h"
+#include "path_rules.h"
 
 namespace kvframe::json_blocker {
 namespace {
 
-Error rules_error(std::size_t offset, const std::string& what) {
-  return Error{ErrorCode::kInvalidRules, offset, "rules: " + what};
-}
+using detail::rules_error;
 
 // Ranges are check_rules()'s business; this bound only keeps casts exact.
 constexpr std::uint64_t kMaxCount = 0x7fffffff;
@@ -40,7 +39,7 @@ bool read_strings(simdjson::dom::element value, std::vector<std::string>& out) {
 
 Result<Limits> read_limits(simdjson::dom::element value) {
   simdjson::dom::object object;
-  if (value.get_object().get(object)) return rules_error(0, "\"limits\" must be an object");
+  if (value.get_object().get(object)) return rules_error("\"limits\" must be an object");
   Limits limits;
   for (auto field : object) {
     bool ok = false;
@@ -49,10 +48,10 @@ Result<Limits> read_limits(simdjson::dom::element value) {
     } else if (field.key == "max_nesting") {
       ok = read_count(field.value, limits.max_nesting, kMaxCount);
     } else {
-      return rules_error(0, "unknown field \"limits." + std::string(field.key) +
-                                "\" (known: max_document_bytes, max_nesting)");
+      return rules_error("unknown field \"limits." + std::string(field.key) +
+                         "\" (known: max_document_bytes, max_nesting)");
     }
-    if (!ok) return rules_error(0, "\"limits." + std::string(field.key) + "\" must be a count");
+    if (!ok) return rules_error("\"limits." + std::string(field.key) + "\" must be a count");
   }
   return limits;
 }
@@ -63,15 +62,24 @@ const char* block_order_name(BlockOrder order) {
   return order == BlockOrder::kVolatileLast ? "volatile_last" : "document";
 }
 
+const char* array_cut_name(ArrayCut cut) {
+  switch (cut) {
+    case ArrayCut::kRows: return "rows";
+    case ArrayCut::kElements: return "elements";
+    case ArrayCut::kChunk: return "chunk";
+  }
+  return "unknown";
+}
+
 Result<Rules> parse_rules(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::padded_string padded(json);
   simdjson::dom::element root;
   if (auto err = parser.parse(padded).get(root)) {
-    return rules_error(0, std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+    return rules_error(std::string("not valid JSON (") + simdjson::error_message(err) + ")");
   }
   simdjson::dom::object object;
-  if (root.get_object().get(object)) return rules_error(0, "the rules file must hold a JSON object");
+  if (root.get_object().get(object)) return rules_error("the rules file must hold a JSON object");
 
   Rules rules;
   for (auto field : object) {
@@ -93,37 +101,45 @@ Result<Rules> parse_rules(std::string_view json) {
       ok = read_strings(field.value, rules.pin);
     } else if (key == "drop") {
       ok = read_strings(field.value, rules.drop);
+    } else if (key == "quantize") {
+      auto quantize = detail::read_quantize(field.value);
+      if (!quantize) return quantize.error();
+      rules.quantize = std::move(quantize).value();
+    } else if (key == "arrays") {
+      auto arrays = detail::read_array_rules(field.value);
+      if (!arrays) return arrays.error();
+      rules.arrays = std::move(arrays).value();
     } else if (key == "order") {
       std::string_view name;
       ok = !field.value.get_string().get(name) && (name == "document" || name == "volatile_last");
-      if (!ok) return rules_error(0, "field \"order\" must be \"document\" or \"volatile_last\"");
+      if (!ok) return rules_error("field \"order\" must be \"document\" or \"volatile_last\"");
       rules.order = name == "document" ? BlockOrder::kDocument : BlockOrder::kVolatileLast;
     } else if (key == "limits") {
       auto limits = read_limits(field.value);
       if (!limits) return limits.error();
       rules.limits = limits.value();
     } else {
-      return rules_error(0, "unknown field \"" + key +
-                                "\" (known: max_depth, min_split_bytes, max_block_bytes, "
-                                "merge_scalar_bytes, scalar_array_chunk, key_fields, pin, drop, "
-                                "order, limits)");
+      return rules_error("unknown field \"" + key +
+                         "\" (known: max_depth, min_split_bytes, max_block_bytes, "
+                         "merge_scalar_bytes, scalar_array_chunk, key_fields, pin, drop, "
+                         "quantize, arrays, order, limits)");
     }
-    if (!ok) return rules_error(0, "field \"" + key + "\" must be a count (a non-negative integer)");
+    if (!ok) return rules_error("field \"" + key + "\" must be a count (a non-negative integer)");
   }
   if (auto error = check_rules(rules)) return *error;
   return rules;
 }
 
 std::optional<Error> check_rules(const Rules& rules) {
-  if (rules.max_depth < 0 || rules.max_depth > 1024) return rules_error(0, "max_depth must be 0..1024");
-  if (rules.max_block_bytes < 16) return rules_error(0, "max_block_bytes must be at least 16");
-  if (rules.scalar_array_chunk == 0) return rules_error(0, "scalar_array_chunk must be at least 1");
+  if (rules.max_depth < 0 || rules.max_depth > 1024) return rules_error("max_depth must be 0..1024");
+  if (rules.max_block_bytes < 16) return rules_error("max_block_bytes must be at least 16");
+  if (rules.scalar_array_chunk == 0) return rules_error("scalar_array_chunk must be at least 1");
   if (rules.limits.max_nesting < 1 || rules.limits.max_nesting > 1024) {
-    return rules_error(0, "limits.max_nesting must be 1..1024 (deeper input could exhaust the stack)");
+    return rules_error("limits.max_nesting must be 1..1024 (deeper input could exhaust the stack)");
   }
   if (rules.limits.max_document_bytes == 0 ||
       rules.limits.max_document_bytes > (std::uint64_t{1} << 32) - 64) {
-    return rules_error(0, "limits.max_document_bytes must be 1..4 GiB");
+    return rules_error("limits.max_document_bytes must be 1..4 GiB");
   }
   for (const auto* list : {&rules.pin, &rules.drop}) {
     for (const auto& text : *list) {
@@ -131,6 +147,8 @@ std::optional<Error> check_rules(const Rules& rules) {
       if (!pattern) return pattern.error();
     }
   }
+  if (auto error = detail::check_quantize(rules.quantize)) return error;
+  if (auto error = detail::check_array_rules(rules.arrays)) return error;
   return std::nullopt;
 }
 

@@ -16,6 +16,22 @@ constexpr std::uint32_t kNoNode = UINT32_MAX;
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+bool is_container(od::json_type type) {
+  return type == od::json_type::object || type == od::json_type::array;
+}
+
+// A "rows" cut keeps every element whole and apart; an "elements" cut only
+// keeps scalars from merging (containers never merge), so big elements may
+// still split.
+bool pinned_by_cut(ArrayCut cut, od::json_type element_type) {
+  switch (cut) {
+    case ArrayCut::kRows: return true;
+    case ArrayCut::kElements: return !is_container(element_type);
+    case ArrayCut::kChunk: return false;
+  }
+  return false;
+}
+
 std::string_view rtrim(std::string_view s) {
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
@@ -32,15 +48,26 @@ struct Walker::Frame {
   bool record = false;             // the value gets a node
   bool force_record = false;       // inside a re-walk: every descendant gets a node
   bool pinned = false;
+  std::int32_t cut = -1;         // arrays: the rules.arrays entry this array follows
+  std::int32_t parent_cut = -1;  // the cut of the array holding this element
+  std::int32_t quantize = -1;    // the rules.quantize entry for numbers at or below here
   Segment segment;
 };
 
 Walker::Walker(const Rules& rules) : rules_(rules) {
-  for (const auto& text : rules.drop) drops_.push_back(Pattern::parse(text).value());
-  for (const auto& text : rules.pin) pins_.push_back(Pattern::parse(text).value());
-  patterns_ = drops_.size() + pins_.size();
+  auto add = [this](const std::string& text) { patterns_.push_back(Pattern::parse(text).value()); };
+  for (const auto& text : rules.drop) add(text);
+  pins_begin_ = patterns_.size();
+  for (const auto& text : rules.pin) add(text);
+  cuts_begin_ = patterns_.size();
+  for (const auto& rule : rules.arrays) add(rule.path);
+  quantize_begin_ = patterns_.size();
+  for (const auto& rule : rules.quantize) {
+    add(rule.path);
+    quantizers_.emplace_back(rule);
+  }
   const std::size_t levels = static_cast<std::size_t>(rules.limits.max_nesting) + 2;
-  states_.resize(levels * patterns_);
+  states_.resize(levels * patterns_.size());
   keys_.resize(levels);
   pin_below_.resize(levels);
 }
@@ -76,6 +103,7 @@ std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::siz
   nodes_.clear();
   unescaped_.clear();
   out_ = 0;
+  growth_ = 0;
   // simdjson::minify may store a SIMD block past what it writes.
   if (record && canon_.size() < size + 64) canon_.resize(size + 64);
   prevalidated_ = prevalidated;
@@ -90,8 +118,7 @@ std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::siz
     return error_;
   }
   doc_ = &doc;
-  for (std::size_t k = 0; k < drops_.size(); ++k) states_[k] = drops_[k].start();
-  for (std::size_t k = 0; k < pins_.size(); ++k) states_[drops_.size() + k] = pins_[k].start();
+  for (std::size_t k = 0; k < patterns_.size(); ++k) states_[k] = patterns_[k].start();
 
   od::json_type type;
   if (auto e = doc.type().get(type)) {
@@ -136,18 +163,26 @@ std::uint32_t Walker::container_end() {
 }
 
 bool Walker::step_patterns(Frame& frame) {
-  const std::size_t n = patterns_;
+  const std::size_t n = patterns_.size();
   if (frame.depth == 0) return true;
   const std::uint64_t* parent = states_.data() + (frame.depth - 1) * n;  // see patterns_dead
   std::uint64_t* mine = states_.data() + frame.depth * n;
   bool dropped = false;
-  for (std::size_t k = 0; k < drops_.size(); ++k) {
-    mine[k] = drops_[k].step(parent[k], frame.segment);
-    dropped |= drops_[k].accepts(mine[k]);
-  }
-  for (std::size_t k = 0, d = drops_.size(); k < pins_.size(); ++k) {
-    mine[d + k] = pins_[k].step(parent[d + k], frame.segment);
-    frame.pinned |= pins_[k].accepts(mine[d + k]);
+  for (std::size_t k = 0; k < n; ++k) {
+    mine[k] = patterns_[k].step(parent[k], frame.segment);
+    if (!patterns_[k].accepts(mine[k])) continue;
+    if (k < pins_begin_) {
+      dropped = true;
+    } else if (k < cuts_begin_) {
+      frame.pinned = true;
+    } else if (k < quantize_begin_) {
+      if (frame.cut < 0) frame.cut = static_cast<std::int32_t>(k - cuts_begin_);
+    } else {
+      // frame.quantize holds what an ancestor matched; the first listed rule
+      // matching here or above applies.
+      const auto rule = static_cast<std::int32_t>(k - quantize_begin_);
+      if (frame.quantize < 0 || rule < frame.quantize) frame.quantize = rule;
+    }
   }
   return !dropped;
 }
@@ -158,8 +193,11 @@ Walker::Frame Walker::child_frame(const Frame& parent, std::uint32_t node) const
   child.parent = node;
   child.emit = parent.emit;
   child.force_record = parent.force_record;
-  child.record = parent.record &&
-                 (parent.force_record || parent.depth < static_cast<std::uint32_t>(rules_.max_depth));
+  child.parent_cut = parent.cut;
+  child.quantize = parent.quantize;
+  // A cut array always splits: recording its elements now saves a re-walk.
+  child.record = parent.record && (parent.force_record || parent.cut >= 0 ||
+                                   parent.depth < static_cast<std::uint32_t>(rules_.max_depth));
   return child;
 }
 
@@ -172,13 +210,18 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
   od::array array;
   if (type == od::json_type::object) {
     if (auto e = value.get_object().get(object)) return fail_simdjson(e, at);
-    const bool needs_key = frame.record || patterns_ != 0;
+    const bool needs_key = frame.record || !patterns_.empty();
     if (frame.emit && frame.segment.is_element && needs_key && !element_key(object, frame.segment, at))
       return false;
   } else if (type == od::json_type::array) {
     if (auto e = value.get_array().get(array)) return fail_simdjson(e, at);
   }
-  if (frame.emit && patterns_ != 0 && !step_patterns(frame)) frame.emit = frame.record = false;
+  if (frame.emit && !patterns_.empty() && !step_patterns(frame)) frame.emit = frame.record = false;
+  // Array rules leave objects alone, and a dropped array has nothing to expose.
+  if (type != od::json_type::array || !frame.emit) frame.cut = -1;
+  if (frame.parent_cut >= 0) {
+    frame.pinned |= pinned_by_cut(rules_.arrays[static_cast<std::size_t>(frame.parent_cut)].cut, type);
+  }
   if (frame.emit) {
     if (!first_kept) put(',');
     first_kept = false;
@@ -188,10 +231,12 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
       put(':');
     }
   }
-  if (frame.pinned && frame.depth > 0) pin_below_[frame.depth - 1] = 1;
-  if (type == od::json_type::object || type == od::json_type::array) {
+  // A cut array, like a pin, is exposed: its ancestors split.
+  if ((frame.pinned || frame.cut >= 0) && frame.depth > 0) pin_below_[frame.depth - 1] = 1;
+  if (is_container(type)) {
     const NodeType node_type = type == od::json_type::object ? NodeType::kObject : NodeType::kArray;
-    if (prevalidated_ && !child_frame(frame, kNoNode).record && patterns_dead(frame.depth)) {
+    if (prevalidated_ && frame.quantize < 0 && !child_frame(frame, kNoNode).record &&
+        patterns_dead(frame.depth)) {
       std::string_view raw;
       const auto e = node_type == NodeType::kObject ? object.raw_json().get(raw)
                                                     : array.raw_json().get(raw);
@@ -206,12 +251,9 @@ bool Walker::walk_value(od::value value, Frame& frame, std::string_view token,
 
 bool Walker::patterns_dead(std::uint32_t depth) const {
   // data() + offset, not &states_[i]: with no patterns the vector is empty.
-  const std::uint64_t* states = states_.data() + depth * patterns_;
-  for (std::size_t k = 0; k < drops_.size(); ++k) {
-    if (drops_[k].alive(states[k])) return false;
-  }
-  for (std::size_t k = 0; k < pins_.size(); ++k) {
-    if (pins_[k].alive(states[drops_.size() + k])) return false;
+  const std::uint64_t* states = states_.data() + depth * patterns_.size();
+  for (std::size_t k = 0; k < patterns_.size(); ++k) {
+    if (patterns_[k].alive(states[k])) return false;
   }
   return true;
 }
@@ -351,6 +393,7 @@ bool Walker::walk_scalar(od::value value, od::json_type type, const Frame& frame
   const std::uint32_t at = offset_of(raw_token.data());
   const std::string_view token = rtrim(raw_token);
   simdjson::error_code e = simdjson::SUCCESS;
+  double number = 0;
   switch (type) {
     case od::json_type::string:
       // As for keys: only strings with escapes need unescaping to be checked.
@@ -361,8 +404,7 @@ bool Walker::walk_scalar(od::value value, od::json_type type, const Frame& frame
       break;
     case od::json_type::number: {
       // Like most JSON parsers, simdjson rejects numbers beyond double range (1e400).
-      double unused;
-      e = value.get_double().get(unused);
+      e = value.get_double().get(number);
       break;
     }
     case od::json_type::boolean: {
@@ -385,13 +427,28 @@ bool Walker::walk_scalar(od::value value, od::json_type type, const Frame& frame
                 "invalid JSON value " + std::string(token.substr(0, 40)) + " (" +
                     simdjson::error_message(e) + ")");
   }
-  if (frame.emit) put(token);
+  std::string_view text = token;
+  if (frame.emit && type == od::json_type::number && frame.quantize >= 0) {
+    text = quantizers_[static_cast<std::size_t>(frame.quantize)].apply(number, token, quantized_);
+    put_number(text, token.size());
+  } else if (frame.emit) {
+    put(token);
+  }
   if (frame.record) {
     const std::uint32_t node = open_node(frame, NodeType::kScalar, at);
-    nodes_[node].canon_begin = static_cast<std::uint32_t>(out_ - token.size());
+    nodes_[node].canon_begin = static_cast<std::uint32_t>(out_ - text.size());
     close_node(node, frame.parent, at + static_cast<std::uint32_t>(token.size()));
   }
   return true;
+}
+
+void Walker::put_number(std::string_view text, std::size_t token_size) {
+  if (text.size() > token_size) {
+    growth_ += text.size() - token_size;
+    const std::size_t needed = size_ + 64 + growth_;
+    if (canon_.size() < needed) canon_.resize(std::max(needed, canon_.size() + canon_.size() / 2));
+  }
+  put(text);
 }
 
 bool Walker::element_key(od::object& object, Segment& segment, std::uint32_t at) {
@@ -436,6 +493,7 @@ std::uint32_t Walker::open_node(const Frame& frame, NodeType type, std::uint32_t
   node.depth = frame.depth;
   node.type = type;
   node.pinned = frame.pinned;
+  node.cut = frame.cut;
   node.segment = frame.segment;
   node.canon_member = frame.depth == 0 ? 0 : frame.canon_member;
   node.canon_begin = static_cast<std::uint32_t>(out_);
@@ -449,7 +507,9 @@ bool Walker::must_split(const Node& node) const {
   if (node.type == NodeType::kScalar) return false;
   const std::size_t size = node.canon_size();
   const bool shallow = node.depth < static_cast<std::uint32_t>(rules_.max_depth);
-  return node.contains_pin ||
+  // A cut array splits even when small; an empty one ("[]") has nothing to cut.
+  const bool cut = node.cut >= 0 && size > 2;
+  return node.contains_pin || cut ||
          (!node.pinned && (size > rules_.max_block_bytes ||
                            (shallow && size >= rules_.min_split_bytes && node.has_container_child)));
 }

@@ -12,6 +12,10 @@
 // Why ondemand and not DOM: only ondemand knows where each value sits in the
 // input (block source ranges), and walking it once is as fast as building a DOM
 // (bench/bench_json_blocker measures both).
+//
+// Numbers under a quantize path are written coarse into the canonical text
+// (quantize.h); arrays under an arrays rule are split whatever their size, and
+// the elements of a "rows" or "elements" cut are marked pinned.
 #pragma once
 
 #include <simdjson.h>
@@ -27,6 +31,7 @@
 #include "kvframe/json_blocker/error.h"
 #include "kvframe/json_blocker/rules.h"
 #include "path.h"
+#include "quantize.h"
 
 namespace kvframe::json_blocker::detail {
 
@@ -46,6 +51,7 @@ struct Node {
   std::uint32_t src_begin = 0, src_end = 0;      // input range of the value
 
   bool split = false;          // cut into child blocks (its children follow it)
+  std::int32_t cut = -1;       // arrays: index of the rules.arrays entry it follows, or -1
 
   std::uint32_t canon_size() const { return canon_end - canon_begin; }
 };
@@ -84,11 +90,12 @@ class Walker {
   // Prevalidated fast path: copies a leaf container minified, without visiting
   // its values, then closes it like walk_container would.
   bool copy_leaf(std::string_view raw, NodeType type, const Frame& frame, std::uint32_t at);
-  // No pin or drop pattern can match anything below this depth's value.
+  // No pattern of the rules can match anything below this depth's value.
   bool patterns_dead(std::uint32_t depth) const;
   bool walk_scalar(simdjson::ondemand::value value, simdjson::ondemand::json_type type,
                    const Frame& frame, std::string_view token);
-  // Advances the pin/drop patterns by the frame's segment; false when dropped.
+  // Advances every pattern by the frame's segment and records what matched
+  // (pin, array cut, quantize rule) in the frame; false when dropped.
   bool step_patterns(Frame& frame);
   // Finds the key field that identifies an array element, then rewinds it.
   bool element_key(simdjson::ondemand::object& object, Segment& segment, std::uint32_t at);
@@ -106,6 +113,9 @@ class Walker {
     std::memcpy(&canon_[out_], s.data(), s.size());
     out_ += s.size();
   }
+  // Writes a quantized number in place of `token_size` input bytes; it may be
+  // longer than what it replaces, so the buffer grows by the difference.
+  void put_number(std::string_view text, std::size_t token_size);
   std::uint32_t here();           // input offset of the parser's next token
   std::uint32_t container_end();  // input offset just past the container just left
 
@@ -114,15 +124,21 @@ class Walker {
   std::uint32_t offset_of(const char* p) const { return static_cast<std::uint32_t>(p - base_); }
 
   const Rules& rules_;
-  std::vector<Pattern> drops_, pins_;
-  std::size_t patterns_ = 0;  // drops_.size() + pins_.size()
-  std::vector<std::uint64_t> states_;  // per depth: one NFA state per drop, then per pin pattern
+  // Every pattern of the rules, by role: drops, then pins, then array cuts
+  // (rules.arrays order), then quantize rules (rules.quantize order).
+  std::vector<Pattern> patterns_;
+  std::size_t pins_begin_ = 0, cuts_begin_ = 0, quantize_begin_ = 0;
+  std::vector<NumberQuantizer> quantizers_;  // one per rules.quantize entry
+  std::string quantized_;                    // scratch for a rounded number
+  std::vector<std::uint64_t> states_;  // per depth: one NFA state per pattern
   std::vector<std::vector<std::pair<std::string_view, std::uint32_t>>> keys_;  // per depth
   std::vector<std::uint8_t> pin_below_;  // per depth: a pinned value was seen under it
-  // Canonical text: never longer than the input (it only removes bytes), so it
-  // is written through a cursor into a buffer sized to the input.
+  // Canonical text: never longer than the input plus what quantized numbers
+  // added (everything else only removes bytes), so it is written through a
+  // cursor into a buffer sized to the input and grown by put_number.
   std::string canon_;
   std::size_t out_ = 0;
+  std::size_t growth_ = 0;  // bytes quantized numbers added this walk
   std::vector<Node> nodes_;
   std::deque<std::string> unescaped_;  // deque: elements never move
   simdjson::ondemand::document* doc_ = nullptr;

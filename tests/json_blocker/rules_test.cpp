@@ -94,7 +94,8 @@ TEST(Rules, MissingFileIsAnIoError) {
 }
 
 TEST(Rules, ShippedRulesFilesParse) {
-  for (const char* path : {"/examples/moba/moba.rules.json", "/examples/holdem/holdem.rules.json"}) {
+  for (const char* path : {"/examples/moba/moba.rules.json", "/examples/holdem/holdem.rules.json",
+                           "/examples/grid/grid.rules.json"}) {
     auto rules = load_rules(std::string(KVFRAME_SOURCE_DIR) + path);
     EXPECT_TRUE(rules.ok()) << path << ": " << (rules.ok() ? "" : rules.error().to_string());
   }

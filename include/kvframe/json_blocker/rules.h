@@ -4,7 +4,7 @@
 // format); every field is optional and defaults to the values below, which suit
 // a typical entity-list game state.
 //
-// Path patterns (pin, drop) use the same syntax as block ids, plus wildcards:
+// Path patterns (pin, drop, quantize, arrays) use the same syntax as block ids, plus wildcards:
 //   state.chips.p2        a key path
 //   units[id=hero_7]      an array element identified by a key field
 //   units[3]              an array element by index
@@ -44,6 +44,45 @@ enum class BlockOrder {
   kVolatileLast,
 };
 
+// Numbers written coarser than the game sends them, so that a block changes
+// only where a reader of the state would notice. Applied before a block's text
+// is made, so the diff sees the coarse value too.
+struct Quantize {
+  // Pattern; the rule applies to every number at or below a matching path.
+  // Where several rules match a number or its ancestors, the first listed
+  // applies: list specific rules before general ones ("**" last).
+  std::string path;
+  // Exactly one of the two:
+  // Round to this many decimals (0..15), to nearest, ties to even; trailing
+  // zeros are not written (3.50 -> 3.5). Integers written without a fraction
+  // or exponent are kept as they are.
+  std::optional<int> round_digits;
+  // Strictly ascending, finite edges: a number becomes the largest edge at or
+  // below it (below the first edge: the first edge). The model reads "at least
+  // this much" in the game's own units, not an index it would need a legend for.
+  std::vector<double> levels;
+};
+
+// How an array at a path is cut. The array is split whatever its size and
+// depth, and its ancestors are split to expose it, as for a pin, so the cut is
+// the same from the first frame on.
+enum class ArrayCut {
+  kRows,      // each element is one block, kept whole (never merged, never split)
+  kElements,  // each element is a block of its own (never merged); a big
+              // element may still be split by the other rules
+  kChunk,     // scalar elements in blocks of `chunk`, aligned to multiples of
+              // it: a row-major tile map of width W with chunk W is a block per row
+};
+
+struct ArrayRule {
+  std::string path;  // pattern; objects at a matching path are left to the other rules
+  ArrayCut cut = ArrayCut::kElements;
+  std::size_t chunk = 0;  // kChunk only: elements per block, at least 1
+};
+
+// "rows", "elements", "chunk".
+const char* array_cut_name(ArrayCut cut);
+
 struct Rules {
   // Containers at depth < max_depth (root is depth 0) are split into their
   // children, provided they hold at least one container and are at least
@@ -68,6 +107,11 @@ struct Rules {
   std::vector<std::string> pin;
   // Patterns of paths removed before blocking: the model never sees them.
   std::vector<std::string> drop;
+  // Coarser numbers at some paths (see Quantize).
+  std::vector<Quantize> quantize;
+  // How arrays at some paths are cut (see ArrayRule); the first matching rule
+  // applies.
+  std::vector<ArrayRule> arrays;
   BlockOrder order = BlockOrder::kDocument;
   Limits limits;
 };
