@@ -24,12 +24,6 @@ std::string hash_hex(std::uint64_t hash) {
   return text;
 }
 
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100.0);
-  return text;
-}
-
 std::string index_or_dash(long index) {
   return index < 0 ? "-" : std::to_string(index);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
 
 namespace kvframe::tools {
 
@@ -33,6 +34,12 @@ void Table::print(std::ostream& out) const {
   for (const auto& row : rows_) {
     print_line([&](std::size_t c) -> const std::string& { return row[c]; });
   }
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100.0);
+  return text;
 }
 
 }  // namespace kvframe::tools

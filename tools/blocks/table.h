@@ -28,4 +28,7 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// "12.3%" for 0.123: one decimal, as every kvframe-blocks report prints shares.
+std::string percent(double fraction);
+
 }  // namespace kvframe::tools
