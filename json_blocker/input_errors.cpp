@@ -1,5 +1,9 @@
 #include "input_errors.h"
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 namespace kvframe::json_blocker::detail {
 
 std::size_t first_invalid_utf8(const char* data, std::size_t size) {
@@ -52,6 +56,73 @@ std::size_t unclosed_string_start(const char* data, std::size_t size) {
     }
   }
   return in_string ? start : size;
+}
+
+namespace {
+
+// Where the scan stands in the document: each open container, and for an
+// object the key of the member being read.
+struct Level {
+  bool object = false;
+  bool expecting_key = false;
+  std::string key;
+  std::size_t index = 0;
+};
+
+std::string pointer_of(const std::vector<Level>& levels) {
+  std::string out;
+  for (const Level& level : levels) {
+    out += '/';
+    if (!level.object) {
+      out += std::to_string(level.index);
+      continue;
+    }
+    for (char c : level.key) {
+      if (c == '~') {
+        out += "~0";
+      } else if (c == '/') {
+        out += "~1";
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out;
+}
+
+bool starts_with(const char* data, std::size_t size, std::size_t at, const char* word) {
+  const std::size_t n = std::strlen(word);
+  return at + n <= size && std::memcmp(data + at, word, n) == 0;
+}
+
+}  // namespace
+
+std::optional<NonFiniteNumber> first_non_finite_number(const char* data, std::size_t size) {
+  std::vector<Level> levels;
+  for (std::size_t i = 0; i < size; ++i) {
+    const char c = data[i];
+    if (c == '"') {
+      const std::size_t start = ++i;
+      while (i < size && data[i] != '"') i += data[i] == '\\' ? 2 : 1;
+      if (!levels.empty() && levels.back().object && levels.back().expecting_key) {
+        // Escapes are kept as written: a key that needs them is rare in a gamecore.
+        levels.back().key.assign(data + start, std::min(i, size) - start);
+        levels.back().expecting_key = false;
+      }
+    } else if (c == '{' || c == '[') {
+      levels.push_back({c == '{', c == '{', "", 0});
+    } else if (c == '}' || c == ']') {
+      if (!levels.empty()) levels.pop_back();
+    } else if (c == ',' && !levels.empty()) {
+      levels.back().expecting_key = levels.back().object;
+      ++levels.back().index;
+    } else {
+      for (const char* literal : {"NaN", "Infinity", "-Infinity"}) {
+        if (starts_with(data, size, i, literal)) return NonFiniteNumber{i, pointer_of(levels), literal};
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace kvframe::json_blocker::detail

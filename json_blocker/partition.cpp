@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "dom_check.h"
+#include "input_errors.h"
 #include "path.h"
 #include "walker.h"
 
@@ -268,6 +269,14 @@ struct Partitioner::Impl {
         dom_check.parse(buffer.data(), json.size(), rules.limits.max_nesting);
     const bool valid = !dom && !dom_check.has_duplicate_keys();
     if (valid && !record) return std::nullopt;
+    if (!valid) {
+      if (auto literal = detail::first_non_finite_number(json.data(), json.size())) {
+        return Error{ErrorCode::kMalformedJson, literal->offset,
+                     (literal->pointer.empty() ? std::string("/") : literal->pointer) + " is " + literal->literal +
+                         ": JSON has no NaN or infinity (the serializer wrote JavaScript's literal); send a "
+                         "finite number, or null"};
+      }
+    }
     auto error = walker.walk(parser, buffer.data(), json.size(),
                              buffer.size() + simdjson::SIMDJSON_PADDING, record, valid);
     if (!valid && !error) {

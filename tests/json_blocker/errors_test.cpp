@@ -53,12 +53,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"invalid_utf8", "{\"a\": \"ok\xff\"}", ErrorCode::kInvalidUtf8, 9},
         BadInput{"overlong_utf8", "{\"a\": \"\xc0\xaf\"}", ErrorCode::kInvalidUtf8, 7},
         BadInput{"surrogate_utf8", "{\"a\": \"\xed\xa0\x80\"}", ErrorCode::kInvalidUtf8, 7},
+        BadInput{"nan", R"({"a": [1, NaN]})", ErrorCode::kMalformedJson, 10},
+        BadInput{"infinity", R"({"a": {"b~c/d": -Infinity}})", ErrorCode::kMalformedJson, 16},
         BadInput{"too_deep", "{\"a\":[[[[[[[[1]]]]]]]]}", ErrorCode::kTooDeep, 12},
         BadInput{"too_large", "{\"a\": \"" + std::string(5000, 'x') + "\"}", ErrorCode::kTooLarge, 4096},
         BadInput{"duplicate_key", R"({"a": 1, "b": {"c": 1, "c": 2}})", ErrorCode::kDuplicateKey, 23},
         BadInput{"duplicate_key_in_dropped_free_leaf", R"({"u": [{"id": 1, "id": 2}]})",
                  ErrorCode::kDuplicateKey, 17}),
     [](const ::testing::TestParamInfo<BadInput>& param) { return std::string(param.param.name); });
+
+TEST(Errors, ANaNOrInfinityIsNamedByItsPath) {
+  auto nan = partition(R"({"units": [{"hp": 3}, {"hp": NaN}], "label": "NaN"})");
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(nan.error().to_string(),
+            "malformed_json at byte 29: /units/1/hp is NaN: JSON has no NaN or infinity (the serializer wrote "
+            "JavaScript's literal); send a finite number, or null");
+  auto infinity = partition(R"({"a": {"b~c/d": -Infinity}})");
+  ASSERT_FALSE(infinity.ok());
+  EXPECT_NE(infinity.error().message.find("/a/b~0c~1d is -Infinity"), std::string::npos) << infinity.error().message;
+  EXPECT_TRUE(partition(R"({"a": "NaN", "Infinity": 1})").ok()) << "the words inside strings are text";
+}
 
 TEST(Errors, DuplicateKeysAreComparedUnescaped) {
   auto result = partition(R"({"a": 1, "\u0061": 2})");
