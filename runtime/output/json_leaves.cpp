@@ -2,240 +2,70 @@
 
 #include <algorithm>
 
+#include "json_chars.h"
+#include "pattern_leaf.h"
+
 namespace kvframe::runtime::schema {
 namespace {
 
 // ---- string content ----
 
-// Where inside a character the content is. The UTF-8 states name the range
-// the next continuation byte must fall in (Unicode table 3-7).
-enum Sub : uint8_t {
-  kNormal,
-  kCont1,      // 1 more continuation byte, 80..BF
-  kCont2,      // 2 more, the next 80..BF
-  kCont3,      // 3 more, the next 80..BF
-  kAfterE0,    // 2 more, the next A0..BF (no overlong 3-byte forms)
-  kAfterED,    // 2 more, the next 80..9F (no surrogates)
-  kAfterF0,    // 3 more, the next 90..BF (no overlong 4-byte forms)
-  kAfterF4,    // 3 more, the next 80..8F (nothing past U+10FFFF)
-  kEscape,     // after a backslash
-  kHex0,       // \u and 0..3 hex digits; the value so far is kept
-  kHex1,
-  kHex2,
-  kHex3,
-  kHighBackslash,  // after a high surrogate escape: its low half must follow
-  kHighU,
-  kLowHex0,    // the low half: D, then C..F, then two more
-  kLowHex1,
-  kLowHex2,
-  kLowHex3,
-};
-
+// The code points begun so far and where inside a character the text is.
 struct StringPayload {
-  uint32_t count;  // code points begun
-  Sub sub;
-  uint16_t hex;    // \u digits so far
+  uint32_t count;
+  CharState chr;
 };
 
 StringPayload unpack(uint64_t p) {
-  return {static_cast<uint32_t>(p), static_cast<Sub>((p >> 32) & 0xFF), static_cast<uint16_t>(p >> 40)};
+  return {static_cast<uint32_t>(p), {static_cast<CharSub>((p >> 32) & 0xFF), static_cast<uint16_t>(p >> 40)}};
 }
 
+// Plain content needs no code point values, only the \u digits that decide
+// surrogates: dropping the rest keeps the states inside a character few and
+// shared by every character they could become.
 uint64_t pack(const StringPayload& s) {
-  return uint64_t{s.count} | (uint64_t{s.sub} << 32) | (uint64_t{s.hex} << 40);
-}
-
-int hex_value(uint8_t b) {
-  if (b >= '0' && b <= '9') return b - '0';
-  if (b >= 'a' && b <= 'f') return b - 'a' + 10;
-  if (b >= 'A' && b <= 'F') return b - 'A' + 10;
-  return -1;
-}
-
-bool in(uint8_t b, uint8_t lo, uint8_t hi) { return b >= lo && b <= hi; }
-
-// The continuation byte range a UTF-8 state needs next, and the state after it.
-struct Continuation {
-  uint8_t lo, hi;
-  Sub next;
-};
-Continuation continuation(Sub sub) {
-  switch (sub) {
-    case kCont1: return {0x80, 0xBF, kNormal};
-    case kCont2: return {0x80, 0xBF, kCont1};
-    case kCont3: return {0x80, 0xBF, kCont2};
-    case kAfterE0: return {0xA0, 0xBF, kCont1};
-    case kAfterED: return {0x80, 0x9F, kCont1};
-    case kAfterF0: return {0x90, 0xBF, kCont2};
-    default: return {0x80, 0x8F, kCont2};  // kAfterF4
-  }
-}
-
-// Whether the \u value read so far (n digits) is the start of a high surrogate.
-bool high_surrogate_prefix(uint16_t hex, int n) {
-  if (n < 2) return false;
-  const int top = hex >> (4 * (n - 2));
-  return top >= 0xD8 && top <= 0xDB;
-}
-
-LeafStep start_character(const StringSpec& spec, StringPayload& s, uint8_t b) {
-  if (b == '"') return static_cast<int64_t>(s.count) >= spec.min ? LeafStep::kExit : LeafStep::kDead;
-  if (spec.max != kUnbounded && static_cast<int64_t>(s.count) >= spec.max) return LeafStep::kDead;
-  Sub next;
-  if (b == '\\') {
-    next = kEscape;
-  } else if (b < 0x20) {
-    return LeafStep::kDead;  // control characters must be escaped
-  } else if (b < 0x80) {
-    next = kNormal;
-  } else if (in(b, 0xC2, 0xDF)) {
-    next = kCont1;
-  } else if (b == 0xE0) {
-    next = kAfterE0;
-  } else if (b == 0xED) {
-    next = kAfterED;
-  } else if (in(b, 0xE1, 0xEF)) {
-    next = kCont2;
-  } else if (b == 0xF0) {
-    next = kAfterF0;
-  } else if (in(b, 0xF1, 0xF3)) {
-    next = kCont3;
-  } else if (b == 0xF4) {
-    next = kAfterF4;
-  } else {
-    return LeafStep::kDead;  // 80..C1 as a first byte, F5..FF
-  }
-  // Without a maxLength the count only matters up to minLength: saturate it
-  // there, so free text is one automaton state, not one per length.
-  const bool saturate = spec.max == kUnbounded && static_cast<int64_t>(s.count) >= spec.min;
-  if (!saturate) ++s.count;
-  s.sub = next;
-  return LeafStep::kStay;
+  const bool in_hex = s.chr.sub >= kHex0 && s.chr.sub <= kHex3;
+  return uint64_t{s.count} | (uint64_t{s.chr.sub} << 32) | (uint64_t{in_hex ? s.chr.value : 0u} << 40);
 }
 
 }  // namespace
 
 LeafStep string_step(const StringSpec& spec, uint64_t& payload, uint8_t b) {
+  if (spec.pattern) return pattern_step(*spec.pattern, payload, b);
   StringPayload s = unpack(payload);
-  LeafStep result = LeafStep::kStay;
-  switch (s.sub) {
-    case kNormal:
-      result = start_character(spec, s, b);
-      break;
-    case kCont1:
-    case kCont2:
-    case kCont3:
-    case kAfterE0:
-    case kAfterED:
-    case kAfterF0:
-    case kAfterF4: {
-      const Continuation c = continuation(s.sub);
-      if (!in(b, c.lo, c.hi)) return LeafStep::kDead;
-      s.sub = c.next;
-      break;
-    }
-    case kEscape:
-      if (b == 'u') {
-        s.sub = kHex0;
-        s.hex = 0;
-      } else if (b == '"' || b == '\\' || b == '/' || b == 'b' || b == 'f' || b == 'n' || b == 'r' || b == 't') {
-        s.sub = kNormal;
-      } else {
-        return LeafStep::kDead;
-      }
-      break;
-    case kHex0:
-    case kHex1:
-    case kHex2:
-    case kHex3: {
-      const int digit = hex_value(b);
-      if (digit < 0) return LeafStep::kDead;
-      const int n = s.sub - kHex0 + 1;
-      s.hex = static_cast<uint16_t>(s.hex * 16 + digit);
-      if (n == 2 && (s.hex >= 0xDC && s.hex <= 0xDF)) return LeafStep::kDead;  // a lone low surrogate
-      if (n < 4) {
-        s.sub = static_cast<Sub>(kHex0 + n);
-      } else {
-        s.sub = high_surrogate_prefix(s.hex, 4) ? kHighBackslash : kNormal;
-        s.hex = 0;
-      }
-      break;
-    }
-    case kHighBackslash:
-      if (b != '\\') return LeafStep::kDead;
-      s.sub = kHighU;
-      break;
-    case kHighU:
-      if (b != 'u') return LeafStep::kDead;
-      s.sub = kLowHex0;
-      break;
-    case kLowHex0:
-      if (b != 'D' && b != 'd') return LeafStep::kDead;
-      s.sub = kLowHex1;
-      break;
-    case kLowHex1:
-      if (!in(b, 'C', 'F') && !in(b, 'c', 'f')) return LeafStep::kDead;
-      s.sub = kLowHex2;
-      break;
-    case kLowHex2:
-    case kLowHex3:
-      if (hex_value(b) < 0) return LeafStep::kDead;
-      s.sub = s.sub == kLowHex2 ? kLowHex3 : kNormal;
-      break;
+  const bool starts_character = s.chr.sub == kNormal;
+  if (starts_character) {
+    if (b == '"') return static_cast<int64_t>(s.count) >= spec.min ? LeafStep::kExit : LeafStep::kDead;
+    if (spec.max != kUnbounded && static_cast<int64_t>(s.count) >= spec.max) return LeafStep::kDead;
   }
+  uint32_t code_point = 0;
+  if (char_step(s.chr, b, code_point) == CharStep::kDead) return LeafStep::kDead;
+  // Without a maxLength the count only matters up to minLength: saturate it
+  // there, so free text is one automaton state, not one per length.
+  const bool saturate = spec.max == kUnbounded && static_cast<int64_t>(s.count) >= spec.min;
+  if (starts_character && !saturate) ++s.count;
   payload = pack(s);
-  return result;
+  return LeafStep::kStay;
 }
 
 int32_t string_min_completion(const StringSpec& spec, uint64_t payload, const ByteSet& single) {
+  if (spec.pattern) return pattern_min_completion(*spec.pattern, payload);
   const StringPayload s = unpack(payload);
-  int32_t finish_character = 0;  // bytes to the end of the current character
-  switch (s.sub) {
-    case kNormal:
-      break;
-    case kEscape:
-      finish_character = 1;
-      break;
-    case kHex0:
-    case kHex1:
-    case kHex2:
-    case kHex3: {
-      const int n = s.sub - kHex0;
-      finish_character = 4 - n + (high_surrogate_prefix(s.hex, n) ? 6 : 0);  // + "\uDC00"
-      break;
-    }
-    case kHighBackslash: finish_character = 6; break;
-    case kHighU: finish_character = 5; break;
-    case kLowHex0:
-    case kLowHex1:
-    case kLowHex2:
-    case kLowHex3:
-      finish_character = 4 - (s.sub - kLowHex0);
-      break;
-    default:
-      // UTF-8 continuation bytes: each needs a single-byte token in its range.
-      for (Sub sub = s.sub; sub != kNormal;) {
-        const Continuation c = continuation(sub);
-        bool any = false;
-        for (int b = c.lo; b <= c.hi && !any; ++b) any = single[static_cast<size_t>(b)];
-        if (!any) return kInf;
-        ++finish_character;
-        sub = c.next;
-      }
-  }
+  const int32_t finish_character = char_finish_bytes(s.chr, single);
+  if (finish_character >= kInf) return kInf;
   const int64_t short_by = std::max<int64_t>(0, spec.min - static_cast<int64_t>(s.count));
   if (short_by >= kInf) return kInf;
   return finish_character + static_cast<int32_t>(short_by) + 1;  // 'a' per missing code point, then '"'
 }
 
-bool string_at_boundary(uint64_t payload) { return unpack(payload).sub == kNormal; }
+bool string_at_boundary(uint64_t payload) { return unpack(payload).chr.sub == kNormal; }
 
 int64_t string_code_points(uint64_t payload) { return unpack(payload).count; }
 
 uint64_t string_advance(const StringSpec& spec, uint64_t payload, int64_t code_points) {
   StringPayload s = unpack(payload);
   const int64_t count = s.count;
-  // As start_character counts: without a maxLength, no further than minLength.
+  // As string_step counts: without a maxLength, no further than minLength.
   const int64_t advanced = spec.max == kUnbounded ? std::max(count, std::min(count + code_points, spec.min))
                                                   : count + code_points;
   s.count = static_cast<uint32_t>(advanced);
@@ -244,7 +74,7 @@ uint64_t string_advance(const StringSpec& spec, uint64_t payload, int64_t code_p
 
 int32_t content_code_points(std::string_view bytes) {
   // A spec that never saturates the count and never ends the content.
-  const StringSpec counting{INT32_MAX, kUnbounded};
+  const StringSpec counting{INT32_MAX, kUnbounded, nullptr};
   uint64_t payload = kStringStart;
   for (char c : bytes) {
     if (string_step(counting, payload, static_cast<uint8_t>(c)) != LeafStep::kStay) return -1;

@@ -12,12 +12,11 @@
 
 namespace kvframe::runtime::schema {
 
-// String content after the opening quote, through the closing one. UTF-8 is
-// checked as Unicode's table 3-7 has it (no overlongs, surrogates or code
-// points past U+10FFFF); raw control characters are refused; escapes are
-// \" \\ \/ \b \f \n \r \t and \uXXXX (a surrogate only as a pair), one code
-// point each. The payload packs the code points so far and where inside a
-// character the text is; kStringStart is the empty content.
+// String content after the opening quote, through the closing one, as
+// json_chars.h reads it; lengths count code points. With a pattern the
+// content is also matched against it (pattern_leaf.h), else the payload
+// packs the code points so far and where inside a character the text is.
+// kStringStart is the empty content either way.
 inline constexpr uint64_t kStringStart = 0;
 
 enum class LeafStep { kDead, kStay, kExit };  // kExit: the closing quote; the leaf is done
@@ -26,7 +25,7 @@ LeafStep string_step(const StringSpec& spec, uint64_t& payload, uint8_t byte);
 // Bytes to the closing quote included, with single-byte tokens only (kInf if none will do).
 int32_t string_min_completion(const StringSpec& spec, uint64_t payload, const ByteSet& single);
 
-// Plain string content, which is most of a free-text mask: a token that
+// Plain string content (no pattern), most of a free-text mask: a token that
 // goes from a character boundary to one, without the closing quote, is
 // allowed by length alone, so masks take those tokens by their code point
 // count instead of walking them (token_masks.cpp).

@@ -1,8 +1,12 @@
 // Schema-constrained decoding (json_schema.h). The pipeline, one file each:
 //
 //   schema_parser.cpp   JSON Schema (simdjson DOM) -> node tree, keyword checks
+//   pattern_parser.cpp  a `pattern` (ECMA-262 subset) -> syntax tree
+//   pattern_dfa.cpp     ... -> Thompson NFA -> DFA over code point intervals
 //   schema_program.cpp  node tree -> byte-level NFA program, built backwards
 //   json_leaves.cpp     string content and bounded numbers: exact leaf automata
+//   json_chars.cpp      JSON string text -> characters (UTF-8, escapes), byte by byte
+//   pattern_leaf.cpp    string content under a pattern: its DFA stepped per character
 //   lazy_dfa.cpp        thread sets -> interned DFA states, memoized transitions
 //   token_masks.cpp     the vocabulary's byte trie; a state's mask is one walk
 //   json_schema.cpp     this file: compile_schema, the budget guard, JsonConstraint
@@ -43,8 +47,10 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "lazy_dfa.h"
+#include "pattern_leaf.h"
 #include "schema_parser.h"
 #include "schema_program.h"
 #include "token_masks.h"
@@ -176,6 +182,15 @@ SchemaResult<std::shared_ptr<CompiledSchema>> compile_schema(std::string_view sc
                                 "no valid output can be written with this vocabulary's single-byte tokens", "");
   }
   impl->stats.compile_ms = ms_since(start);
+  // A pattern's tables are held as long as the masks: the cache's byte limit
+  // counts them too, so many clients' patterns cannot grow it unbounded.
+  std::set<const schema::PatternLeaf*> leaves;
+  for (const schema::StringSpec& spec : impl->program.strings) {
+    if (spec.pattern && leaves.insert(spec.pattern.get()).second) {
+      impl->stats.mask_bytes += static_cast<int64_t>((spec.pattern->remaining.size() +
+                                                      spec.pattern->interval_bytes.size()) * sizeof(int32_t));
+    }
+  }
   return std::shared_ptr<CompiledSchema>(new CompiledSchema(std::move(impl)));
 }
 

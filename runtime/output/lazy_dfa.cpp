@@ -31,9 +31,11 @@ bool LazyDfa::string_boundary(int32_t state, StringBoundary& out) const {
   if (s.end - s.begin != 1) return false;
   const Thread& t = pool_[s.begin];
   const Inst& inst = program_.insts[static_cast<size_t>(t.pc)];
-  if (inst.op != Inst::Op::kString || !string_at_boundary(t.payload)) return false;
-  out = {&program_.strings[static_cast<size_t>(inst.leaf)], t.payload,
-         program_.distance[static_cast<size_t>(inst.next)]};
+  if (inst.op != Inst::Op::kString) return false;
+  const StringSpec& spec = program_.strings[static_cast<size_t>(inst.leaf)];
+  // With a pattern, which characters may come depends on its state, not on counts alone.
+  if (spec.pattern || !string_at_boundary(t.payload)) return false;
+  out = {&spec, t.payload, program_.distance[static_cast<size_t>(inst.next)]};
   return true;
 }
 

@@ -36,7 +36,8 @@ class LazyDfa {
   int64_t size() const { return static_cast<int64_t>(states_.size()); }
 
   // A state that is one string's content at a character boundary and
-  // nothing else (free text): its mask goes by code point counts.
+  // nothing else (free text, without a pattern): its mask goes by code
+  // point counts.
   struct StringBoundary {
     const StringSpec* spec;
     uint64_t payload;

@@ -4,6 +4,7 @@
 
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@ inline Int128 pow10(int n) {
 // "No completion" in byte counts; small enough that sums of a few never overflow.
 inline constexpr int32_t kInf = 1 << 28;
 inline constexpr int64_t kUnbounded = -1;
+inline constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 
 // Bytes the vocabulary has a single-byte token for: what a shortest completion
 // may use, one token per byte.
@@ -38,10 +40,15 @@ struct NumberSpec {
   Int128 lo = 0, hi = 0;  // inclusive
 };
 
-// String content in code points.
+struct PatternDfa;   // pattern_dfa.h: a `pattern`, vocabulary-free
+struct PatternLeaf;  // pattern_leaf.h: the same with lengths and byte costs, per vocabulary
+
+// String content: lengths in code points, and the pattern the content must
+// match (set when the program is compiled; null: any content).
 struct StringSpec {
   int64_t min = 0;
   int64_t max = kUnbounded;
+  std::shared_ptr<const PatternLeaf> pattern;
 };
 
 struct Node {
@@ -53,6 +60,7 @@ struct Node {
   std::vector<bool> required;    // object: per property
   int64_t min_items = 0, max_items = kUnbounded;  // array
   StringSpec string;
+  std::shared_ptr<const PatternDfa> pattern;  // string: the `pattern` keyword, if any
   NumberSpec number;
 };
 

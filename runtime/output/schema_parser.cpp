@@ -14,6 +14,8 @@
 #include <limits>
 #include <optional>
 
+#include "pattern_dfa.h"
+
 namespace kvframe::runtime::schema {
 namespace {
 
@@ -22,7 +24,7 @@ using simdjson::dom::element_type;
 
 constexpr const char* kSupportedKeywords =
     "type, properties, required, additionalProperties, enum, const, minimum, maximum, "
-    "exclusiveMinimum, exclusiveMaximum, minLength, maxLength, items, minItems, maxItems, anyOf";
+    "exclusiveMinimum, exclusiveMaximum, minLength, maxLength, pattern, items, minItems, maxItems, anyOf";
 
 // Keywords that describe without constraining, and containers of schemas
 // that only $ref (unsupported) could reach.
@@ -32,14 +34,15 @@ constexpr std::array<std::string_view, 11> kIgnoredKeywords = {
 
 struct Keywords {
   std::optional<element> type, properties, required, additional_properties, enum_values, const_value, minimum,
-      maximum, exclusive_minimum, exclusive_maximum, min_length, max_length, items, min_items, max_items, any_of;
+      maximum, exclusive_minimum, exclusive_maximum, min_length, max_length, pattern, items, min_items, max_items,
+      any_of;
 };
 
 struct KeywordSlot {
   std::string_view name;
   std::optional<element> Keywords::*slot;
 };
-constexpr std::array<KeywordSlot, 16> kKeywordSlots = {{
+constexpr std::array<KeywordSlot, 17> kKeywordSlots = {{
     {"type", &Keywords::type},
     {"properties", &Keywords::properties},
     {"required", &Keywords::required},
@@ -52,6 +55,7 @@ constexpr std::array<KeywordSlot, 16> kKeywordSlots = {{
     {"exclusiveMaximum", &Keywords::exclusive_maximum},
     {"minLength", &Keywords::min_length},
     {"maxLength", &Keywords::max_length},
+    {"pattern", &Keywords::pattern},
     {"items", &Keywords::items},
     {"minItems", &Keywords::min_items},
     {"maxItems", &Keywords::max_items},
@@ -181,6 +185,22 @@ size_t code_points(std::string_view s) {
   }));
 }
 
+// The `pattern` keyword as a DFA (null when absent); errors point at it.
+SchemaResult<std::shared_ptr<const PatternDfa>> pattern_of(const Keywords& k, const std::string& path) {
+  if (!k.pattern) return std::shared_ptr<const PatternDfa>();
+  const std::string here = child_path(path, "pattern");
+  if (k.pattern->type() != element_type::STRING) {
+    return invalid("pattern must be a string (a regular expression)", here);
+  }
+  auto dfa = compile_pattern(k.pattern->get_string().value());
+  if (!dfa) {
+    SchemaError error = dfa.error();
+    error.path = here;
+    return error;
+  }
+  return dfa;
+}
+
 class Parser {
  public:
   SchemaResult<Node> schema(const element& e, const std::string& path, int depth);
@@ -194,8 +214,8 @@ class Parser {
   SchemaResult<Node> array(const Keywords& k, const std::string& path, int depth);
   SchemaResult<Node> string(const Keywords& k, const std::string& path);
   SchemaResult<Node> number(bool integer, const Keywords& k, const std::string& path);
-  std::optional<SchemaError> literal_fits(const element& value, const Keywords& k, const std::string& path,
-                                          bool& fits);
+  std::optional<SchemaError> literal_fits(const element& value, const Keywords& k, const PatternDfa* pattern,
+                                          const std::string& path, bool& fits);
 };
 
 SchemaResult<Keywords> Parser::keywords(const simdjson::dom::object& object, const std::string& path) {
@@ -264,8 +284,8 @@ SchemaResult<Node> Parser::any_of(const Keywords& k, const std::string& path, in
   // Beside anyOf, other keywords would intersect with every branch: we
   // compile alternatives only, so they must go into the branches.
   if (k.type || k.properties || k.required || k.enum_values || k.const_value || k.minimum || k.maximum ||
-      k.exclusive_minimum || k.exclusive_maximum || k.min_length || k.max_length || k.items || k.min_items ||
-      k.max_items) {
+      k.exclusive_minimum || k.exclusive_maximum || k.min_length || k.max_length || k.pattern || k.items ||
+      k.min_items || k.max_items) {
     return unsupported("keywords beside anyOf: move them into each branch", path);
   }
   const std::string here = child_path(path, "anyOf");
@@ -285,10 +305,10 @@ SchemaResult<Node> Parser::any_of(const Keywords& k, const std::string& path, in
 }
 
 // Whether an enum / const value also satisfies the schema's other keywords
-// (type, lengths, bounds, item counts, required names), so that only values
-// valid against the whole schema are generated.
-std::optional<SchemaError> Parser::literal_fits(const element& value, const Keywords& k, const std::string& path,
-                                                bool& fits) {
+// (type, lengths, pattern, bounds, item counts, required names), so that
+// only values valid against the whole schema are generated.
+std::optional<SchemaError> Parser::literal_fits(const element& value, const Keywords& k, const PatternDfa* pattern,
+                                                const std::string& path, bool& fits) {
   fits = false;
   std::vector<std::string_view> types;
   switch (value.type()) {
@@ -322,6 +342,7 @@ std::optional<SchemaError> Parser::literal_fits(const element& value, const Keyw
     if (!typed_ok) return std::nullopt;
   }
   if (value.type() == element_type::STRING) {
+    if (pattern != nullptr && !pattern->matches(value.get_string().value())) return std::nullopt;
     const size_t n = code_points(value.get_string().value());
     for (const auto& [bound, name, is_min] : {std::tuple{k.min_length, "minLength", true},
                                               std::tuple{k.max_length, "maxLength", false}}) {
@@ -384,12 +405,14 @@ SchemaResult<Node> Parser::literals(const Keywords& k, const std::string& path) 
     }
     where = child_path(path, "const");
   }
+  auto pattern = pattern_of(k, path);
+  if (!pattern) return pattern.error();
   Node node;
   node.kind = Node::Kind::kLiterals;
   node.path = path;
   for (const element& value : values) {
     bool fits = false;
-    if (auto error = literal_fits(value, k, path, fits)) return *error;
+    if (auto error = literal_fits(value, k, pattern->get(), path, fits)) return *error;
     std::string text = simdjson::minify(value);
     if (fits && std::find(node.texts.begin(), node.texts.end(), text) == node.texts.end()) {
       node.texts.push_back(std::move(text));
@@ -501,6 +524,9 @@ SchemaResult<Node> Parser::string(const Keywords& k, const std::string& path) {
     node.string.max = *v;
     if (node.string.max < node.string.min) return invalid("minLength is above maxLength", path);
   }
+  auto pattern = pattern_of(k, path);
+  if (!pattern) return pattern.error();
+  node.pattern = std::move(*pattern);
   return node;
 }
 

@@ -1,8 +1,11 @@
 #include "schema_program.h"
 
+#include <map>
+#include <memory>
 #include <string_view>
 
 #include "json_leaves.h"
+#include "pattern_leaf.h"
 
 namespace kvframe::runtime::schema {
 namespace {
@@ -15,8 +18,8 @@ struct TooComplex {
 
 class Compiler {
  public:
-  Compiler(Program& program, size_t max_size, const Node& root)
-      : program_(program), max_size_(max_size), path_(&root.path) {}
+  Compiler(Program& program, size_t max_size, const Node& root, const ByteSet& single)
+      : program_(program), max_size_(max_size), path_(&root.path), single_(single) {}
 
   int32_t value(const Node& node, int32_t next) {
     path_ = &node.path;
@@ -36,7 +39,7 @@ class Compiler {
         return alternatives(entries);
       }
       case Node::Kind::kString: {
-        program_.strings.push_back(node.string);
+        program_.strings.push_back(string_spec(node));
         return literal("\"", leaf(Inst::Op::kString, static_cast<int32_t>(program_.strings.size() - 1), next));
       }
       case Node::Kind::kNumber:
@@ -59,6 +62,26 @@ class Compiler {
   int32_t optional_space(int32_t next) { return split(literal(" ", next), next); }
 
  private:
+  // The node's lengths, and its pattern's tables for this vocabulary (a
+  // SchemaError, thrown, when the pattern cannot be met or held). Built
+  // once per node: a bounded array compiles its item once per copy.
+  StringSpec string_spec(const Node& node) {
+    StringSpec spec = node.string;
+    if (!node.pattern) return spec;
+    auto& leaf = pattern_leaves_[&node];
+    if (!leaf) {
+      auto made = make_pattern_leaf(node.pattern, spec.min, spec.max, single_);
+      if (!made) {
+        SchemaError error = made.error();
+        error.path = node.path;
+        throw error;
+      }
+      leaf = std::move(*made);
+    }
+    spec.pattern = leaf;
+    return spec;
+  }
+
   int32_t emit(const Inst& inst) {
     if (program_.insts.size() >= max_size_) throw TooComplex{*path_};
     program_.insts.push_back(inst);
@@ -152,6 +175,8 @@ class Compiler {
   Program& program_;
   size_t max_size_;
   const std::string* path_;  // the node being compiled, for kTooComplex
+  const ByteSet& single_;
+  std::map<const Node*, std::shared_ptr<const PatternLeaf>> pattern_leaves_;
 };
 
 // Shortest single-byte-token distances to the match (Bellman-Ford: loops
@@ -207,7 +232,7 @@ std::vector<int32_t> distances(const Program& program, const ByteSet& single) {
 
 SchemaResult<Program> compile_program(const Node& root, const ByteSet& single, size_t max_size) {
   Program program;
-  Compiler compiler(program, max_size, root);
+  Compiler compiler(program, max_size, root, single);
   try {
     const int32_t value = compiler.value(root, compiler.match());
     program.start = compiler.optional_space(value);
@@ -216,6 +241,8 @@ SchemaResult<Program> compile_program(const Node& root, const ByteSet& single, s
                         "the compiled schema would exceed " + std::to_string(max_size) +
                             " instructions (lower maxItems or nest less)",
                         e.path);
+  } catch (const SchemaError& e) {
+    return e;
   }
   program.distance = distances(program, single);
   return program;

@@ -39,7 +39,8 @@ struct Program {
 inline constexpr size_t kMaxProgramSize = 1 << 16;
 
 // Whitespace: one optional space before the value and after every ':' and ','.
-// kTooComplex (with the node's path) past max_size instructions.
+// kTooComplex (with the node's path) past max_size instructions; a string's
+// pattern is given its tables here (pattern_leaf.h), with their errors.
 SchemaResult<Program> compile_program(const Node& root, const ByteSet& single, size_t max_size = kMaxProgramSize);
 
 }  // namespace kvframe::runtime::schema

@@ -16,12 +16,21 @@
 // (properties are written in the schema's order; optional ones may be
 // left out), additionalProperties (never generated), enum, const,
 // minimum / maximum / exclusiveMinimum / exclusiveMaximum (integer and
-// number), minLength / maxLength (in code points), items + minItems /
-// maxItems, anyOf, nested objects and arrays; annotations (title,
-// description, default, examples, $schema, $id, $comment) are ignored.
-// Anything else that constrains values (pattern, format, oneOf, $ref,
+// number), minLength / maxLength (in code points), pattern (below), items
+// + minItems / maxItems, anyOf, nested objects and arrays; annotations
+// (title, description, default, examples, $schema, $id, $comment) are
+// ignored. Anything else that constrains values (format, oneOf, $ref,
 // uniqueItems, ...) is kUnsupported, naming the keyword and where it is:
 // a keyword we would not enforce could let an invalid action through.
+//
+// pattern: an ECMA-262 regular expression matched against the decoded
+// string value (so a `"` it matches is written \", and an escape such as
+// \u0041 counts as the character), per code point, anywhere in the value
+// unless anchored with ^ / $, as JSON Schema has it. The subset: literals
+// and escapes, `.`, classes [...] [^...], \d \w \s \D \W \S, groups
+// (...) (?:...) (?<name>...), |, * + ? {m} {m,} {m,n} (lazy or not), ^ $.
+// Backreferences, lookaround, \b, \p{...} and inline flags are
+// kUnsupported; a malformed pattern is kInvalid; both at ".../pattern".
 //
 // The text form: compact JSON, with at most one space after ':' and ','
 // and before the value (so the model may use its usual "key": value tokens).
@@ -119,7 +128,7 @@ class CompiledSchema {
     int64_t masks = 0;          // token masks computed so far
     double compile_ms = 0;      // parse + compile (masks are computed lazily, as decoding needs them)
     double mask_ms = 0;         // total time spent computing masks
-    int64_t mask_bytes = 0;     // memory the cached masks hold (ids and bits)
+    int64_t mask_bytes = 0;     // memory the cached masks hold (ids and bits), and patterns' tables
   };
   Stats stats() const;
 

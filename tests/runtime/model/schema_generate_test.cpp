@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <random>
 
 #include "kvframe/runtime/generate.h"
@@ -106,6 +107,53 @@ TEST(SchemaGenerate, RandomSchemasOnTinyModelsAlwaysGiveValidJson) {
     }
   }
   EXPECT_EQ(pairs.size(), 2 * kSchemas);
+  EXPECT_TRUE(pairs.all_valid()) << "the independent validator refused an output (see above); pairs in "
+                                 << pairs.path();
+}
+
+// Game moves as patterns (a flight plan, a chess move, an item id, a line
+// without markup, ...) decoded by the tiny models at temperature 1, 240
+// answers in all: every one must end complete within its limit and match
+// its pattern, as Python's jsonschema (re.search on the decoded value)
+// judges.
+const char* const kPatternSchemas[] = {
+    R"({"type":"string","pattern":"^([NESW][0-9]?)+$","maxLength":12})",
+    R"({"type":"object","properties":{"move":{"type":"string","pattern":"^[a-h][1-8]-[a-h][1-8]$"},)"
+    R"("say":{"type":"string","pattern":"^[^<>]*$","maxLength":24}},"required":["move"]})",
+    R"({"type":"string","pattern":"^(item|npc)_[0-9]{3}$"})",
+    R"({"type":"string","pattern":"^[A-Z][a-z]+( [A-Z][a-z]+)?$","maxLength":16})",
+    R"({"type":"array","items":{"type":"string","pattern":"^(up|down|left|right)$"},"minItems":1,"maxItems":4})",
+    R"({"type":"string","pattern":"gold","minLength":4,"maxLength":10})",
+    R"({"type":"string","pattern":"^\"[^\"\\\\]*\"$","maxLength":12})",
+    R"({"anyOf":[{"type":"string","pattern":"^[0-9]+(\\.[0-9]{1,2})?$","maxLength":6},{"type":"null"}]})",
+};
+constexpr int kAnswersPerPatternSchema = 15;
+
+TEST(SchemaGenerate, PatternSchemasOnTinyModelsAlwaysMatch) {
+  test::SchemaOutputLog pairs(::testing::TempDir() + "schema_generate_pattern_outputs.jsonl");
+  for (const char* arch : {"llama", "qwen2"}) {
+    Tiny t = tiny(arch);
+    const std::vector<TokenId> stops = default_stop_tokens(t.tokenizer, "<|im_end|>");
+    const auto vocabulary = token_vocabulary(t.tokenizer, stops);
+    const std::vector<TokenId> prompt = t.tokenizer.encode("Your move, as JSON:");
+    for (const char* schema : kPatternSchemas) {
+      auto compiled = compile_schema(schema, vocabulary);
+      ASSERT_TRUE(compiled.ok()) << compiled.error().to_string() << "\n" << schema;
+      for (int seed = 0; seed < kAnswersPerPatternSchema; ++seed) {
+        GenerateParams params;
+        params.schema = *compiled;
+        params.stop_tokens = stops;
+        params.sampling = {1.0f, 0, 1.0f, static_cast<uint64_t>(seed)};
+        params.max_tokens = (*compiled)->min_tokens() + (seed % 3 == 0 ? 0 : seed * 2);
+        auto g = generate(*t.model, t.tokenizer, prompt, params);
+        ASSERT_TRUE(g.ok()) << g.error().to_string();
+        ASSERT_EQ(g->stop, StopReason::kComplete) << arch << " seed " << seed << ": " << g->text << "\n" << schema;
+        ASSERT_LE(static_cast<int32_t>(g->tokens.size()), params.max_tokens);
+        pairs.add(schema, g->text);
+      }
+    }
+  }
+  EXPECT_EQ(pairs.size(), 2 * static_cast<int>(std::size(kPatternSchemas)) * kAnswersPerPatternSchema);
   EXPECT_TRUE(pairs.all_valid()) << "the independent validator refused an output (see above); pairs in "
                                  << pairs.path();
 }
