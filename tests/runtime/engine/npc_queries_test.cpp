@@ -71,7 +71,7 @@ TEST(Batched, OneBadTaskFailsAloneAndTheRestAreAnswered) {
   kvframe::test::FrameEdits frames(3);
   ASSERT_TRUE(session->update(frames.json()).ok());
   std::vector<Task> tasks = npc_tasks();
-  tasks[0].output_schema = R"({"type":"object","properties":{"x":{"type":"string","pattern":"(?=a)"}}})";
+  tasks[0].output_schema = R"json({"type":"object","properties":{"x":{"type":"string","pattern":"(?=a)"}}})json";
   tasks[2].output_schema = R"({"type":"string","minLength":500})";
   tasks[2].generate.max_tokens = 20;
   auto answers = session->query_batch(tasks);
