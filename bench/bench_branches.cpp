@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "answer tokens per query")->capture_default_str();
   app.add_option("--alone", alone_sample, "one after another: run this many queries and scale to all (0: all)")
       ->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (default: all cores)");
+  app.add_option("--threads", threads, "CPU threads (default: the cores other processes leave free, re-read as they change)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

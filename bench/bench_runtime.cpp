@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   app.add_option("--step-kernels", step_kernels, "decode with the CPU step kernels (false: libtorch ops, the reference)")
       ->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (default: all cores)");
+  app.add_option("--threads", threads, "CPU threads (default: the cores other processes leave free, re-read as they change)");
   app.add_option("--plot", plot, "write a PNG plot of prefill speed here (empty: none)")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -19,7 +19,7 @@ void add_engine_options(CLI::App& app, EngineOptions& o) {
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
   app.add_flag("!--no-cuda-graphs", o.cuda_graphs, "decode on CUDA eagerly, not from captured CUDA graphs");
   app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
                                    "default model)")->capture_default_str();

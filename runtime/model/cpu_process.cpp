@@ -1,5 +1,7 @@
 #include "kvframe/runtime/cpu_process.h"
 
+#include "kvframe/runtime/free_cores.h"
+
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <malloc.h>
@@ -55,18 +57,15 @@ std::string better_core(const std::string& current) {
 }
 
 // OMP_NUM_THREADS when set (the usual way to size an OpenMP program: a test
-// runner that runs one process per core sets 1), else every core.
-int default_threads() {
-  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return n;
-  }
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// runner that runs one process per core sets 1), else 0.
+int threads_from_environment() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  return env ? std::max(0, std::atoi(env)) : 0;
 }
 
 }  // namespace
 
-void tune_cpu_process(char** argv, int threads) {
+void tune_cpu_process(char** argv, int threads, UnsetThreads unset) {
   const std::string core = openblas_core();
   if (!core.empty() && !std::getenv(kReexecGuard) && !std::getenv("OPENBLAS_CORETYPE")) {
     const std::string better = better_core(core);
@@ -85,7 +84,15 @@ void tune_cpu_process(char** argv, int threads) {
   }
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  at::set_num_threads(threads > 0 ? threads : default_threads());
+  if (threads <= 0) threads = threads_from_environment();
+  if (threads > 0) {
+    at::set_num_threads(threads);
+  } else if (unset == UnsetThreads::kFitFreeCores) {
+    fit_threads_to_free_cores_from_now_on();
+    fit_threads_to_free_cores();
+  } else {
+    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  }
 }
 
 std::string cpu_backend_description() {

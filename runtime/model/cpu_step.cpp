@@ -17,6 +17,7 @@
 #include <limits>
 #include <string>
 
+#include "kvframe/runtime/free_cores.h"
 #include "lora_impl.h"
 #include "model_impl.h"
 
@@ -289,6 +290,7 @@ bool Model::Impl::steps_on_cpu(const KvCache& cache, int64_t n) const {
 
 at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments, bool all_logits,
                                     bool adapted) const {
+  fit_threads_to_free_cores();
   const ModelConfig& c = config;
   int64_t n = 0;
   for (const StepSegment& segment : segments) n += segment.n;

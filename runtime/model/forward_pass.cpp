@@ -3,6 +3,7 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include "kvframe/runtime/free_cores.h"
 #include "model_impl.h"
 
 namespace kvframe::runtime {
@@ -30,6 +31,7 @@ at::Tensor add_projection(const at::Tensor& residual, const at::Tensor& x, const
 
 at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan,
                             bool adapted) const {
+  if (device.is_cpu()) fit_threads_to_free_cores();
   int64_t T = ids.numel();
   const int64_t H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
   // The adapter's pairs: differentiable from its masters while training,

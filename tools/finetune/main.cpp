@@ -60,7 +60,7 @@ void add_model_options(CLI::App& app, ModelOptions& o, bool lora) {
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (fp16: cuda only)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (0: the cores other processes leave free)")->check(CLI::NonNegativeNumber);
 }
 
 int fail(const rt::Error& error, const std::string& next, int code = kInputError) {

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
                                    "default model)")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
   app.add_option("--schema", o.schema_file,
                  "JSON Schema file: the output is one JSON value valid against it (docs/protocol.md lists the subset)")
       ->check(CLI::ExistingFile);

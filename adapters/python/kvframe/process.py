@@ -63,19 +63,26 @@ class ServerProcess:
         binary: the kvframe-serve executable (default: :func:`find_server`).
         model: ``--model`` (default: the server's own default).
         bind: ``--bind``; default ``tcp://127.0.0.1:0`` (a free port).
-        args: more options (``["--mode", "block", "--threads", "1"]``).
+        threads: ``--threads``: the server's CPU threads. Default (None): the server fits them to
+            the cores other processes (your game among them) leave free, re-read as that changes;
+            set it to pin a count, e.g. when the game and the server split the cores between them.
+        args: more options (``["--mode", "block", "--step-tokens", "256"]``).
         log_path: where stdout and stderr go (default: a temporary file).
         start_timeout: seconds to wait for it to listen.
     """
 
     def __init__(self, binary: Optional[str] = None, *, model: Optional[str] = None,
-                 bind: str = "tcp://127.0.0.1:0", args: Sequence[str] = (), log_path: Optional[str] = None,
-                 start_timeout: float = 60.0, env: Optional[Dict[str, str]] = None) -> None:
+                 bind: str = "tcp://127.0.0.1:0", threads: Optional[int] = None, args: Sequence[str] = (),
+                 log_path: Optional[str] = None, start_timeout: float = 60.0,
+                 env: Optional[Dict[str, str]] = None) -> None:
         self.binary = binary or find_server()
         if not self.binary:
             raise ServerStartError("kvframe-serve not found: set KVFRAME_SERVE or put it on PATH")
         self.model = model
         self.bind = bind
+        if threads is not None and int(threads) < 1:
+            raise ValueError("threads is a count of CPU threads, at least 1 (None: fit to the free cores)")
+        self.threads = threads
         self.args = list(args)
         self.start_timeout = start_timeout
         self.env = env
@@ -90,6 +97,8 @@ class ServerProcess:
             cmd += ["--model", self.model]
         if ready_file:
             cmd += ["--ready-file", ready_file]
+        if self.threads is not None:
+            cmd += ["--threads", str(int(self.threads))]
         return cmd + self.args
 
     def start(self) -> str:

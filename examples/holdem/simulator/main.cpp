@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
   app.add_option("--replay-html", o.replay_html, "write a self-contained HTML replay of the match");
   app.add_option("--context", o.context, "context tokens of the LLM sessions")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "most tokens of one LLM action")->check(CLI::Range(8, 256))->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: all cores)")->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: the cores other processes leave free)")->capture_default_str();
   app.add_option("--lora", o.lora, "LoRA adapter of the in-process model: a file, none, or auto (kvframe's "
                                    "block-tuned adapter with the default model)")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: bf16 on cpus with AVX-512-BF16 or AMX, else fp32)")

@@ -21,7 +21,9 @@
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
 //  4. libtorch's intra-op threads = `threads`; when 0, OMP_NUM_THREADS if set,
-//     else every core (Debian's libtorch starts with one).
+//     else (kFitFreeCores) as many as other processes leave cores free,
+//     re-read between passes (free_cores.h), or (kEveryCore) every core.
+//     Debian's libtorch starts with one.
 // Programs that embed kvframe and cannot re-execute can set
 // OPENBLAS_CORETYPE=SkylakeX (or Haswell) and GOMP_SPINCOUNT=100000 in
 // their environment instead.
@@ -31,8 +33,12 @@
 
 namespace kvframe::runtime {
 
+// What `threads` = 0 without OMP_NUM_THREADS means: a server or game fits its
+// threads to the free cores; a test wants a count that does not change.
+enum class UnsetThreads { kFitFreeCores, kEveryCore };
+
 // May not return: re-executes the program (same arguments) as described above.
-void tune_cpu_process(char** argv, int threads = 0);
+void tune_cpu_process(char** argv, int threads = 0, UnsetThreads unset = UnsetThreads::kFitFreeCores);
 
 // "OpenBLAS SkylakeX kernels (OpenMP), 2 threads" / "no OpenBLAS (libtorch's own BLAS), 2 threads": for logs.
 std::string cpu_backend_description();
