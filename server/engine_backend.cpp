@@ -1,6 +1,10 @@
 #include "kvframe/server/engine_backend.h"
 
+#include <chrono>
 #include <exception>
+#include <thread>
+
+#include <ATen/ATen.h>
 
 #include <xxhash.h>
 
@@ -90,18 +94,42 @@ kv_diff::Scope store_scope(const std::string& scope) {
   return hash == 0 ? 1 : hash;
 }
 
+// One decoding step with a short context, the second of two (the first pays
+// for allocations a query will not): a floor under any query's time. On a
+// thread of its own, as the engine's model is loaded (an OpenMP team left
+// idle on the main thread slows the engine thread's).
+double one_step_ms(const rt::Model& model) {
+  double ms = 0;
+  std::thread([&] {
+    try {
+      auto cache = model.new_cache(8);
+      if (!cache) return;
+      const at::Tensor token = at::zeros({1}, at::TensorOptions().dtype(at::kLong).device(model.device()));
+      for (int i = 0; i < 2; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        if (!model.forward(token, *cache)) return;
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      }
+    } catch (const std::exception&) {
+      ms = 0;  // no floor: deadlines are then checked from the first query on
+    }
+  }).join();
+  return ms;
+}
+
 BackendError unknown_session(uint64_t id) {
   return {fb::ErrorCode::Internal, "the engine has no session " + std::to_string(id)};
 }
 
 }  // namespace
 
-EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine) : engine_(std::move(engine)) {}
+EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine)
+    : engine_(std::move(engine)), least_query_ms_(one_step_ms(engine_->model())) {}
 EngineBackend::~EngineBackend() = default;
 
 BackendInfo EngineBackend::info() const {
   const rt::ModelConfig& config = engine_->model().config();
-  return {config.name.empty() ? config.arch : config.name, static_cast<uint32_t>(config.n_ctx_train)};
+  return {config.name.empty() ? config.arch : config.name, static_cast<uint32_t>(config.n_ctx_train), least_query_ms_};
 }
 
 rt::Session* EngineBackend::find(uint64_t session_id) {

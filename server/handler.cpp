@@ -37,11 +37,17 @@ std::optional<std::string> resolve_knob(T& value, T server_default, T lo, T hi, 
          ", or -1 for this server's default (" + std::to_string(server_default) + ")";
 }
 
+// What the backend measured and the caller left unset.
+HandlerParams with_backend_estimates(HandlerParams params, const BackendInfo& info) {
+  if (params.scheduler.least_query_ms <= 0) params.scheduler.least_query_ms = info.least_query_ms;
+  return params;
+}
+
 }  // namespace
 
 RequestHandler::RequestHandler(Backend& backend, HandlerParams params, Log& log)
     : backend_(backend),
-      params_(std::move(params)),
+      params_(with_backend_estimates(std::move(params), backend.info())),
       log_(log),
       scheduler_(params_.scheduler, params_.quotas),
       instance_id_(random_instance_id()) {

@@ -28,13 +28,42 @@ std::string without_leading_spaces(const std::string& text) {
   return start == std::string::npos ? std::string() : text.substr(start);
 }
 
+// Why a patch may not be applied, if it may not: it was made against a frame
+// other than the one the session holds (one refused or superseded, or none
+// named), so applying it would leave the server a state the game never had.
+std::optional<std::string> stale_base(const FrameRequest& frame, const SessionView& session) {
+  if (frame.format == fb::FrameFormat::Whole) return std::nullopt;
+  const std::string held = session.applied_frame ? "frame " + std::to_string(*session.applied_frame) : "no frame";
+  if (!frame.base_frame) {
+    return "patch " + std::to_string(frame.frame_number) +
+           " names no base_frame (the frame it was made against), so the server cannot tell it fits the " + held +
+           " it holds: nothing changed; send the whole frame, then patches with their base";
+  }
+  if (session.applied_frame == frame.base_frame) return std::nullopt;
+  return "patch " + std::to_string(frame.frame_number) + " was made against frame " +
+         std::to_string(*frame.base_frame) + ", but the session holds " + held +
+         " (that frame was refused or superseded): nothing changed; send the whole frame";
+}
+
 }  // namespace
 
 void RequestHandler::fail(ReplySink& out, const Work& work, fb::ErrorCode code, const std::string& message) {
   refuse(out, work.item.route, work.item.principal, {code, message, work.item.request.request_id, work.session_id});
 }
 
+void RequestHandler::expire_idle_sessions() {
+  if (params_.session_idle.count() <= 0) return;
+  for (const Scheduler::Expired& gone : scheduler_.expire_idle(now(), params_.session_idle)) {
+    backend_.close_session(gone.session_id);
+    stats_.count_expired(gone.principal);
+    log_.info("session expired", {{"session", hex_id(gone.session_id)},
+                                  {"principal", gone.principal},
+                                  {"idle_s", std::to_string(params_.session_idle.count() / 1000)}});
+  }
+}
+
 bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
+  expire_idle_sessions();
   std::optional<Work> work = scheduler_.take(warming_.empty() ? wait : std::chrono::milliseconds(0));
   if (!work) return warm_a_step();
   const Clock::time_point started = now();
@@ -131,6 +160,10 @@ Outcome RequestHandler::apply_frame(const Work& work, ReplySink& out) {
     out.send(work.item.route, replies::frame_ack(request_id, work.session_id, frame.frame_number, true, {}));
     return Outcome::kDone;
   }
+  if (auto stale = stale_base(frame, work.session)) {
+    fail(out, work, fb::ErrorCode::StaleBase, *stale);
+    return Outcome::kDone;
+  }
   auto applied = backend_.apply_frame(work.session_id, frame.format, frame.json);
   if (!applied) {
     fail(out, work, applied.error().code, applied.error().message);
@@ -176,13 +209,16 @@ std::optional<RequestError> RequestHandler::unrunnable(const Work& work, const Q
 Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   // A query that will be refused needs no encoding; the others encode their
   // frame a step per turn first (step_tokens), then are answered.
+  const Clock::time_point encoding_started = now();
   if (!unrunnable(work, work.item, ms_between(work.item.received, now())) && !frame_encoded(work)) {
     return Outcome::kDeferred;
   }
+  // The steps that finished its frame this turn: encoding, not queueing.
+  const double encoded_now_ms = ms_between(encoding_started, now());
   if (work.batch.empty() && params_.max_sessions_together > 1) {
     std::vector<Work> companions = scheduler_.take_companions(params_.max_sessions_together - 1);
     if (!companions.empty()) {
-      run_across(work, std::move(companions), out);
+      run_across(work, std::move(companions), encoded_now_ms, out);
       return Outcome::kDone;
     }
   }
@@ -195,8 +231,9 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   std::vector<double> queue_ms(items.size(), 0);
   for (size_t i = 0; i < items.size(); ++i) {
     const QueuedRequest& item = *items[i];
-    queue_ms[i] = ms_between(item.received, taken);
-    if ((refused[i] = unrunnable(work, item, queue_ms[i]))) continue;
+    const double waited = ms_between(item.received, taken);
+    queue_ms[i] = std::max(0.0, waited - item.encoding_ms - encoded_now_ms);
+    if ((refused[i] = unrunnable(work, item, waited))) continue;
     stats_.add_stage(Stage::kQueue, queue_ms[i]);
     runnable.push_back(i);
   }
@@ -242,7 +279,8 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   return Outcome::kDone;
 }
 
-void RequestHandler::run_across(const Work& work, std::vector<Work> companions, ReplySink& out) {
+void RequestHandler::run_across(const Work& work, std::vector<Work> companions, double encoded_now_ms,
+                                ReplySink& out) {
   const Clock::time_point taken = now();
   std::vector<const Work*> works = {&work};
   for (const Work& companion : companions) works.push_back(&companion);
@@ -259,8 +297,9 @@ void RequestHandler::run_across(const Work& work, std::vector<Work> companions, 
   for (size_t i = 0; i < works.size(); ++i) {
     const Work& w = *works[i];
     const QueuedRequest& item = w.item;
-    queue_ms[i] = ms_between(item.received, taken);
-    if (auto refused = unrunnable(w, item, queue_ms[i])) {
+    const double waited = ms_between(item.received, taken);
+    queue_ms[i] = std::max(0.0, waited - item.encoding_ms - (i == 0 ? encoded_now_ms : 0));
+    if (auto refused = unrunnable(w, item, waited)) {
       refuse(out, item.route, item.principal, *refused);
       done(i);
       continue;

@@ -70,6 +70,7 @@ struct Options {
   // halved their decisions' p99 and left p50 as it was; with matches alone it
   // changed nothing (bench/bench_serving.py, docs/protocol.md).
   uint32_t step_tokens = 1024;
+  uint32_t session_idle_s = 600;
   std::string ping;
   int ping_timeout_ms = 2000;
   std::string ping_server_key, ping_client_key;
@@ -270,6 +271,10 @@ int main(int argc, char** argv) {
                  "(1: one session at a time; more pays where decoding fills a decision, not on a small CPU)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  app.add_option("--session-idle-s", o.session_idle_s,
+                 "close a session whose client has sent nothing for this many seconds, dropping its queued work "
+                 "(a client that vanished frees its memory; kvframe's clients re-open it by themselves); 0: never")
+      ->capture_default_str();
   app.add_option("--step-tokens", o.step_tokens,
                  "tokens of a frame one session may encode per engine turn: a larger frame is encoded a step at a "
                  "time while other sessions' queries run between the steps (0: whole frames in one turn)")
@@ -284,7 +289,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
   app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
                                    "default model)")->capture_default_str();
   app.add_flag("--lora-merge", o.lora_merge, "merge the adapter into the weights (scope 'all' adapters only)");
@@ -387,6 +392,7 @@ int main(int argc, char** argv) {
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;
   params.handler.step_tokens = o.step_tokens;
+  params.handler.session_idle = std::chrono::seconds(o.session_idle_s);
   params.handler.limits.max_tokens = o.max_tokens;
   params.handler.limits.max_message_bytes = static_cast<std::size_t>(o.max_message_mb * (1 << 20));
   params.handler.scheduler.max_queue = o.max_queue;

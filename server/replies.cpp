@@ -74,7 +74,8 @@ Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& que
   const Counters& c = s.counters;
   auto body = fb::CreateStats(b, s.uptime_s, queue.sessions, c.frames, c.frames_superseded, c.queries,
                               c.deadline_missed, c.errors, c.busy_rejected, queue.depth, queue.high_water, cache.hits,
-                              cache.misses, cache.bytes, b.CreateVector(stages), c.undeliverable, server_wide);
+                              cache.misses, cache.bytes, b.CreateVector(stages), c.undeliverable, server_wide,
+                              c.sessions_expired);
   return finish(b, request_id, body);
 }
 

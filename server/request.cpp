@@ -47,7 +47,9 @@ Parsed frame(uint64_t id, const fb::Frame& m) {
                                                " is not Whole, MergePatch or JsonPatch");
   }
   if (!m.json()) return bad_request(id, m.session_id(), "Frame.json is missing: send the gamecore JSON or a patch");
-  return Request{id, FrameRequest{m.session_id(), m.frame_number(), m.format(), m.json()->str()}};
+  std::optional<uint64_t> base;
+  if (m.base_frame()) base = *m.base_frame();
+  return Request{id, FrameRequest{m.session_id(), m.frame_number(), m.format(), m.json()->str(), base}};
 }
 
 // Stop strings are matched against every streamed piece: a few short ones.

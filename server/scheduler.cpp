@@ -38,6 +38,7 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   if (shutting_down_) {
     return error(fb::ErrorCode::ShuttingDown, kShuttingDownMessage, item, session_of(body));
   }
+  if (auto tenant = tenants_.find(item.principal); tenant != tenants_.end()) tenant->second.last_request = now;
   if (const auto* open = std::get_if<OpenSessionRequest>(&body)) {
     if (auto full = check_room(nullptr, item, 0)) return *full;
     if (auto over = check_open_quota(item, open->config.context_tokens)) return *over;
@@ -47,6 +48,7 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
     session.context_tokens = open->config.context_tokens;
     session.mode = open->config.mode;
     Tenant& tenant = tenants_[item.principal];
+    tenant.last_request = now;
     ++tenant.sessions;
     tenant.context_tokens += session.context_tokens;
     enqueue(id, session, std::move(item));
@@ -186,6 +188,35 @@ void Scheduler::forget_session(const Session& session) {
   if (t.queued == 0 && t.sessions == 0) tenants_.erase(tenant);
 }
 
+std::vector<Scheduler::Expired> Scheduler::expire_idle(Clock::time_point now, std::chrono::milliseconds idle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Expired> expired;
+  for (const auto& [principal, tenant] : tenants_) {
+    if (tenant.sessions > 0 && now - tenant.last_request >= idle) expired.push_back({0, principal});
+  }
+  if (expired.empty()) return {};
+  std::vector<Expired> out;
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    Session& session = it->second;
+    const bool idle_owner = std::any_of(expired.begin(), expired.end(),
+                                        [&](const Expired& e) { return e.principal == session.principal; });
+    if (!idle_owner || session.running || session.closing) {
+      ++it;
+      continue;
+    }
+    for (const QueuedRequest& item : session.queue) {
+      queued_work_ms_ = std::max(0.0, queued_work_ms_ - item.expected_ms);
+      --queued_;
+      dequeued(item);
+    }
+    if (!session.released) forget_session(session);
+    ready_.erase(std::remove(ready_.begin(), ready_.end(), it->first), ready_.end());
+    out.push_back({it->first, session.principal});
+    it = sessions_.erase(it);
+  }
+  return out;
+}
+
 void Scheduler::supersede_frames(Session& session) {
   for (auto it = session.queue.rbegin(); it != session.queue.rend(); ++it) {
     auto* frame = std::get_if<FrameRequest>(&it->request.body);
@@ -291,8 +322,13 @@ std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, 
   Session& session = found->second;
   session.running = false;
   if (outcome == Outcome::kDeferred) {
-    for (auto it = work.batch.rbegin(); it != work.batch.rend(); ++it) requeue_front(session, *it);
-    requeue_front(session, work.item);
+    // The encoding step was their wait's work, not queueing.
+    auto deferred = [engine_ms](QueuedRequest item) {
+      item.encoding_ms += engine_ms;
+      return item;
+    };
+    for (auto it = work.batch.rbegin(); it != work.batch.rend(); ++it) requeue_front(session, deferred(*it));
+    requeue_front(session, deferred(work.item));
   }
   if (outcome == Outcome::kFrameApplied) session.applied_frame = std::get<FrameRequest>(body).frame_number;
   if (outcome == Outcome::kSessionGone) {
@@ -331,7 +367,8 @@ std::vector<QueuedRequest> Scheduler::shut_down() {
 }
 
 double Scheduler::query_estimate(fb::AttentionMode mode) const {
-  return query_ms_[std::clamp(static_cast<int>(mode), 0, 2)];
+  const double recent = query_ms_[std::clamp(static_cast<int>(mode), 0, 2)];
+  return recent > 0 ? recent : limits_.least_query_ms;
 }
 
 double Scheduler::expected_query_ms(fb::AttentionMode mode) const {

@@ -77,6 +77,11 @@ void ServerStats::count_query(const std::string& principal) {
   for (Counters* c : {&counters_, &counters_of(principal)}) ++c->queries;
 }
 
+void ServerStats::count_expired(const std::string& principal) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Counters* c : {&counters_, &counters_of(principal)}) ++c->sessions_expired;
+}
+
 void ServerStats::count_undeliverable() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++counters_.undeliverable;

@@ -168,13 +168,21 @@ Status Client::send_frame(kvf_session session, uint64_t frame_number, kvf_frame_
   if (format < KVF_FRAME_WHOLE || format > KVF_FRAME_JSON_PATCH) {
     return {KVF_ERR_INVALID_ARGUMENT, "format is not a kvf_frame_format"};
   }
-  if (Status status = check_session(session); !status.ok()) return status;
   FrameSpec frame;
   frame.frame_number = frame_number;
   frame.format = static_cast<fb::FrameFormat>(format);
   frame.json = std::make_shared<const std::string>(json);
   RequestSpec spec = std::move(frame);
   if (Status status = check_size(spec, "frame"); !status.ok()) return status;
+  {
+    std::lock_guard<std::mutex> lock(shared_.sessions_mutex);
+    auto open = shared_.open_sessions.find(session);
+    if (open == shared_.open_sessions.end()) {
+      return {KVF_ERR_UNKNOWN_SESSION, "session " + std::to_string(session) + " is not open on this client"};
+    }
+    if (format != KVF_FRAME_WHOLE) std::get<FrameSpec>(spec).base_frame = open->second;
+    open->second = frame_number;
+  }
   return submit(session, std::move(spec), Delivery{callback, user, nullptr, false}, request_id);
 }
 

@@ -1,5 +1,8 @@
 #include "event.h"
 
+#include <iterator>
+#include <type_traits>
+
 #include "action.h"
 
 namespace kvframe::client {
@@ -7,6 +10,45 @@ namespace kvframe::client {
 namespace fb = protocol::fb;
 
 namespace {
+
+// A reply's error code becomes a kvf_status by a cast: the two lists must
+// agree value for value, and a code added to the wire must be added here.
+struct SameCode {
+  fb::ErrorCode wire;
+  kvf_status status;
+};
+constexpr SameCode kSameCodes[] = {
+    {fb::ErrorCode::None, KVF_OK},
+    {fb::ErrorCode::Malformed, KVF_ERR_MALFORMED},
+    {fb::ErrorCode::TooLarge, KVF_ERR_TOO_LARGE},
+    {fb::ErrorCode::WrongVersion, KVF_ERR_WRONG_VERSION},
+    {fb::ErrorCode::UnknownSession, KVF_ERR_UNKNOWN_SESSION},
+    {fb::ErrorCode::BadRequest, KVF_ERR_BAD_REQUEST},
+    {fb::ErrorCode::BadJson, KVF_ERR_BAD_JSON},
+    {fb::ErrorCode::OutOfOrder, KVF_ERR_OUT_OF_ORDER},
+    {fb::ErrorCode::Deadline, KVF_ERR_DEADLINE},
+    {fb::ErrorCode::Busy, KVF_ERR_BUSY},
+    {fb::ErrorCode::ContextFull, KVF_ERR_CONTEXT_FULL},
+    {fb::ErrorCode::Engine, KVF_ERR_ENGINE},
+    {fb::ErrorCode::Unsupported, KVF_ERR_UNSUPPORTED},
+    {fb::ErrorCode::ShuttingDown, KVF_ERR_SHUTTING_DOWN},
+    {fb::ErrorCode::Internal, KVF_ERR_INTERNAL},
+    {fb::ErrorCode::Unsatisfiable, KVF_ERR_UNSATISFIABLE},
+    {fb::ErrorCode::QuotaExceeded, KVF_ERR_QUOTA_EXCEEDED},
+    {fb::ErrorCode::StaleBase, KVF_ERR_STALE_BASE},
+    {fb::ErrorCode::Timeout, KVF_ERR_TIMEOUT},
+    {fb::ErrorCode::Disconnected, KVF_ERR_DISCONNECTED},
+};
+constexpr bool codes_agree() {
+  for (const SameCode& same : kSameCodes) {
+    if (static_cast<int>(same.wire) != static_cast<int>(same.status)) return false;
+  }
+  return true;
+}
+static_assert(codes_agree(), "kvf_status and the wire's ErrorCode differ");
+static_assert(std::size(kSameCodes) ==
+                  std::extent_v<std::remove_reference_t<decltype(fb::EnumValuesErrorCode())>>,
+              "a wire ErrorCode has no kvf_status: add it to kvframe_client.h and kSameCodes");
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 

@@ -404,7 +404,7 @@ void Link::on_session_reply(uint64_t id, const fb::Message& reply) {
     session->second.server_id = opened->session_id();
     {
       std::lock_guard<std::mutex> lock(shared_.sessions_mutex);
-      shared_.open_sessions.insert(handle);
+      shared_.open_sessions.emplace(handle, std::nullopt);
     }
     resolve(id, BlockingReply{Status{}, opened->session_id(), {}});
     return;

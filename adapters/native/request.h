@@ -9,8 +9,9 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include <zmq.hpp>
@@ -80,9 +81,11 @@ struct Shared {
   std::string link_problem;  // why no HelloReply came (a refused handshake, a Hello error)
   std::atomic<uint64_t> max_message_bytes{protocol::kDefaultMaxMessageBytes};
 
-  // Sessions the API may use: added when opened, removed when kvf_session_close starts.
+  // Sessions the API may use: added when opened, removed when kvf_session_close
+  // starts; with the number of the last frame sent on each, the base of the
+  // next patch (the game makes a patch against the frame it sent before).
   std::mutex sessions_mutex;
-  std::unordered_set<kvf_session> open_sessions;
+  std::unordered_map<kvf_session, std::optional<uint64_t>> open_sessions;
 };
 
 }  // namespace kvframe::client

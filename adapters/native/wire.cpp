@@ -36,7 +36,9 @@ struct Encoder {
   }
   void operator()(const FrameSpec& s) {
     auto json = string_of(b, *s.json);
-    protocol::finish_message(b, request_id, fb::CreateFrame(b, server_session, s.frame_number, s.format, json));
+    protocol::finish_message(b, request_id, fb::CreateFrame(b, server_session, s.frame_number, s.format, json,
+                                                             s.base_frame ? flatbuffers::Optional<uint64_t>(*s.base_frame)
+                                                                          : flatbuffers::nullopt));
   }
   void operator()(const QuerySpec& s) {
     auto npc = string_of(b, s.npc_id);
@@ -134,7 +136,8 @@ std::string stats_to_json(const fb::Stats& s) {
                          {"cache_misses", s.cache_misses()},
                          {"cache_bytes", s.cache_bytes()},
                          {"stages", std::move(stages)},
-                         {"undeliverable", s.undeliverable()}};
+                         {"undeliverable", s.undeliverable()},
+                         {"sessions_expired", s.sessions_expired()}};
   return json.dump();
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -40,6 +41,7 @@ struct FrameSpec {
   uint64_t frame_number = 0;
   fb::FrameFormat format = fb::FrameFormat::Whole;
   std::shared_ptr<const std::string> json;  // shared with the session's replay copy
+  std::optional<uint64_t> base_frame;        // a patch's: the frame it was made against
 };
 
 // kvf_query_params with owned strings.

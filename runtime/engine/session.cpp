@@ -70,9 +70,10 @@ struct RunningQuery {
   GenerateStats stats;
 };
 
-// What Session::warm() encoded since the last query.
+// What Session::warm() and warm_step() encoded of the current frame.
 struct WorkAhead {
   int64_t blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0, tokens_encoded = 0;
+  double encode_ms = 0;
 };
 
 }  // namespace
@@ -86,10 +87,10 @@ struct Session::Impl {
   BlockOrderer order;  // the rules' BlockOrder
   std::unique_ptr<KvContext> context;
   double pending_partition_ms = 0;  // frames since the last query
-  WorkAhead ahead;                  // warm() since the last query
+  WorkAhead ahead;                  // warm() and warm_step() on the current frame
 
-  // Blocks and tokens that warm() encoded (and blocks it re-positioned) count in the next query's report:
-  // the work its frame took, done ahead or not. Blocks warmed count as
+  // Blocks and tokens that warm() encoded (and blocks it re-positioned) count in the query's report,
+  // with the time it took: the work its frame took, done ahead or not. Blocks warmed count as
   // encoded (or hits) there, not as reused, so the report's blocks still add up.
   void count_ahead(QueryReport& report) {
     report.blocks_encoded += ahead.blocks_encoded;
@@ -97,6 +98,7 @@ struct Session::Impl {
     report.blocks_reused = std::max<int64_t>(0, report.blocks_reused - ahead.blocks_encoded - ahead.cache_hits);
     report.blocks_repositioned += ahead.blocks_repositioned;
     report.tokens_encoded += ahead.tokens_encoded;
+    report.ms.encode += ahead.encode_ms;
     ahead = {};
   }
 
@@ -104,6 +106,9 @@ struct Session::Impl {
     if (diff) {
       const json_blocker::FrameTimings& t = stream.last_timings();
       pending_partition_ms += t.patch_ms + t.partition_ms + t.diff_ms;
+      // A report tells how its own frame's blocks came to be: what was
+      // encoded ahead for an earlier frame is, in this one, reused.
+      ahead = {};
     }
     return diff;
   }
@@ -212,6 +217,7 @@ Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens)
 Status Session::Impl::warm() {
   // full is the baseline that recomputes the whole prompt at every query.
   if (stream.frames() == 0 || params.mode == AttentionMode::kFull) return std::nullopt;
+  Stopwatch watch(engine.model().device());
   QueryReport report;
   const FramePrompt prompt = frame_prompt(report);
   const Status failed = context->prepare(prompt, report);
@@ -221,6 +227,7 @@ Status Session::Impl::warm() {
   ahead.cache_hits += report.cache_hits;
   ahead.blocks_repositioned += report.blocks_repositioned;
   ahead.tokens_encoded += report.tokens_encoded;
+  ahead.encode_ms += watch.lap();
   return std::nullopt;
 }
 
@@ -229,6 +236,7 @@ Result<int64_t> Session::Impl::warm_step(int64_t max_tokens) {
     if (auto failed = warm()) return *failed;
     return int64_t{0};
   }
+  Stopwatch watch(engine.model().device());
   QueryReport report;
   const FramePrompt prompt = frame_prompt(report);
   auto left = context->encode_ahead(prompt, max_tokens, report);
@@ -236,6 +244,7 @@ Result<int64_t> Session::Impl::warm_step(int64_t max_tokens) {
   ahead.blocks_encoded += report.blocks_encoded;
   ahead.cache_hits += report.cache_hits;
   ahead.tokens_encoded += report.tokens_encoded;
+  ahead.encode_ms += watch.lap();
   if (*left > 0) return left;
   // Nothing left to encode: placing the blocks (and the fidelity knobs' work) finishes the frame.
   if (auto failed = warm()) return *failed;

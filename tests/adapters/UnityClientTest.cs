@@ -178,6 +178,14 @@ static class UnityClientTest
         Check(frameErrors.Count == 1 && frameErrors[0].Code == KvframeStatus.BadJson && frameErrors[0].SessionId == session.Id,
               "bad JSON in frame " + bad + " raises Error: " + (frameErrors.Count > 0 ? frameErrors[0].Message : "none"));
 
+        // A patch made against the refused frame changes nothing on the server: it says to send the whole frame.
+        ulong stale = session.SendFrame("{\"state\": 3}", KvframeFrameFormat.MergePatch);
+        deadline = DateTime.UtcNow.AddSeconds(30);
+        while (frameErrors.Count == 1 && DateTime.UtcNow < deadline) client.Poll(20);
+        Check(frameErrors.Count == 2 && frameErrors[1].Code == KvframeStatus.StaleBase,
+              "a patch against refused frame " + bad + " (frame " + stale + ") raises StaleBase: " +
+                  (frameErrors.Count > 1 ? frameErrors[1].Message : "none"));
+
         try
         {
             session.QueryAsync(new KvframeQuery(null));

@@ -93,6 +93,30 @@ TEST(ClientWithServer, AQueryAboutAFrameGetsAResultWithTheEnginesReport) {
   EXPECT_GE(json["frames"].get<uint64_t>(), 1u);
 }
 
+TEST(ClientWithServer, APatchAfterARefusedFrameIsRefusedAndChangesNothing) {
+  KVFRAME_REQUIRE_SERVE();
+  auto server = start_server();
+  ASSERT_TRUE(server);
+  client::Client client = connect(server->endpoint());
+  auto session = client.open_session({"holdem"});
+  ASSERT_TRUE(session) << session.status().message();
+  auto send = [&](uint64_t number, kvf_frame_format format, const std::string& json) {
+    std::promise<kvf_status> done;
+    EXPECT_TRUE(session->send_frame(number, format, json, [&](const client::Event& e) {
+      done.set_value(e.type() == KVF_EVENT_FRAME_ACK ? KVF_OK : e.error_code());
+    }));
+    return done.get_future().get();
+  };
+  EXPECT_EQ(send(1, KVF_FRAME_WHOLE, kGamecore), KVF_OK);
+  EXPECT_EQ(send(2, KVF_FRAME_WHOLE, R"({"pot":)"), KVF_ERR_BAD_JSON);
+  EXPECT_EQ(send(3, KVF_FRAME_MERGE_PATCH, R"({"pot":40})"), KVF_ERR_STALE_BASE) << "made against frame 2";
+  // The session still holds frame 1: a whole frame, then patches against it, apply.
+  EXPECT_EQ(send(4, KVF_FRAME_WHOLE, kGamecore), KVF_OK);
+  EXPECT_EQ(send(5, KVF_FRAME_JSON_PATCH, R"([{"op":"test","path":"/pot","value":30}])"), KVF_OK);
+  EXPECT_EQ(send(6, KVF_FRAME_MERGE_PATCH, R"({"pot":40})"), KVF_OK);
+  EXPECT_STREQ(kvf_status_name(KVF_ERR_STALE_BASE), "KVF_ERR_STALE_BASE");
+}
+
 TEST(ClientWithServer, StreamedChunksComeInOrderThenTheResult) {
   KVFRAME_REQUIRE_SERVE();
   auto server = start_server();

@@ -59,6 +59,25 @@ def test_async_frames_queries_streams_and_errors(server):
     run(main())
 
 
+def test_async_a_refused_state_never_becomes_the_base_of_a_patch(server):
+    async def main():
+        async with await AsyncClient.connect(server.endpoint) as client:
+            async with await client.open_session("diverge", rules=RULES) as session:
+                await session.send_state({"a": 1, "b": 1})
+                with pytest.raises(kvframe.BadJsonError, match="/b is nan"):
+                    session.send_state({"a": 2, "b": float("nan")})
+                with pytest.raises(kvframe.BadJsonError):  # refused by the server
+                    await session.send_state({"a": 2, "b": 10 ** 30})
+                ack = await session.send_state({"a": 2, "b": 3})  # whole: no patch against the refused state
+                assert ack.blocks_changed >= 1
+                await session.send_frame([{"op": "test", "path": "/a", "value": 2},
+                                          {"op": "test", "path": "/b", "value": 3}], kvframe.FrameFormat.JSON_PATCH)
+                with pytest.raises(kvframe.StaleBaseError):
+                    await session.send_frame({"b": 4}, kvframe.FrameFormat.MERGE_PATCH, base_frame=1)
+
+    run(main())
+
+
 def test_async_matches_the_threaded_client(server):
     """The same frames and question through both clients: the same answer (greedy)."""
     with kvframe.Client.connect(server.endpoint) as client, client.open_session("sync", rules=RULES) as s:

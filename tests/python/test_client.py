@@ -68,6 +68,41 @@ def test_patch_formats_are_what_was_sent(client):
         assert session.last_frame_number == 3
 
 
+def test_a_refused_state_never_becomes_the_base_of_a_patch(client):
+    def holds(session, key, value):  # an RFC 6902 test op fails unless the server holds key == value
+        try:
+            session.send_frame([{"op": "test", "path": f"/{key}", "value": value}],
+                               kvframe.FrameFormat.JSON_PATCH).result()
+            return True
+        except kvframe.BadJsonError:
+            return False
+
+    with client.open_session("diverge", rules=RULES) as session:
+        session.send_state({"a": 1, "b": 1}).result()
+        with pytest.raises(kvframe.BadJsonError, match="/b is nan"):  # refused at the client: nothing sent
+            session.send_state({"a": 2, "b": float("nan")})
+        session.send_state({"a": 2, "b": 3}).result()
+        assert holds(session, "a", 2) and holds(session, "b", 3)
+        # refused by the server (simdjson takes no integer past 64 bits): the next state goes whole
+        with pytest.raises(kvframe.BadJsonError):
+            session.send_state({"a": 4, "b": 10 ** 30}).result()
+        ack = session.send_state({"a": 4, "b": 5}).result()
+        assert ack.blocks_total > 0 and holds(session, "a", 4) and holds(session, "b", 5)
+
+
+def test_a_patch_against_a_frame_the_server_does_not_hold_changes_nothing(client):
+    with client.open_session("stale", rules=RULES) as session:
+        session.send_frame({"a": 1, "b": 1}).result()
+        with pytest.raises(kvframe.BadJsonError):
+            session.send_frame('{"a": 2, "b": ').result()  # frame 2, refused
+        with pytest.raises(kvframe.StaleBaseError, match="send the whole frame") as stale:
+            session.send_frame({"b": 3}, kvframe.FrameFormat.MERGE_PATCH).result()  # made against frame 2
+        assert stale.value.code == kvframe.ErrorCode.STALE_BASE == 17
+        # the server still holds frame 1, exactly: a patch that names it applies
+        session.send_frame([{"op": "test", "path": "/a", "value": 1}, {"op": "test", "path": "/b", "value": 1}],
+                           kvframe.FrameFormat.JSON_PATCH, base_frame=1).result()
+
+
 def test_actions_are_valid_against_the_schema_and_parsed(client):
     with client.open_session("actions", rules=RULES) as session:
         session.send_frame(FRAMES[1])
@@ -117,9 +152,9 @@ def test_typed_errors(client):
         assert bad.value.code == kvframe.ErrorCode.BAD_JSON and "byte" in bad.value.message
         with pytest.raises(kvframe.OutOfOrderError):  # a frame number not above the last
             session.send_frame(FRAMES[1], frame_number=1).result()
-        with pytest.raises(kvframe.BadRequestError) as schema_error:  # a keyword outside the subset
+        with pytest.raises(kvframe.BadRequestError) as schema_error:  # lookahead: outside the pattern subset
             session.ask("Name?", schema={"type": "object", "properties": {"name": {"type": "string",
-                                                                                   "pattern": "^[a-z]+$"}}})
+                                                                                   "pattern": "(?=[a-z])"}}})
         assert "pattern" in schema_error.value.message
         with pytest.raises(kvframe.BadRequestError):  # not JSON
             session.ask("Name?", schema="{not json")

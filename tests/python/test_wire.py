@@ -205,14 +205,50 @@ def test_patches_that_cannot_be_exact_are_refused():
 def test_state_delta_sends_whole_first_then_smaller_patches():
     states = [{"table": {"rules": "no-limit hold'em, blinds 5/10 " * 8}, **s} for s in STATES]
     delta = _common.StateDelta()
-    fmt, payload = delta.next_frame(states[0], "merge", 0)
+
+    def send(state, patch, whole_every, number):
+        fmt, payload, whole = delta.next_frame(state, patch, whole_every)
+        delta.sent(whole, fmt, number)
+        return fmt, payload
+
+    fmt, payload = send(states[0], "merge", 0, 1)
     assert fmt == kvframe.FrameFormat.WHOLE and json.loads(payload) == states[0]
-    fmt, payload = delta.next_frame(states[1], "merge", 0)
+    fmt, payload = send(states[1], "merge", 0, 2)
     assert fmt == kvframe.FrameFormat.MERGE_PATCH and "rules" not in json.loads(payload)
-    fmt, payload = delta.next_frame(states[2], "json", 0)
+    fmt, payload = send(states[2], "json", 0, 3)
     assert fmt == kvframe.FrameFormat.JSON_PATCH and json.loads(payload) == [
         {"op": "add", "path": "/history", "value": {"h1": "p2 won"}}]
-    fmt, _ = delta.next_frame(states[3], "merge", 1)  # whole_every=1: every other frame whole
+    fmt, _ = send(states[3], "merge", 1, 4)  # whole_every=1: every other frame whole
     assert fmt == kvframe.FrameFormat.WHOLE
-    fmt, _ = delta.next_frame(states[3], "merge", 0)  # unchanged: an empty merge patch
+    fmt, _ = send(states[3], "merge", 0, 5)  # unchanged: an empty merge patch
     assert fmt == kvframe.FrameFormat.MERGE_PATCH
+
+
+def test_state_delta_goes_whole_after_a_refusal_and_not_before_it_is_sent():
+    rules = "no-limit hold'em, blinds 5/10 " * 4  # what stays the same: patches are smaller than the state
+    delta = _common.StateDelta()
+
+    def state(a, b):
+        return {"rules": rules, "a": a, "b": b}
+
+    delta.sent(json.dumps(state(1, 1)).encode(), kvframe.FrameFormat.WHOLE, 1)
+    fmt, _, _ = delta.next_frame(state(2, 2), "merge", 0)  # decided, never sent
+    assert fmt == kvframe.FrameFormat.MERGE_PATCH
+    fmt, payload, whole = delta.next_frame(state(2, 3), "merge", 0)
+    assert json.loads(payload) == {"a": 2, "b": 3}  # still against frame 1's state
+    delta.sent(whole, fmt, 2)
+    delta.refused(2)
+    fmt, _, whole = delta.next_frame(state(2, 4), "merge", 0)
+    assert fmt == kvframe.FrameFormat.WHOLE
+    delta.sent(whole, fmt, 3)
+    delta.refused(2)  # a late refusal of a frame before the last whole one changes nothing
+    assert delta.next_frame(state(2, 5), "merge", 0)[0] == kvframe.FrameFormat.MERGE_PATCH
+
+
+def test_non_finite_numbers_are_refused_at_the_client_with_their_path():
+    with pytest.raises(kvframe.BadJsonError, match=r"/units/1/hp~1max is nan"):
+        _common.json_bytes({"units": [{"hp/max": 1.0}, {"hp/max": float("nan")}]})
+    with pytest.raises(kvframe.BadJsonError, match=r"/speed is inf"):
+        _common.StateDelta().next_frame({"speed": float("inf")}, "merge", 0)
+
+

@@ -83,6 +83,13 @@ int main(int argc, char** argv) {
           frame_message(3, a, 1, kState), frame_message(4, b, 1, kState), frame_message(5, a, 2, kState),
           frame_message(6, a, 3, kState), query_message(7, a, npc), query_message(8, b, deadline),
           frame_message(9, b, 4, kState), stats_request_message(10)});
+  script("stale_bases",
+         {open_session_message(1), frame_message(2, a, 1, kState), frame_message(3, a, 2, "{\"pot\": "),
+          frame_message(4, a, 3, R"({"pot":300})", fb::FrameFormat::MergePatch),
+          frame_message(5, a, 4, R"({"pot":400})", fb::FrameFormat::MergePatch, kNoBase),
+          frame_message(6, a, 5, R"([{"op":"test","path":"/turn","value":1}])", fb::FrameFormat::JsonPatch, 1),
+          frame_message(7, a, 6, R"({"pot":600})", fb::FrameFormat::MergePatch, 99), query_message(8, a)},
+         true);
   script("refusals",
          {open_session_message(1, fb::AttentionMode::Block, 100000, R"({"max_depth":3,"pin":["players[*]"]})"),
           open_session_message(2, fb::AttentionMode::Block, 0, R"({"unknown":1})"), open_session_message(3),

@@ -32,10 +32,14 @@ std::string open_session_message(uint64_t request_id, fb::AttentionMode mode, ui
 }
 
 std::string frame_message(uint64_t request_id, uint64_t session_id, uint64_t frame_number, std::string_view json,
-                          fb::FrameFormat format) {
+                          fb::FrameFormat format, uint64_t base_frame) {
   flatbuffers::FlatBufferBuilder b(json.size() + 128);
   auto text = b.CreateString(json.data(), json.size());
-  return finished(b, request_id, fb::CreateFrame(b, session_id, frame_number, format, text));
+  flatbuffers::Optional<uint64_t> base;
+  if (format != fb::FrameFormat::Whole && base_frame != kNoBase) {
+    base = base_frame == kPreviousFrame ? frame_number - 1 : base_frame;
+  }
+  return finished(b, request_id, fb::CreateFrame(b, session_id, frame_number, format, text, base));
 }
 
 std::string query_message(uint64_t request_id, uint64_t session_id, const QueryOptions& o) {

@@ -7,7 +7,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// A Result's text or an Error's message.
 std::string text_of(const fb::Message& m) {
+  if (m.body_type() == fb::Body::Error) return m.body_as_Error()->message()->str();
   return m.body_type() == fb::Body::Result ? m.body_as_Result()->text()->str() : std::string();
 }
 
@@ -214,6 +216,31 @@ TEST_F(HandlerTest, PatchSupersedesNothing) {
   }
 }
 
+TEST_F(HandlerTest, APatchAppliesOnlyToTheFrameItWasMadeAgainst) {
+  const uint64_t session = open_with_frame();
+  send(frame_message(2, session, 2, R"({"turn":)"));  // refused: the session keeps frame 1
+  send(frame_message(3, session, 3, R"({"turn":3})", fb::FrameFormat::MergePatch));  // made against frame 2
+  send(frame_message(4, session, 4, R"([{"op":"replace","path":"/turn","value":4}])", fb::FrameFormat::JsonPatch,
+                     kNoBase));
+  run_all();
+  auto refused = take();
+  ASSERT_EQ(refused.size(), 3u);
+  EXPECT_EQ(error_code(*refused[0]), fb::ErrorCode::BadJson);
+  EXPECT_EQ(error_code(*refused[1]), fb::ErrorCode::StaleBase);
+  EXPECT_NE(text_of(*refused[1]).find("made against frame 2, but the session holds frame 1"), std::string::npos)
+      << text_of(*refused[1]);
+  EXPECT_NE(text_of(*refused[1]).find("send the whole frame"), std::string::npos);
+  EXPECT_EQ(error_code(*refused[2]), fb::ErrorCode::StaleBase) << "a patch that names no base";
+  // Made against the frame held, it applies: the backend saw two frames in all.
+  send(frame_message(5, session, 5, R"([{"op":"test","path":"/turn","value":1}])", fb::FrameFormat::JsonPatch, 1));
+  send(query_message(6, session));
+  run_all();
+  auto applied = take();
+  ASSERT_EQ(applied.size(), 2u);
+  EXPECT_EQ(applied[0]->body_type(), fb::Body::FrameAck);
+  EXPECT_EQ(text_of(*applied[1]).rfind("frame 2 ", 0), 0u) << text_of(*applied[1]);
+}
+
 TEST_F(HandlerTest, SessionsTakeTurnsSoOneBusyGameDoesNotStarveAnother) {
   const uint64_t a = open_with_frame("game-a");
   const uint64_t b = open_with_frame("game-b");
@@ -298,6 +325,29 @@ TEST_F(HandlerTest, FullQueuesAnswerBusy) {
   EXPECT_EQ(take().size(), 4u);
 }
 
+TEST_F(HandlerTest, ASessionWhoseClientFellSilentExpiresWithItsQueuedWork) {
+  HandlerParams params;
+  params.session_idle = std::chrono::seconds(60);
+  start(params);
+  const uint64_t gone = open_with_frame("game-a");
+  const uint64_t alive = open_with_frame("game-b");
+  send(query_message(next_id++, gone), "game-a");  // queued, then its client vanishes
+  now += std::chrono::seconds(30);
+  send(frame_message(next_id++, alive, 2, kTinyState), "game-b");
+  now += std::chrono::seconds(31);  // game-a silent for 61 s, game-b for 31 s
+  run_all();
+  auto replies_now = take();
+  ASSERT_EQ(replies_now.size(), 1u) << "game-a's query was dropped, game-b's frame applied";
+  EXPECT_EQ(replies_now[0]->body_type(), fb::Body::FrameAck);
+  EXPECT_EQ(backend.open_sessions(), 1u) << "game-a's session (and its KV) closed";
+  EXPECT_EQ(handler->stats().snapshot().counters.sessions_expired, 1u);
+  send(query_message(next_id++, gone), "game-a");
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::UnknownSession) << "its client re-opens it when it comes back";
+  send(query_message(next_id++, alive), "game-b");
+  run_all();
+  EXPECT_EQ(only().body_type(), fb::Body::Result);
+}
+
 class DeadlineTest : public HandlerTest {
  protected:
   // Every query takes 100 ms of (fake) engine time; one has run, so the
@@ -329,6 +379,46 @@ TEST_F(DeadlineTest, UnmeetableAtArrivalIsAnsweredAtOnce) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[1]->body_type(), fb::Body::Result);
   EXPECT_EQ(handler->stats().snapshot().counters.deadline_missed, 1u);
+}
+
+TEST_F(DeadlineTest, AColdServerRefusesAnUnmeetableDeadlineBeforeEncoding) {
+  backend.least_query_ms = 20;  // what the backend measured at startup: no query has run yet
+  backend.frame_steps = 3;      // the frame takes three encoding steps
+  HandlerParams params;
+  params.warm_frames = false;
+  params.step_tokens = 64;
+  start(params);
+  const uint64_t session = open_with_frame();
+  QueryOptions tight;
+  tight.deadline_ms = 1;
+  send(query_message(next_id++, session, tight));
+  EXPECT_EQ(error_code(only()), fb::ErrorCode::Deadline) << "refused at arrival";
+  run_all();
+  EXPECT_TRUE(backend.warmed.empty()) << "nothing was encoded for it";
+  QueryOptions loose;
+  loose.deadline_ms = 500;
+  send(query_message(next_id++, session, loose));
+  run_all();
+  EXPECT_EQ(only().body_type(), fb::Body::Result);
+}
+
+TEST_F(HandlerTest, TheStepsThatEncodeAQuerysFrameAreNotCountedAsQueueing) {
+  backend.frame_steps = 3;
+  backend.during_warm_step = [this](uint64_t) { now += milliseconds(10); };
+  HandlerParams params;
+  params.warm_frames = false;
+  params.step_tokens = 64;
+  start(params);
+  const uint64_t a = open_with_frame("game-a");
+  const uint64_t b = open_with_frame("game-b");
+  send(query_message(next_id++, a), "game-a");  // deferred between its frame's steps: b's query runs between
+  send(query_message(next_id++, b), "game-b");
+  run_all();
+  for (const fb::Message* m : take()) {
+    ASSERT_EQ(m->body_type(), fb::Body::Result);
+    const fb::Report* report = m->body_as_Result()->report();
+    EXPECT_LE(report->queue_ms(), 30.0f + 1e-3f) << "at most the other session's three steps";
+  }
 }
 
 TEST_F(DeadlineTest, MissedWhileQueuedIsNotRun) {

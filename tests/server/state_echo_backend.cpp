@@ -32,6 +32,7 @@ BackendResult<FrameSummary> StateEchoBackend::apply_frame(uint64_t session_id, f
 
 uint64_t StateEchoBackend::warm_step(uint64_t session_id, uint32_t max_tokens) {
   warmed.push_back(session_id);
+  if (during_warm_step) during_warm_step(session_id);
   auto found = sessions_.find(session_id);
   if (found == sessions_.end()) return 0;
   uint64_t& left = found->second.steps_left;

@@ -21,6 +21,7 @@ class StateEchoBackend : public Backend {
   static constexpr uint32_t kMaxContext = 512;
 
   std::function<void(uint64_t session_id)> before_answer;
+  std::function<void(uint64_t session_id)> during_warm_step;  // e.g. moves a fake clock
   std::string answer;                 // non-empty: every query's text
   std::vector<uint64_t> answered;     // session ids, in the order their queries ran
   std::vector<std::string> scopes;    // the cache scope of each session opened, in order
@@ -31,8 +32,9 @@ class StateEchoBackend : public Backend {
   // warm_step() calls each frame applied from now on takes to be encoded
   // (0: none); a query encodes what is left.
   uint64_t frame_steps = 0;
+  double least_query_ms = 0;  // what info() says the least query takes
 
-  BackendInfo info() const override { return {"state-echo", kMaxContext}; }
+  BackendInfo info() const override { return {"state-echo", kMaxContext, least_query_ms}; }
   BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
   void close_session(uint64_t session_id) override { sessions_.erase(session_id); }
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;

@@ -36,6 +36,7 @@ from .errors import (
     MalformedError,
     OutOfOrderError,
     QuotaExceededError,
+    StaleBaseError,
     RequestTimeoutError,
     ShuttingDownError,
     TooLargeError,
@@ -72,7 +73,7 @@ __all__ = [
     "ErrorCode", "KvframeError", "error_class", "error_for",
     "MalformedError", "TooLargeError", "WrongVersionError", "UnknownSessionError", "BadRequestError",
     "BadJsonError", "OutOfOrderError", "DeadlineError", "BusyError", "ContextFullError", "EngineError",
-    "UnsupportedError", "ShuttingDownError", "InternalError", "UnsatisfiableError", "QuotaExceededError",
+    "UnsupportedError", "ShuttingDownError", "InternalError", "UnsatisfiableError", "QuotaExceededError", "StaleBaseError",
     "RequestTimeoutError", "DisconnectedError", "ClosedError", "ConnectError",
     "ServerProcess", "ServerStartError", "find_server",
 ]

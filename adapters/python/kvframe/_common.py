@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import secrets
 import time
 from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Tuple, TypeVar, Union
@@ -14,7 +15,7 @@ import zmq
 
 from . import patch as _patch
 from . import wire
-from .errors import ConnectError, ErrorCode, KvframeError, RequestTimeoutError, TooLargeError
+from .errors import BadJsonError, ConnectError, ErrorCode, KvframeError, RequestTimeoutError, TooLargeError
 from .messages import Answer, Chunk, FrameFormat, Mode, ServerInfo, TaskKind
 from ._core import FRAME, QUERY, Core, ResultEvent
 
@@ -46,8 +47,39 @@ def json_bytes(value: JsonLike) -> bytes:
     if isinstance(value, str):
         return value.encode("utf-8")
     if isinstance(value, (dict, list)):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        try:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except ValueError:
+            path = non_finite_path(value)
+            if path is None:
+                raise
+            raise BadJsonError(f"{path or '/'} is {value_at(value, path)!r}: JSON has no NaN or Infinity, so the "
+                               "server could not read it (nothing was sent): send a finite number, or null") from None
     raise TypeError(f"a frame is JSON text (str/bytes) or a dict/list, not {type(value).__name__}")
+
+
+def non_finite_path(value: Any, path: str = "") -> Optional[str]:
+    """The JSON Pointer of the first NaN or infinity in ``value``, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        items: Iterable[Tuple[Any, Any]] = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = non_finite_path(item, f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}")
+        if found is not None:
+            return found
+    return None
+
+
+def value_at(value: Any, pointer: str) -> Any:
+    for token in pointer.split("/")[1:]:
+        key = token.replace("~1", "/").replace("~0", "~")
+        value = value[int(key)] if isinstance(value, (list, tuple)) else value[key]
+    return value
 
 
 def schema_text(schema: Optional[Schema]) -> str:
@@ -129,38 +161,49 @@ def check_size(payload_bytes: int, limit: int, what: str) -> None:
 
 
 class StateDelta:
-    """Remembers the last state a session sent and picks how to send the next one."""
+    """The state a session last sent, the base of its next patch, and how to send the next one.
 
-    __slots__ = ("last", "since_whole")
+    A state becomes the base only once it is handed to the client, and stops being one when the
+    server refuses it, or any frame after the last whole one (the server then holds a state the
+    patches were not made against, and refuses them too): the next state goes whole.
+    """
+
+    __slots__ = ("last", "whole_number", "since_whole")
 
     def __init__(self) -> None:
         self.last: Any = None
+        self.whole_number = 0  # the number of the last whole frame sent
         self.since_whole = 0
 
-    def next_frame(self, state: Any, patch: Optional[str], whole_every: int) -> Tuple[FrameFormat, bytes]:
+    def next_frame(self, state: Any, patch: Optional[str], whole_every: int) -> Tuple[FrameFormat, bytes, bytes]:
+        """How to send ``state``: (format, payload, the state whole); changes nothing until :meth:`sent`."""
         if patch not in (None, "merge", "json"):
             raise ValueError('patch is "merge", "json" or None (always whole)')
-        delta: Any = None
-        fmt = FrameFormat.WHOLE
-        if self.last is not None and patch and not (whole_every and self.since_whole >= whole_every):
-            if patch == "merge":
-                delta, fmt = _patch.merge_patch(self.last, state), FrameFormat.MERGE_PATCH
-            else:
-                delta, fmt = _patch.json_patch(self.last, state), FrameFormat.JSON_PATCH
         whole = json_bytes(state)
-        payload = whole
+        delta: Any = None
+        if self.last is not None and patch and not (whole_every and self.since_whole >= whole_every):
+            delta = _patch.merge_patch(self.last, state) if patch == "merge" else _patch.json_patch(self.last, state)
         if delta is not None:
             patched = json_bytes(delta)
             if len(patched) < len(whole):
-                payload = patched
-            else:
-                fmt = FrameFormat.WHOLE
-        else:
-            fmt = FrameFormat.WHOLE
+                return (FrameFormat.MERGE_PATCH if patch == "merge" else FrameFormat.JSON_PATCH), patched, whole
+        return FrameFormat.WHOLE, whole, whole
+
+    def sent(self, whole: Optional[bytes], fmt: FrameFormat, number: int) -> None:
+        """A frame was handed to the client; ``whole`` is its state (None: a frame send_state did not
+        make, so the state is not known here and the next one goes whole)."""
         # A private copy: the caller may change its dict in place for the next frame.
-        self.last = json.loads(whole)
-        self.since_whole = 0 if fmt == FrameFormat.WHOLE else self.since_whole + 1
-        return fmt, payload
+        self.last = None if whole is None else json.loads(whole)
+        if fmt == FrameFormat.WHOLE:
+            self.whole_number = number
+            self.since_whole = 0
+        else:
+            self.since_whole += 1
+
+    def refused(self, number: int) -> None:
+        """Frame ``number`` was refused (or its fate is unknown: a timeout, a dropped connection)."""
+        if number >= self.whole_number:
+            self.last = None
 
 
 class QueryBase:
@@ -231,6 +274,7 @@ class SessionBase(Generic[Q]):
         self._client = client
         self._handle = handle
         self._last_frame = 0
+        self._base: Optional[int] = None  # the number of the last frame sent: the next patch's base
         self._delta = StateDelta()
         self._closed = False
 
@@ -293,17 +337,37 @@ class SessionBase(Generic[Q]):
         raise NotImplementedError
 
     def _send_frame(self, frame: JsonLike, format: FrameFormat, frame_number: Optional[int],
-                    sink: Callable[[Any], None]) -> None:
-        """Checks a frame, numbers it and hands it to the client (``sink`` gets its ack or error)."""
+                    sink: Callable[[Any], None], state: Optional[bytes] = None,
+                    base_frame: Optional[int] = None) -> None:
+        """Checks a frame, numbers it and hands it to the client (``sink`` gets its ack or error).
+
+        A patch names the frame sent before it as its base: the server applies it only to that
+        frame. ``state``: the whole state when :meth:`send_state` made the frame.
+        """
         if int(format) not in (0, 1, 2):
             raise ValueError(f"format {format!r} is not a kvframe.FrameFormat")
         payload = json_bytes(frame)
         check_size(len(payload), self._client._core.max_message_bytes, "frame")
+        fmt = FrameFormat(int(format))
         with self._frame_lock:
             number = self._last_frame + 1 if frame_number is None else int(frame_number)
-            spec = wire.FrameSpec(number, FrameFormat(int(format)), payload)
-            self._client._submit(self._handle, FRAME, spec, sink, check_open=True)
+            base = None if fmt == FrameFormat.WHOLE else self._base if base_frame is None else int(base_frame)
+
+            def on_reply(event: Any) -> None:
+                if isinstance(event, KvframeError):
+                    with self._frame_lock:
+                        self._delta.refused(number)
+                sink(event)
+
+            spec = wire.FrameSpec(number, fmt, payload, base)
+            self._delta.sent(state, fmt, number)  # before: a refusal may come back at once
+            try:
+                self._client._submit(self._handle, FRAME, spec, on_reply, check_open=True)
+            except BaseException:
+                self._delta.refused(number)
+                raise
             self._last_frame = max(self._last_frame, number)
+            self._base = number
 
 
 class ClientBase:

@@ -434,9 +434,13 @@ class Core:
                               f"{_KIND_NAMES[request.kind]}", request_id=rid)
         handle, sent_to = request.session, request.sent_to
         self.finish(rid, event)
+        session = self.sessions.get(handle)
+        if isinstance(event, KvframeError) and request.kind == FRAME and session is not None:
+            # A refused frame is not part of the state to re-send after a restart; the patches
+            # made against it are refused there too, as they were here.
+            session.replay = [(frame, req_id) for frame, req_id in session.replay if req_id != rid]
         # The backstop for a restart the connection events did not show: the server no longer
         # knows a session this client has open.
-        session = self.sessions.get(handle)
         if (isinstance(event, KvframeError) and event.code == ErrorCode.UNKNOWN_SESSION and session is not None
                 and session.phase == OPEN_ and session.server_id == sent_to):
             self.start_reopen(handle, session)

@@ -99,19 +99,25 @@ class AsyncSession(SessionBase[AsyncQuery]):
     """
 
     def send_frame(self, frame: JsonLike, format: FrameFormat = FrameFormat.WHOLE, *,
-                   frame_number: Optional[int] = None) -> "asyncio.Future[FrameAck]":
+                   frame_number: Optional[int] = None, base_frame: Optional[int] = None
+                   ) -> "asyncio.Future[FrameAck]":
         """Sends a frame at once (as :meth:`kvframe.Session.send_frame`); returns a Future of its
         :class:`FrameAck` (await it to wait, and to see a rejected frame's error)."""
-        future = self._client._loop.create_future()
-        # A failed frame nobody awaits is reported by asyncio ("Future exception was never retrieved").
-        self._send_frame(frame, format, frame_number, lambda event: _settle(future, event))
-        return future
+        return self._frame_future(frame, format, frame_number, None, base_frame)
 
     def send_state(self, state: Any, *, patch: Optional[str] = "merge", whole_every: int = 0,
                    frame_number: Optional[int] = None) -> "asyncio.Future[FrameAck]":
-        """The state whole first, then as patches (as :meth:`kvframe.Session.send_state`)."""
-        fmt, payload = self._delta.next_frame(state, patch, whole_every)
-        return self.send_frame(payload, fmt, frame_number=frame_number)
+        """The state whole first, then as patches against the last state sent and not refused (as
+        :meth:`kvframe.Session.send_state`)."""
+        fmt, payload, whole = self._delta.next_frame(state, patch, whole_every)
+        return self._frame_future(payload, fmt, frame_number, whole)
+
+    def _frame_future(self, frame: JsonLike, format: FrameFormat, frame_number: Optional[int],
+                      state: Optional[bytes], base_frame: Optional[int] = None) -> "asyncio.Future[FrameAck]":
+        future = self._client._loop.create_future()
+        # A failed frame nobody awaits is reported by asyncio ("Future exception was never retrieved").
+        self._send_frame(frame, format, frame_number, lambda event: _settle(future, event), state, base_frame)
+        return future
 
     async def ask(self, instruction: str, **kwargs: Any) -> Answer:
         """Sends a query and returns its :class:`Answer`."""

@@ -153,7 +153,7 @@ class Session(SessionBase[Query]):
         self._frame_lock = threading.RLock()
 
     def send_frame(self, frame: JsonLike, format: FrameFormat = FrameFormat.WHOLE, *,
-                   frame_number: Optional[int] = None,
+                   frame_number: Optional[int] = None, base_frame: Optional[int] = None,
                    on_ack: Optional[Callable[[Union[FrameAck, KvframeError]], None]] = None
                    ) -> "concurrent.futures.Future[FrameAck]":
         """Sends a frame: the whole gamecore JSON, or a patch against the previous frame.
@@ -164,6 +164,9 @@ class Session(SessionBase[Query]):
                 ``MERGE_PATCH``, a list of ops for ``JSON_PATCH``.
             format: :class:`FrameFormat`.
             frame_number: must increase per session; default: the last one plus 1.
+            base_frame: a patch's base, the frame it was made against; default: the frame
+                sent before it. The server applies a patch only to its base and refuses it
+                otherwise (:class:`~kvframe.StaleBaseError`, nothing changed).
             on_ack: called on the client's thread with the :class:`FrameAck` or the error.
 
         Returns at once with a Future of the :class:`FrameAck` (``.result()`` waits; a rejected
@@ -171,6 +174,12 @@ class Session(SessionBase[Query]):
         logged on the ``kvframe`` logger. Raises :class:`~kvframe.TooLargeError` (nothing sent)
         when the frame exceeds the server's message size.
         """
+        return self._frame_future(frame, format, frame_number, on_ack, None, base_frame)
+
+    def _frame_future(self, frame: JsonLike, format: FrameFormat, frame_number: Optional[int],
+                      on_ack: Optional[Callable[[Union[FrameAck, KvframeError]], None]],
+                      state: Optional[bytes], base_frame: Optional[int] = None
+                      ) -> "concurrent.futures.Future[FrameAck]":
         future = _FrameFuture()
 
         def sink(event: Any) -> None:
@@ -180,7 +189,7 @@ class Session(SessionBase[Query]):
             if on_ack is not None:
                 on_ack(event)
 
-        self._send_frame(frame, format, frame_number, sink)
+        self._send_frame(frame, format, frame_number, sink, state, base_frame)
         return future
 
     def send_state(self, state: Any, *, patch: Optional[str] = "merge", whole_every: int = 0,
@@ -191,13 +200,17 @@ class Session(SessionBase[Query]):
 
         The first state goes whole; later ones as an RFC 7386 merge patch (``patch="merge"``)
         or an RFC 6902 JSON Patch (``"json"``) computed by :mod:`kvframe.patch`, or whole when
-        no patch gives exactly ``state`` (key order included) or the patch is not smaller.
+        no patch gives exactly ``state`` (key order included) or the patch is not smaller. A
+        patch names the frame it was made against, and the server applies it to no other; after
+        a refused frame (or one whose reply never came) the next state goes whole, so the
+        server never holds a state the game did not send. A NaN or infinity in ``state`` raises
+        :class:`~kvframe.BadJsonError` naming its path, with nothing sent.
         ``whole_every=N`` sends every N+1-th frame whole (bounds what the client keeps to
         re-send after a server restart). ``state`` is copied: change it freely afterwards.
         """
         with self._frame_lock:
-            fmt, payload = self._delta.next_frame(state, patch, whole_every)
-            return self.send_frame(payload, fmt, frame_number=frame_number, on_ack=on_ack)
+            fmt, payload, whole = self._delta.next_frame(state, patch, whole_every)
+            return self._frame_future(payload, fmt, frame_number, on_ack, whole)
 
     def ask(self, instruction: str, *, timeout: Optional[float] = None, **kwargs: Any) -> Answer:
         """Sends a query and waits for its :class:`Answer` (keywords as :meth:`query`)."""

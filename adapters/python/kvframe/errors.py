@@ -51,6 +51,7 @@ class ErrorCode(enum.IntEnum):
     INTERNAL = 14
     UNSATISFIABLE = 15
     QUOTA_EXCEEDED = 16
+    STALE_BASE = 17
     TIMEOUT = 100
     DISCONNECTED = 101
     CLOSED = 201
@@ -185,6 +186,13 @@ class QuotaExceededError(KvframeError):
     code = ErrorCode.QUOTA_EXCEEDED
 
 
+class StaleBaseError(KvframeError):
+    """A patch made against a frame the server does not hold (that frame was refused or superseded):
+    nothing changed. :meth:`kvframe.Session.send_state` sends the next state whole by itself."""
+
+    code = ErrorCode.STALE_BASE
+
+
 class RequestTimeoutError(KvframeError, TimeoutError):
     """No reply within the client's request timeout (or connect timeout). Raised by the client."""
 
@@ -214,7 +222,8 @@ _BY_CODE: Dict[int, Type[KvframeError]] = {
     for cls in (
         MalformedError, TooLargeError, WrongVersionError, UnknownSessionError, BadRequestError, BadJsonError,
         OutOfOrderError, DeadlineError, BusyError, ContextFullError, EngineError, UnsupportedError,
-        ShuttingDownError, InternalError, UnsatisfiableError, QuotaExceededError, RequestTimeoutError,
+        ShuttingDownError, InternalError, UnsatisfiableError, QuotaExceededError, StaleBaseError,
+        RequestTimeoutError,
         DisconnectedError, ClosedError, ConnectError,
     )
 }

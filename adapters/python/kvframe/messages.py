@@ -279,6 +279,8 @@ class Stats:
         server_wide: True when the figures are the whole server's (an operator
             key, or a loopback server without CURVE); False: only this client's
             sessions, queue and cache scope.
+        sessions_expired: sessions closed because their client sent nothing for the
+            server's ``--session-idle-s``.
     """
 
     uptime_s: float
@@ -297,3 +299,4 @@ class Stats:
     stages: Tuple[StageStats, ...]
     undeliverable: int
     server_wide: bool
+    sessions_expired: int = 0

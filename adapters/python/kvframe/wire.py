@@ -89,6 +89,7 @@ class FrameSpec:
     frame_number: int
     format: int
     json: bytes
+    base_frame: Optional[int] = None  # a patch's base: the frame it was made against
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,8 @@ def encode_frame(request_id: int, server_session: int, spec: FrameSpec) -> bytes
     FbFrame.AddFrameNumber(b, spec.frame_number)
     FbFrame.AddFormat(b, int(spec.format))
     FbFrame.AddJson(b, payload)
+    if spec.base_frame is not None:
+        FbFrame.AddBaseFrame(b, spec.base_frame)
     return _finish(b, request_id, _B.Frame, FbFrame.End(b))
 
 
@@ -348,6 +351,6 @@ def stats(body: Any) -> t.Stats:
         errors=body.Errors(), busy_rejected=body.BusyRejected(), queue_depth=body.QueueDepth(),
         queue_high_water=body.QueueHighWater(), cache_hits=body.CacheHits(), cache_misses=body.CacheMisses(),
         cache_bytes=body.CacheBytes(), stages=tuple(stages), undeliverable=body.Undeliverable(),
-        server_wide=bool(body.ServerWide()),
+        server_wide=bool(body.ServerWide()), sessions_expired=body.SessionsExpired(),
     )
 

@@ -107,6 +107,8 @@ typedef enum kvf_status {
   KVF_ERR_INTERNAL = 14,
   KVF_ERR_UNSATISFIABLE = 15,
   KVF_ERR_QUOTA_EXCEEDED = 16, /* over this client's quota on the server (the message says which) */
+  KVF_ERR_STALE_BASE = 17,     /* a patch made against a frame the server does not hold (refused or
+                                  superseded): nothing changed; send the whole frame */
   KVF_ERR_TIMEOUT = 100,       /* no reply within the client's timeout */
   KVF_ERR_DISCONNECTED = 101,  /* the connection dropped while the request was in flight */
   KVF_ERR_INVALID_ARGUMENT = 200, /* a NULL handle, a bad parameter (the last error says which) */
@@ -220,8 +222,12 @@ typedef enum kvf_event_type {
 typedef void (*kvf_callback)(const kvf_event* event, void* user);
 
 /* Sends a frame (copied; returns at once). frame_number must increase per
- * session. The ack (or error) goes to `callback` if given; see the header
- * comment for what happens with a NULL callback. request_id may be NULL.
+ * session. A patch (KVF_FRAME_MERGE_PATCH, KVF_FRAME_JSON_PATCH) is taken as
+ * made against the frame sent before it on the session: the server applies it
+ * only if it holds that frame, and otherwise answers KVF_ERR_STALE_BASE with
+ * nothing changed, so after any refused frame send the next one whole. The
+ * ack (or error) goes to `callback` if given; see the header comment for what
+ * happens with a NULL callback. request_id may be NULL.
  * KVF_ERR_TOO_LARGE, with nothing sent, when json_len plus 1 KiB for the
  * message around it exceeds the server's max_message_bytes. */
 KVF_API kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint64_t frame_number,

@@ -180,7 +180,7 @@ struct Task {
 struct StageTimes {
   double partition = 0;      // json_blocker: parse, partition, diff of the frames since the last query
   double tokenize = 0;       // tokenizing new block texts and the final block
-  double encode = 0;         // encoding blocks (block mode) / the prompt (full, prefix)
+  double encode = 0;         // encoding blocks (block mode) / the prompt (full, prefix), in the query or ahead of it
   double reposition = 0;     // kv_diff placement: rotations and copies into the assembled buffer
   double query_prefill = 0;  // the final block's forward pass (all tasks' at once in query_batch)
   double first_token = 0;    // time to first token: partition + everything up to the first sampled token

@@ -32,6 +32,9 @@ using BackendStatus = std::optional<BackendError>;
 struct BackendInfo {
   std::string model;      // the model's name, for HelloReply and logs
   uint32_t max_context = 0;  // the most tokens a session may hold
+  // The least a query takes (one decoding step, measured at startup): what
+  // deadlines are checked against before any query has finished.
+  double least_query_ms = 0;
 };
 
 struct SessionConfig {

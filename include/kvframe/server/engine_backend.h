@@ -36,6 +36,7 @@ class EngineBackend : public Backend {
   runtime::Session* find(uint64_t session_id);
 
   std::unique_ptr<runtime::Engine> engine_;
+  double least_query_ms_ = 0;  // one decoding step, timed at construction
   std::unordered_map<uint64_t, std::unique_ptr<runtime::Session>> sessions_;
 };
 

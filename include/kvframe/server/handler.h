@@ -88,6 +88,11 @@ struct HandlerParams {
   // by default: on a 2-core CPU it gained nothing (bench/bench_serving.py),
   // since encoding, not decoding, fills a decision there.
   std::size_t max_sessions_together = 1;
+  // A session whose client has sent no request for this long is closed and
+  // its queued work dropped: a client that vanished frees its KV. Clients
+  // re-open a session the server forgot (and re-send its frames) by
+  // themselves. 0: never.
+  std::chrono::milliseconds session_idle{0};
   RequestLimits limits;
   SchedulerLimits scheduler;
   TenantQuotas quotas;
@@ -130,13 +135,15 @@ class RequestHandler {
   flatbuffers::DetachedBuffer stats_reply(uint64_t request_id, const Peer& peer) const;
 
   // Engine-thread steps, one per request kind; each returns how it ended.
+  void expire_idle_sessions();
   Outcome open_session(const Work& work, ReplySink& out);
   Outcome apply_frame(const Work& work, ReplySink& out);
   Outcome run_query(const Work& work, ReplySink& out);
   // A lone Query and the companions take_companions() gave: one answer of
   // each session, decoded together (Backend::run_across); each companion is
   // finished with the scheduler as its answer goes out.
-  void run_across(const Work& work, std::vector<Work> companions, ReplySink& out);
+  // encoded_now_ms: the steps that finished work's frame in this turn.
+  void run_across(const Work& work, std::vector<Work> companions, double encoded_now_ms, ReplySink& out);
   std::optional<RequestError> unrunnable(const Work& work, const QueuedRequest& item, double queue_ms) const;
   void send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer, double queue_ms,
                    uint32_t batch_size);

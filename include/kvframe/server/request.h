@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -28,6 +29,7 @@ struct FrameRequest {
   uint64_t frame_number = 0;
   fb::FrameFormat format = fb::FrameFormat::Whole;
   std::string json;
+  std::optional<uint64_t> base_frame;  // a patch's base: the frame it was made against
 };
 
 struct QueryRequest {

@@ -47,12 +47,16 @@ struct QueuedRequest {
   Clock::time_point received;
   double expected_ms = 0;   // the engine time expected for it when admitted
   bool superseded = false;  // a Frame that a newer whole Frame replaced
+  double encoding_ms = 0;   // a Query's: engine time its frame's encoding took while it was deferred
 };
 
 struct SchedulerLimits {
   std::size_t max_queue = 1024;         // requests waiting, all sessions together
   std::size_t max_session_queue = 256;  // requests waiting in one session
   std::size_t max_batch = 32;           // queries of one session taken together (1: one at a time)
+  // A query's expected engine time before any has finished (0: none known):
+  // a cold server still refuses a deadline it cannot meet, before any work.
+  double least_query_ms = 0;
   // Session ids; empty: 64 bits from the OS's CSPRNG (common/secure_random.h).
   // Tests and the fuzz target pass a deterministic source.
   std::function<uint64_t()> session_ids;
@@ -111,12 +115,22 @@ class Scheduler {
   // still queued for it.
   std::vector<QueuedRequest> finish(const Work& work, Outcome outcome, double engine_ms);
 
+  // Sessions whose owner has sent no request for `idle` and that run
+  // nothing now: forgotten, with the requests they had queued (dropped
+  // unanswered: their client is gone). Returns each one's id and owner, for
+  // the engine to close.
+  struct Expired {
+    uint64_t session_id;
+    std::string principal;
+  };
+  std::vector<Expired> expire_idle(Clock::time_point now, std::chrono::milliseconds idle);
+
   // Refuses new requests from now on (ShuttingDown), wakes take() and
   // returns every queued request, for the caller to answer.
   std::vector<QueuedRequest> shut_down();
 
   // Engine time expected for a query in this mode (a moving average of the
-  // recent ones; 0 before the first).
+  // recent ones; before the first, limits.least_query_ms).
   double expected_query_ms(fb::AttentionMode mode) const;
   std::size_t sessions() const;
   std::size_t queue_depth() const;
@@ -145,6 +159,7 @@ class Scheduler {
   struct Tenant {
     std::size_t sessions = 0, queued = 0;
     uint64_t context_tokens = 0;
+    Clock::time_point last_request;  // idle expiry counts from it
   };
 
   std::optional<RequestError> check_room(const Session* session, const QueuedRequest& item,

@@ -41,7 +41,7 @@ class StageWindow {
 
 struct Counters {
   uint64_t frames = 0, frames_superseded = 0, queries = 0, deadline_missed = 0, errors = 0;
-  uint64_t busy_rejected = 0, undeliverable = 0;
+  uint64_t busy_rejected = 0, undeliverable = 0, sessions_expired = 0;
 };
 
 struct StageSummary {
@@ -70,6 +70,7 @@ class ServerStats {
   void count_frame(bool superseded, const std::string& principal);
   void count_query(const std::string& principal);
   void count_undeliverable();
+  void count_expired(const std::string& principal);  // a session closed for its client's silence
   void add_stage(Stage stage, double ms);
   void add_engine_stages(const EngineStages& ms);
   StatsSnapshot snapshot() const;

@@ -21,6 +21,7 @@ namespace Kvframe.Client
         Internal = 14,
         Unsatisfiable = 15,
         QuotaExceeded = 16,
+        StaleBase = 17,
         Timeout = 100,
         Disconnected = 101,
         InvalidArgument = 200,
