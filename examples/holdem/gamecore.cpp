@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "holdem/seat_read.h"
+
 namespace kvframe::examples::holdem {
 namespace {
 
@@ -270,6 +272,14 @@ std::optional<std::int64_t> whole_number(const Json& value) {
   return std::nullopt;
 }
 
+// The viewer's own read of its decision; {} while another seat is to act or
+// once the hand is over, like legal_actions, so the key and its block stay.
+std::string your_read_json(const Hand& hand, int viewer, std::uint64_t hand_number) {
+  if (hand.to_act() != viewer) return "{}";
+  DeterministicRng rng(seat_read_seed(hand_number, viewer, hand.street()));
+  return seat_read_json(seat_read(hand, viewer, rng));
+}
+
 Json action_branch(const char* action) {
   return {{"type", "object"},
           {"properties", {{"action", {{"const", action}}}}},
@@ -388,14 +398,15 @@ std::string gamecore_json(const Hand& hand, int viewer, const MatchMemory& memor
   // history and stats are kept as text: the largest part of the document is
   // not re-serialized at every decision.
   return "{\"state\":" + state_json(hand, viewer, players, hand_number).dump() +
-         ",\"history\":" + memory.history_json() + ",\"opponent_stats\":" + memory.opponent_stats_json(viewer) + "}";
+         ",\"history\":" + memory.history_json() + ",\"opponent_stats\":" + memory.opponent_stats_json(viewer) +
+         ",\"your_read\":" + your_read_json(hand, viewer, hand_number) + "}";
 }
 
 std::string holdem_rules_json() {
   // holdem.rules.json's text (a test checks they agree): embedded so an
   // installed binary needs no source tree.
   return R"({
-  "pin": ["state.chips.*", "state.players[*]", "history[*]", "opponent_stats.*"]
+  "pin": ["state.chips.*", "state.players[*]", "history[*]", "opponent_stats.*", "your_read"]
 }
 )";
 }

@@ -18,7 +18,9 @@
 //                ...],                                  finished hands, oldest first
 //    "opponent_stats": {"p2": {"hands": 41, "vpip": 0.27, "pfr": 0.12, "aggression": 1.5,
 //                              "wtsd": 0.3, "won_at_showdown": 0.5, "net_bb": -12.5,
-//                              "last_action": "fold"}, ...}}
+//                              "last_action": "fold"}, ...},
+//    "your_read": {"hand": "top pair, king kicker", "equity_pct": 62, "opponents": 2,
+//                  "to_call": 40, "pot_odds_pct": 25, "spr": 4.2}}
 //
 // State: the scalars come first so they make one block; "position" is BTN,
 // SB, BB, then UTG, UTG+1, MP, LJ, HJ, CO as far as the table needs ("" for a
@@ -29,7 +31,11 @@
 // and folds before anyone entered the pot are left out; "pot" is what was
 // won (a bet nobody called went back to its owner). Stats are rates with
 // two decimals over all hands recorded (wtsd: showdowns per flop seen;
-// aggression: raises per call).
+// aggression: raises per call). "your_read" is the viewer's own read of its
+// decision (seat_read.h: its hand in words, its equity against the opponents
+// still in, the call's price): what a game would tell its NPC rather than
+// leave a small model to work out from card strings; {} unless the viewer is
+// to act. Last, so it is read just before the question.
 //
 // Only the viewer's hole cards are shown (and, in history, cards shown at
 // showdown). With holdem.rules.json every chips entry, player, history hand and
@@ -37,7 +43,7 @@
 // blocks while one viewer's frames at consecutive decisions at the table
 // (whoever acts) differ in a few: the acting seat's chips (or its player
 // entry when it folds), the state's scalars and actions, and the legal
-// actions when the viewer's turn comes or goes; a new street also the board
+// actions and the read when the viewer's turn comes or goes; a new street also the board
 // and every bet. After a hand: one new history block and the stats of those
 // who played it. (Frames only at the viewer's own decisions differ by
 // everything the others did in between; frames from each actor's view differ

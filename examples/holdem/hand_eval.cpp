@@ -114,12 +114,19 @@ constexpr const char* kRankPlural[kRanks] = {"twos",  "threes", "fours", "fives"
 
 // The rank in the nibble `index` places below the top one (0 = bits 16..19).
 int rank_at(HandValue value, int index) { return static_cast<int>(value.value >> (16 - 4 * index) & 0xF); }
-// "?" for a nibble no evaluated hand holds (a value built by hand).
-std::string rank_word(const char* const (&words)[kRanks], int rank) { return rank < kRanks ? words[rank] : "?"; }
-std::string singular(HandValue value, int index) { return rank_word(kRankSingular, rank_at(value, index)); }
-std::string plural(HandValue value, int index) { return rank_word(kRankPlural, rank_at(value, index)); }
+std::string singular(HandValue value, int index) { return rank_name(rank_at(value, index)); }
+std::string plural(HandValue value, int index) { return rank_name_plural(rank_at(value, index)); }
 
 }  // namespace
+
+// "?" also for a nibble no evaluated hand holds (a value built by hand).
+const char* rank_name(int rank) { return rank >= 0 && rank < kRanks ? kRankSingular[rank] : "?"; }
+const char* rank_name_plural(int rank) { return rank >= 0 && rank < kRanks ? kRankPlural[rank] : "?"; }
+
+int best_straight_high(unsigned rank_mask) {
+  const int high = rank_tables().straight_high[rank_mask & (kMasks - 1)];
+  return high > 0 ? high : -1;  // no straight is deuce high: 0 marks none
+}
 
 const char* category_name(HandCategory category) {
   switch (category) {

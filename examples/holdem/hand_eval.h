@@ -56,4 +56,14 @@ inline HandValue evaluate5(const Card* cards) { return evaluate(cards, 5); }
 // "full house, queens full of fours": for history lines and commentary.
 std::string describe(HandValue value);
 
+// A rank (0 the deuce .. 12 the ace) in words: "two" .. "ace", plural "twos"
+// .. "aces"; "?" for any other number.
+const char* rank_name(int rank);
+const char* rank_name_plural(int rank);
+
+// The highest rank of the best straight among the ranks of a 13-bit mask
+// (bit r: rank r held), the wheel (A-2-3-4-5, high card the five) included;
+// -1 when the mask holds no straight.
+int best_straight_high(unsigned rank_mask);
+
 }  // namespace kvframe::examples::holdem

@@ -1,11 +1,10 @@
 #include "holdem/players.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <vector>
 
-#include "holdem/equity.h"
+#include "holdem/seat_read.h"
 
 namespace kvframe::examples::holdem {
 namespace {
@@ -32,16 +31,6 @@ int count_actions(const Hand& hand, Street street, ActionKind kind) {
 int seats_dealt_in(const Hand& hand) {
   int count = 0;
   for (const SeatState& seat : hand.seats()) count += seat.in_hand;
-  return count;
-}
-
-// Opponents not folded: all-in ones still contest the pot.
-int opponents_in(const Hand& hand, int seat) {
-  int count = 0;
-  for (std::size_t i = 0; i < hand.seats().size(); ++i) {
-    const SeatState& other = hand.seats()[i];
-    count += static_cast<int>(i) != seat && other.in_hand && !other.folded;
-  }
   return count;
 }
 
@@ -144,12 +133,9 @@ std::int64_t share_of(std::int64_t pot, double share) {
 }
 
 Action postflop_action(const Hand& hand, int seat, const LegalActions& legal, DeterministicRng& rng, int trials) {
-  const SeatState& me = seat_state(hand, seat);
   const int opponents = opponents_in(hand, seat);
-  EquityParams params;
-  params.opponents = opponents;
-  params.trials = trials;
-  const double win = equity({me.hole[0], me.hole[1]}, hand.board(), params, rng);
+  // The estimate the gamecore's "your_read" shows the LLM bot.
+  const double win = seat_equity(hand, seat, trials, rng);
   const std::int64_t pot = hand.pot();
   if (win > kValueRaiseEquity && legal.can_raise) {
     return raise_or_call(legal, hand.current_bet() + pot + legal.call_amount);  // call, then raise the pot
@@ -166,8 +152,7 @@ Action postflop_action(const Hand& hand, int seat, const LegalActions& legal, De
     }
     return Action::check();
   }
-  const double pot_odds = static_cast<double>(legal.call_amount) / static_cast<double>(pot + legal.call_amount);
-  return win >= pot_odds + kCallMargin ? Action::call() : Action::fold();
+  return win >= pot_odds(legal.call_amount, pot) + kCallMargin ? Action::call() : Action::fold();
 }
 
 }  // namespace

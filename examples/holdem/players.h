@@ -13,6 +13,7 @@
 
 #include "common/deterministic_rng.h"
 #include "holdem/gamecore.h"
+#include "holdem/seat_read.h"
 #include "holdem/table.h"
 
 namespace kvframe::examples::holdem {
@@ -85,7 +86,7 @@ class CallingStation : public Player {
 class TightAggressive : public Player {
  public:
   struct Params {
-    int trials = 600;  // Monte Carlo deals per postflop decision
+    int trials = kDecisionTrials;  // Monte Carlo deals per postflop decision
   };
   explicit TightAggressive(std::uint64_t seed);
   TightAggressive(std::uint64_t seed, Params params);

@@ -71,7 +71,7 @@ void play_match(int seats, int hands, std::uint64_t seed, MatchMemory& memory, A
 
 void expect_figure5_shape(const Hand& hand, const Json& root, const MatchMemory& memory) {
   const int viewer = hand.to_act();
-  ASSERT_EQ(keys(root), (std::vector<std::string>{"state", "history", "opponent_stats"}));
+  ASSERT_EQ(keys(root), (std::vector<std::string>{"state", "history", "opponent_stats", "your_read"}));
   const Json& state = root["state"];
   ASSERT_EQ(keys(state), (std::vector<std::string>{"hand", "street", "pot", "button", "to_act", "board", "chips",
                                                    "players", "actions", "legal_actions"}));
@@ -135,6 +135,11 @@ void expect_figure5_shape(const Hand& hand, const Json& root, const MatchMemory&
   const std::string viewer_id = "p" + std::to_string(viewer + 1);
   EXPECT_FALSE(root["opponent_stats"].contains(viewer_id));
   EXPECT_EQ(root["opponent_stats"].size(), seats - 1);
+
+  // The viewer's own read (holdem_seat_read_test checks what it says).
+  EXPECT_EQ(keys(root["your_read"]),
+            (std::vector<std::string>{"hand", "equity_pct", "opponents", "to_call", "pot_odds_pct", "spr"}));
+  EXPECT_EQ(root["your_read"]["to_call"], legal.call_amount);
 }
 
 TEST(HoldemGamecore, HasTheFigure5ShapeAtEveryDecision) {
@@ -149,6 +154,7 @@ TEST(HoldemGamecore, HasTheFigure5ShapeAtEveryDecision) {
       const int watcher = (hand.to_act() + 1) % seats;
       const Json watched = Json::parse(gamecore_json(hand, watcher, memory, number));
       EXPECT_TRUE(watched["state"]["legal_actions"].empty());
+      EXPECT_TRUE(watched["your_read"].empty());
       EXPECT_EQ(watched["state"]["players"][static_cast<std::size_t>(watcher)]["hole_cards"].size(), 2u);
       EXPECT_TRUE(watched["state"]["players"][static_cast<std::size_t>(hand.to_act())]["hole_cards"].empty());
       ++decisions;
@@ -180,6 +186,7 @@ TEST(HoldemGamecore, FinishedHandHasNoLegalActions) {
   const Json root = Json::parse(gamecore_json(hand, 2, memory, 1));
   EXPECT_TRUE(root["state"]["to_act"].is_null());
   EXPECT_TRUE(root["state"]["legal_actions"].empty());
+  EXPECT_TRUE(root["your_read"].empty());
   EXPECT_EQ(root["state"]["players"][2]["hole_cards"].size(), 2u);
   EXPECT_THROW(gamecore_json(hand, 3, memory, 1), std::invalid_argument);
   EXPECT_THROW(gamecore_json(hand, 0, MatchMemory(default_players(4), 5), 1), std::invalid_argument);
@@ -496,7 +503,7 @@ TEST(HoldemGamecore, LongMatchHasHundredsOfBlocksAndFewChangePerDecision) {
       const jb::FrameDiff diff = jb::diff(watched.blocks, blocks);
       watching.values.push_back(touched(diff));
       for (const std::string& id : touched_ids(diff, watched.blocks, blocks)) {
-        if (id.rfind("state.", 0) != 0) changed_outside_state.insert(id);
+        if (id.rfind("state.", 0) != 0 && id != "your_read") changed_outside_state.insert(id);
       }
     }
     watched = {std::move(blocks), number};
@@ -521,12 +528,15 @@ TEST(HoldemGamecore, LongMatchHasHundredsOfBlocksAndFewChangePerDecision) {
 
   EXPECT_GE(blocks_after_fill.at(0.0), 200u);
   // One action: the state's scalars, the actions, the actor's chips or
-  // player entry, the legal actions when the viewer's turn comes or goes.
+  // player entry, the legal actions and the read when the viewer's turn
+  // comes or goes.
   EXPECT_LE(watching.at(0.5), 4u);
   // At most: a street dealt (board too) after every seat bet, each bet going
-  // back to 0, by an action that also changed its player's status.
-  EXPECT_LE(watching.at(1.0), static_cast<std::size_t>(kSeats) + 5);
-  // Within a hand, history and stats blocks stay put: only the state moves.
+  // back to 0, by an action that also changed its player's status, and the
+  // viewer's turn coming with it (legal actions and read).
+  EXPECT_LE(watching.at(1.0), static_cast<std::size_t>(kSeats) + 6);
+  // Within a hand, history and stats blocks stay put: only the state and
+  // the viewer's read move.
   EXPECT_TRUE(changed_outside_state.empty()) << *changed_outside_state.begin();
 }
 
