@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "kvframe/common/json_pointer.h"
+
 namespace kvframe::json_blocker::detail {
 
 std::size_t first_invalid_utf8(const char* data, std::size_t size) {
@@ -77,15 +79,7 @@ std::string pointer_of(const std::vector<Level>& levels) {
       out += std::to_string(level.index);
       continue;
     }
-    for (char c : level.key) {
-      if (c == '~') {
-        out += "~0";
-      } else if (c == '/') {
-        out += "~1";
-      } else {
-        out += c;
-      }
-    }
+    out += common::json_pointer_token(level.key);
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 
+#include "kvframe/common/json_pointer.h"
 #include "pattern_dfa.h"
 
 namespace kvframe::runtime::schema {
@@ -62,22 +63,8 @@ constexpr std::array<KeywordSlot, 17> kKeywordSlots = {{
     {"anyOf", &Keywords::any_of},
 }};
 
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string child_path(const std::string& path, std::string_view keyword) {
-  return path + "/" + pointer_token(keyword);
+  return path + "/" + common::json_pointer_token(keyword);
 }
 
 SchemaError invalid(std::string message, std::string path) {

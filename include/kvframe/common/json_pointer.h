@@ -1,0 +1,26 @@
+// One reference token of an RFC 6901 JSON Pointer ("/units/hp~1max"): how
+// errors name the place in a frame or a schema that they are about.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kvframe::common {
+
+// `key` with '~' written "~0" and '/' written "~1".
+inline std::string json_pointer_token(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace kvframe::common
