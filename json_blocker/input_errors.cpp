@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kvframe/common/json_pointer.h"
+#include "path.h"
 
 namespace kvframe::json_blocker::detail {
 
@@ -74,12 +74,11 @@ struct Level {
 std::string pointer_of(const std::vector<Level>& levels) {
   std::string out;
   for (const Level& level : levels) {
-    out += '/';
-    if (!level.object) {
-      out += std::to_string(level.index);
-      continue;
+    if (level.object) {
+      append_pointer_key(out, level.key);
+    } else {
+      append_pointer_index(out, level.index);
     }
-    out += common::json_pointer_token(level.key);
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "kvframe/common/json_pointer.h"
+
 namespace kvframe::json_blocker::detail {
 
 bool is_plain_key(std::string_view key) {
@@ -64,15 +66,7 @@ void append_id_element(std::string& out, const Segment& element) {
 
 void append_pointer_key(std::string& out, std::string_view key) {
   out.push_back('/');
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out.push_back(c);
-    }
-  }
+  common::append_json_pointer_token(out, key);
 }
 
 void append_pointer_index(std::string& out, std::size_t index) {

@@ -7,10 +7,8 @@
 
 namespace kvframe::common {
 
-// `key` with '~' written "~0" and '/' written "~1".
-inline std::string json_pointer_token(std::string_view key) {
-  std::string out;
-  out.reserve(key.size());
+// Appends `key` with '~' written "~0" and '/' written "~1".
+inline void append_json_pointer_token(std::string& out, std::string_view key) {
   for (char c : key) {
     if (c == '~') {
       out += "~0";
@@ -20,6 +18,12 @@ inline std::string json_pointer_token(std::string_view key) {
       out += c;
     }
   }
+}
+
+inline std::string json_pointer_token(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  append_json_pointer_token(out, key);
   return out;
 }
 
