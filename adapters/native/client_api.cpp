@@ -58,6 +58,13 @@ kvf_status text_out(Read&& read, const char** out, size_t* len) {
 
 extern "C" {
 
+int32_t kvf_version(int32_t* major, int32_t* minor, int32_t* patch) {
+  if (major) *major = KVF_VERSION_MAJOR;
+  if (minor) *minor = KVF_VERSION_MINOR;
+  if (patch) *patch = KVF_VERSION_PATCH;
+  return KVF_VERSION;
+}
+
 const char* kvf_status_name(kvf_status status) {
   switch (status) {
 #define KVF_NAME(code) \

@@ -81,6 +81,8 @@ static class UnityClientTest
 
     static void Run(string endpoint)
     {
+        Check(KvframeClient.NativeVersion == KvframeClient.BindingsVersion,
+              "the bindings mirror the loaded library's C ABI " + KvframeClient.NativeVersion);
         NoServer();
         var options = new KvframeClientOptions { Endpoint = endpoint, ClientName = "mono / UnityClientTest" };
         KvframeClient client = Pump(null, KvframeClient.ConnectAsync(options));

@@ -268,6 +268,15 @@ TEST(ClientRequests, BlockingCallsFromACallbackAreRefusedNotDeadlocked) {
   EXPECT_EQ(kvf_query(client.get(), session, &q, nullptr, nullptr, nullptr), KVF_OK);  // still open
 }
 
+TEST(ClientVersion, TheLoadedLibraryIsTheHeadersVersion) {
+  int32_t major = -1, minor = -1, patch = -1;
+  EXPECT_EQ(kvf_version(&major, &minor, &patch), KVF_VERSION);
+  EXPECT_EQ(major, KVF_VERSION_MAJOR);
+  EXPECT_EQ(minor, KVF_VERSION_MINOR);
+  EXPECT_EQ(patch, KVF_VERSION_PATCH);
+  EXPECT_EQ(kvf_version(nullptr, nullptr, nullptr), KVF_MAKE_VERSION(major, minor, patch));
+}
+
 TEST(ClientRequests, ArgumentErrorsAreStatusesWithMessages) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint()));

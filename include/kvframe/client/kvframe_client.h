@@ -87,6 +87,20 @@ extern "C" {
 #define KVF_API __attribute__((visibility("default")))
 #endif
 
+/* The C ABI's version. Before 1.0, MINOR changes when anything is added or
+ * changed (the library's soname is MAJOR.MINOR: rebuild against the new
+ * header); from 1.0 on, MAJOR when a layout or a meaning changes and MINOR
+ * when something is only added. PATCH: fixes. */
+#define KVF_VERSION_MAJOR 0
+#define KVF_VERSION_MINOR 2
+#define KVF_VERSION_PATCH 0
+#define KVF_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define KVF_VERSION KVF_MAKE_VERSION(KVF_VERSION_MAJOR, KVF_VERSION_MINOR, KVF_VERSION_PATCH)
+
+/* The loaded library's version, KVF_VERSION of the header it was built from
+ * (compare it with yours at startup); major, minor and patch may be NULL. */
+KVF_API int32_t kvf_version(int32_t* major, int32_t* minor, int32_t* patch);
+
 /* Status of a call. Values match the protocol's ErrorCode (protocol/kvframe.fbs)
  * where the meaning is the same; the client's own start at 200. */
 typedef enum kvf_status {

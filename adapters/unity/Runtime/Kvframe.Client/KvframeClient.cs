@@ -40,6 +40,14 @@ namespace Kvframe.Client
         /// <summary>Clients created and not yet disposed, process-wide.</summary>
         public static int LiveCount { get { lock (live) return live.Count; } }
 
+        /// <summary>The C ABI version these bindings mirror: KVF_VERSION of kvframe_client.h
+        /// (major * 10000 + minor * 100 + patch).</summary>
+        public const int BindingsVersion = 200;
+
+        /// <summary>The loaded native library's version (kvf_version): check it equals
+        /// BindingsVersion at startup, or the structs these bindings pass may not match.</summary>
+        public static int NativeVersion { get { return NativeMethods.kvf_version(IntPtr.Zero, IntPtr.Zero, IntPtr.Zero); } }
+
         private KvframeClient(ClientHandle handle)
         {
             this.handle = handle;

@@ -85,6 +85,7 @@ namespace Kvframe.Client
         internal enum EventType { FrameAck = 0, Chunk = 1, Result = 2, Error = 3 }
 
         [DllImport(Library)] internal static extern IntPtr kvf_client_last_error(IntPtr client);
+        [DllImport(Library)] internal static extern int kvf_version(IntPtr major, IntPtr minor, IntPtr patch);
 
         [DllImport(Library)] internal static extern ClientParams kvf_client_default_params();
         [DllImport(Library)] internal static extern KvframeStatus kvf_client_connect(ref ClientParams p, out ClientHandle client);
