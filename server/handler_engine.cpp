@@ -52,8 +52,10 @@ void RequestHandler::fail(ReplySink& out, const Work& work, fb::ErrorCode code, 
 }
 
 void RequestHandler::expire_idle_sessions() {
-  if (params_.session_idle.count() <= 0) return;
-  for (const Scheduler::Expired& gone : scheduler_.expire_idle(now(), params_.session_idle)) {
+  const Clock::time_point at = now();
+  if (params_.session_idle.count() <= 0 || at < next_idle_check_) return;
+  next_idle_check_ = at + std::chrono::seconds(1);
+  for (const Scheduler::Expired& gone : scheduler_.expire_idle(at, params_.session_idle)) {
     backend_.close_session(gone.session_id);
     stats_.count_expired(gone.principal);
     log_.info("session expired", {{"session", hex_id(gone.session_id)},

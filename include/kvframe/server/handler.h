@@ -134,8 +134,9 @@ class RequestHandler {
   flatbuffers::DetachedBuffer hello_reply(uint64_t request_id) const;
   flatbuffers::DetachedBuffer stats_reply(uint64_t request_id, const Peer& peer) const;
 
-  // Engine-thread steps, one per request kind; each returns how it ended.
+  // Closes the sessions whose client fell silent (HandlerParams::session_idle).
   void expire_idle_sessions();
+  // Engine-thread steps, one per request kind; each returns how it ended.
   Outcome open_session(const Work& work, ReplySink& out);
   Outcome apply_frame(const Work& work, ReplySink& out);
   Outcome run_query(const Work& work, ReplySink& out);
@@ -169,6 +170,7 @@ class RequestHandler {
   std::unordered_map<std::string, Bucket> buckets_;  // I/O thread only
   Clock::time_point last_sweep_{};
   std::deque<uint64_t> warming_;  // engine thread only: sessions whose frames idle time goes on encoding
+  Clock::time_point next_idle_check_{};  // engine thread only: expiry looks at the sessions once a second
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;
