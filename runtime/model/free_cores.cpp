@@ -2,7 +2,6 @@
 
 #include <ATen/Parallel.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
