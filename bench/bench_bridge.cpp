@@ -161,6 +161,7 @@ OverheadSamples measure_overhead(const std::string& endpoint, const Options& o) 
     }
     const double round_trip = ms_since(t0);
     kvf_report report{};
+    report.struct_size = sizeof report;
     kvf_event_report(event, &report);
     kvf_event_free(event);
     if (i <= o.warmup) continue;

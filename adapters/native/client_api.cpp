@@ -7,6 +7,7 @@
 
 #include "action.h"
 #include "client.h"
+#include "sized_struct.h"
 
 struct kvf_client {
   std::unique_ptr<kvframe::client::Client> impl;
@@ -14,7 +15,10 @@ struct kvf_client {
 
 namespace {
 
+using kvframe::client::read_sized;
+using kvframe::client::size_is_valid;
 using kvframe::client::Status;
+using kvframe::client::write_sized;
 
 thread_local std::string t_last_error;
 
@@ -24,6 +28,14 @@ kvf_status report(const Status& status) {
 }
 
 kvf_status invalid(const char* message) { return report({KVF_ERR_INVALID_ARGUMENT, message}); }
+
+// KVF_ERR_INVALID_ARGUMENT (the last error says what to set) unless `sized`'s
+// struct_size is one some header declared.
+template <class T>
+kvf_status check_size(const T& sized, const char* type) {
+  std::string problem;
+  return size_is_valid(sized, type, &problem) ? KVF_OK : report({KVF_ERR_INVALID_ARGUMENT, problem});
+}
 
 // Runs `body` (returning kvf_status) with every exception turned into a status.
 template <class Body>
@@ -103,6 +115,7 @@ const char* kvf_status_name(kvf_status status) {
 
 kvf_client_params kvf_client_default_params(void) {
   kvf_client_params p{};
+  p.struct_size = sizeof p;
   p.endpoint = "tcp://127.0.0.1:5555";
   p.client_name = "kvframe-client";
   p.connect_timeout_ms = 5000;
@@ -114,9 +127,11 @@ kvf_status kvf_client_connect(const kvf_client_params* params, kvf_client** out)
   if (!out) return invalid("out is NULL");
   *out = nullptr;
   if (!params) return invalid("params is NULL");
+  if (kvf_status code = check_size(*params, "kvf_client_params"); code != KVF_OK) return code;
   return guarded([&] {
     auto client = std::make_unique<kvf_client>();
-    if (kvf_status code = report(kvframe::client::Client::connect(*params, &client->impl)); code != KVF_OK) {
+    const kvf_client_params whole = read_sized(*params, kvf_client_default_params());
+    if (kvf_status code = report(kvframe::client::Client::connect(whole, &client->impl)); code != KVF_OK) {
       return code;
     }
     *out = client.release();
@@ -140,11 +155,18 @@ const char* kvf_client_last_error(const kvf_client*) { return t_last_error.c_str
 
 kvf_status kvf_client_server_info(kvf_client* client, kvf_server_info* out) {
   if (!client || !out) return invalid("client or out is NULL");
-  return guarded([&] { return report(client->impl->server_info(out)); });
+  if (kvf_status code = check_size(*out, "kvf_server_info"); code != KVF_OK) return code;
+  return guarded([&] {
+    kvf_server_info info{};
+    const kvf_status code = report(client->impl->server_info(&info));
+    if (code == KVF_OK) write_sized(info, out);
+    return code;
+  });
 }
 
 kvf_session_params kvf_session_default_params(void) {
   kvf_session_params p{};
+  p.struct_size = sizeof p;
   p.game_id = "";
   p.mode = KVF_MODE_BLOCK;
   p.block_heads = -1;
@@ -155,7 +177,10 @@ kvf_session_params kvf_session_default_params(void) {
 
 kvf_status kvf_session_open(kvf_client* client, const kvf_session_params* params, kvf_session* out) {
   if (!client || !params || !out) return invalid("client, params or out is NULL");
-  return guarded([&] { return report(client->impl->open_session(*params, out)); });
+  if (kvf_status code = check_size(*params, "kvf_session_params"); code != KVF_OK) return code;
+  return guarded([&] {
+    return report(client->impl->open_session(read_sized(*params, kvf_session_default_params()), out));
+  });
 }
 
 kvf_status kvf_session_close(kvf_client* client, kvf_session session) {
@@ -176,6 +201,7 @@ kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint64_t fram
 
 kvf_query_params kvf_query_default_params(void) {
   kvf_query_params p{};
+  p.struct_size = sizeof p;
   p.kind = KVF_TASK_TEXT;
   p.npc_id = "";
   p.max_tokens = 64;
@@ -186,7 +212,11 @@ kvf_query_params kvf_query_default_params(void) {
 kvf_status kvf_query(kvf_client* client, kvf_session session, const kvf_query_params* params, kvf_callback callback,
                      void* user, uint64_t* request_id) {
   if (!client || !params) return invalid("client or params is NULL");
-  return guarded([&] { return report(client->impl->query(session, *params, callback, user, request_id)); });
+  if (kvf_status code = check_size(*params, "kvf_query_params"); code != KVF_OK) return code;
+  return guarded([&] {
+    const kvf_query_params whole = read_sized(*params, kvf_query_default_params());
+    return report(client->impl->query(session, whole, callback, user, request_id));
+  });
 }
 
 kvf_status kvf_poll(kvf_client* client, int32_t timeout_ms, kvf_event** out) {
@@ -224,15 +254,17 @@ int32_t kvf_event_superseded(const kvf_event* e) { return e && e->superseded ? 1
 
 kvf_status kvf_event_frame_ack(const kvf_event* e, kvf_frame_ack* out) {
   if (!e || !out) return invalid("event or out is NULL");
+  if (kvf_status code = check_size(*out, "kvf_frame_ack"); code != KVF_OK) return code;
   if (e->type != KVF_EVENT_FRAME_ACK) return KVF_ERR_NOT_FOUND;
-  *out = e->frame_ack;
+  write_sized(e->frame_ack, out);
   return KVF_OK;
 }
 
 kvf_status kvf_event_report(const kvf_event* e, kvf_report* out) {
   if (!e || !out) return invalid("event or out is NULL");
+  if (kvf_status code = check_size(*out, "kvf_report"); code != KVF_OK) return code;
   if (!e->has_report) return invalid("only a Result event carries a report");
-  *out = e->report;
+  write_sized(e->report, out);
   return KVF_OK;
 }
 

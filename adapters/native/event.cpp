@@ -54,6 +54,7 @@ std::string str(const flatbuffers::String* s) { return s ? s->str() : std::strin
 
 kvf_report report_from(const fb::Report* r, fb::StopReason stop, double round_trip_ms) {
   kvf_report out{};
+  out.struct_size = sizeof out;
   out.round_trip_ms = round_trip_ms;
   out.stop_reason = static_cast<int32_t>(stop);
   if (!r) return out;
@@ -109,7 +110,12 @@ kvf_event event_from_reply(const fb::Message& reply, kvf_session session, uint64
       e.type = KVF_EVENT_FRAME_ACK;
       e.frame_number = ack->frame_number();
       e.superseded = ack->superseded();
-      e.frame_ack = {ack->blocks_total(), ack->blocks_changed(), ack->blocks_removed(), ack->superseded() ? 1 : 0};
+      e.frame_ack = {};
+      e.frame_ack.struct_size = sizeof e.frame_ack;
+      e.frame_ack.blocks_total = ack->blocks_total();
+      e.frame_ack.blocks_changed = ack->blocks_changed();
+      e.frame_ack.blocks_removed = ack->blocks_removed();
+      e.frame_ack.superseded = ack->superseded() ? 1 : 0;
       break;
     }
     case fb::Body::Chunk: {

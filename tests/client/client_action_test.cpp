@@ -75,6 +75,7 @@ TEST(ClientAction, ReadsEveryTypeByPath) {
   ASSERT_EQ(kvf_event_type_of(e.get()), KVF_EVENT_RESULT) << kvf_event_text(e.get(), nullptr);
   EXPECT_EQ(std::string(kvf_event_action_json(e.get(), nullptr)), kAction);
   kvf_report report{};
+  report.struct_size = sizeof report;
   ASSERT_EQ(kvf_event_report(e.get(), &report), KVF_OK);
   EXPECT_EQ(report.stop_reason, 4);  // Complete
 

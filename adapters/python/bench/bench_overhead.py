@@ -113,16 +113,18 @@ def encode(value) -> bytes:
 # ---- the C ABI through ctypes ----------------------------------------------------------------
 
 
-class _ClientParams(ctypes.Structure):
-    _fields_ = [("endpoint", ctypes.c_char_p), ("client_name", ctypes.c_char_p),
+class _ClientParams(ctypes.Structure):  # kvf_client_params, field for field (tests/adapters checks)
+    _fields_ = [("struct_size", ctypes.c_uint32), ("endpoint", ctypes.c_char_p), ("client_name", ctypes.c_char_p),
                 ("connect_timeout_ms", ctypes.c_int32), ("request_timeout_ms", ctypes.c_int32),
                 ("server_public_key", ctypes.c_char_p), ("client_public_key", ctypes.c_char_p),
                 ("client_secret_key", ctypes.c_char_p), ("zmq_context", ctypes.c_void_p)]
 
 
-class _SessionParams(ctypes.Structure):
-    _fields_ = [("game_id", ctypes.c_char_p), ("rules_json", ctypes.c_char_p), ("mode", ctypes.c_int),
-                ("system_prompt", ctypes.c_char_p), ("context_tokens", ctypes.c_uint32)]
+class _SessionParams(ctypes.Structure):  # kvf_session_params, field for field
+    _fields_ = [("struct_size", ctypes.c_uint32), ("game_id", ctypes.c_char_p), ("rules_json", ctypes.c_char_p),
+                ("mode", ctypes.c_int), ("system_prompt", ctypes.c_char_p), ("context_tokens", ctypes.c_uint32),
+                ("block_heads", ctypes.c_int32), ("blend_ratio", ctypes.c_float),
+                ("block_temperature", ctypes.c_float)]
 
 
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)

@@ -87,13 +87,15 @@ extern "C" {
 #define KVF_API __attribute__((visibility("default")))
 #endif
 
-/* The C ABI's version. Before 1.0, MINOR changes when anything is added or
- * changed (the library's soname is MAJOR.MINOR: rebuild against the new
- * header); from 1.0 on, MAJOR when a layout or a meaning changes and MINOR
- * when something is only added. PATCH: fixes. */
+/* The C ABI's version. MINOR changes when something is added (a function, a
+ * field at the end of a struct, a status), PATCH for fixes; MAJOR (from 1.0
+ * on) when a layout or a meaning changes. KVF_ABI_VERSION is the library's
+ * soname (libkvframe_client.so.N): it changes only when a program built
+ * against an older header would break, never for an addition. */
 #define KVF_VERSION_MAJOR 0
-#define KVF_VERSION_MINOR 2
+#define KVF_VERSION_MINOR 3
 #define KVF_VERSION_PATCH 0
+#define KVF_ABI_VERSION 1
 #define KVF_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
 #define KVF_VERSION KVF_MAKE_VERSION(KVF_VERSION_MAJOR, KVF_VERSION_MINOR, KVF_VERSION_PATCH)
 
@@ -137,6 +139,16 @@ typedef enum kvf_status {
 /* Stable name of a status, e.g. "KVF_ERR_UNKNOWN_SESSION". */
 KVF_API const char* kvf_status_name(kvf_status status);
 
+/* Every params and out struct below begins with struct_size, the size of the
+ * caller's struct as its header declared it. The kvf_*_default_params()
+ * functions set it; on an out struct set it before the call
+ * (report.struct_size = sizeof report). The library reads and writes only
+ * that many bytes, so a program built against an older header, whose structs
+ * lack fields added since, keeps working: params it does not have take their
+ * defaults, and out fields it does not have are not written. A struct_size
+ * smaller than the struct had when struct_size came in (0.3.0) is
+ * KVF_ERR_INVALID_ARGUMENT. */
+
 typedef struct kvf_client kvf_client;
 typedef struct kvf_event kvf_event;
 typedef uint64_t kvf_session; /* 0 is never a session */
@@ -144,6 +156,7 @@ typedef uint64_t kvf_session; /* 0 is never a session */
 /* ---- connecting ---------------------------------------------------------- */
 
 typedef struct kvf_client_params {
+  uint32_t struct_size;          /* sizeof(kvf_client_params) */
   const char* endpoint;          /* default "tcp://127.0.0.1:5555" */
   const char* client_name;       /* sent in Hello, shown in the server's log; default "kvframe-client" */
   int32_t connect_timeout_ms;    /* kvf_client_connect waits this long for the server's HelloReply;
@@ -184,6 +197,7 @@ KVF_API const char* kvf_client_last_error(const kvf_client* client);
 
 /* What the server said in its HelloReply (empty strings before it did). */
 typedef struct kvf_server_info {
+  uint32_t struct_size; /* set to sizeof(kvf_server_info) before the call */
   char server_version[32];
   char model[128];
   uint64_t max_message_bytes;
@@ -197,6 +211,7 @@ KVF_API kvf_status kvf_client_server_info(kvf_client* client, kvf_server_info* o
 typedef enum kvf_mode { KVF_MODE_FULL = 0, KVF_MODE_PREFIX = 1, KVF_MODE_BLOCK = 2 } kvf_mode;
 
 typedef struct kvf_session_params {
+  uint32_t struct_size;       /* sizeof(kvf_session_params) */
   const char* game_id;        /* default "" */
   const char* rules_json;     /* json_blocker rules; NULL or "": the defaults */
   kvf_mode mode;              /* default KVF_MODE_BLOCK */
@@ -251,6 +266,7 @@ KVF_API kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint6
 typedef enum kvf_task_kind { KVF_TASK_TEXT = 0, KVF_TASK_NPC_ACTION = 1, KVF_TASK_COMMENTARY = 2 } kvf_task_kind;
 
 typedef struct kvf_query_params {
+  uint32_t struct_size;        /* sizeof(kvf_query_params) */
   kvf_task_kind kind;          /* default KVF_TASK_TEXT */
   const char* npc_id;          /* default "" */
   const char* instruction;     /* required */
@@ -303,6 +319,7 @@ KVF_API int32_t kvf_event_superseded(const kvf_event* event);
 /* Frame ack: what the frame changed, as text, against the frame applied before
  * it (docs/protocol.md, "FrameAck and Report"). All 0 when superseded. */
 typedef struct kvf_frame_ack {
+  uint32_t struct_size; /* set to sizeof(kvf_frame_ack) before the call */
   uint32_t blocks_total;
   uint32_t blocks_changed; /* changed + added + moved */
   uint32_t blocks_removed;
@@ -311,9 +328,10 @@ typedef struct kvf_frame_ack {
 /* KVF_ERR_NOT_FOUND when the event is not a frame ack. */
 KVF_API kvf_status kvf_event_frame_ack(const kvf_event* event, kvf_frame_ack* out);
 
-/* Result: where the time went (the protocol's Report). Plain fixed layout for
- * P/Invoke: doubles then int64s. */
+/* Result: where the time went (the protocol's Report). Fields are added at
+ * the end only; mirrors in other languages declare them in this order. */
 typedef struct kvf_report {
+  uint32_t struct_size; /* set to sizeof(kvf_report) before the call */
   double partition_ms, tokenize_ms, encode_ms, reposition_ms, query_prefill_ms;
   double first_token_ms, decode_ms, engine_ms, queue_ms, server_ms;
   double round_trip_ms; /* measured by the client: send to Result */

@@ -156,11 +156,13 @@ class Event {
   // A FrameAck's counts (nothing for other events).
   std::optional<kvf_frame_ack> frame_ack() const {
     kvf_frame_ack out{};
+    out.struct_size = sizeof out;
     if (kvf_event_frame_ack(e_, &out) != KVF_OK) return std::nullopt;
     return out;
   }
   std::optional<kvf_report> report() const {
     kvf_report out{};
+    out.struct_size = sizeof out;
     if (kvf_event_report(e_, &out) != KVF_OK) return std::nullopt;
     return out;
   }
@@ -420,6 +422,7 @@ class Client {
 
   Expected<kvf_server_info> server_info() const {
     kvf_server_info info{};
+    info.struct_size = sizeof info;
     if (Status status = Status::of_call(kvf_client_server_info(c_, &info)); !status) return status;
     return info;
   }

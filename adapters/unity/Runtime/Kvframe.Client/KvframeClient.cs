@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Runtime.InteropServices;
 using System.Threading.Tasks;
 
 namespace Kvframe.Client
@@ -42,10 +43,11 @@ namespace Kvframe.Client
 
         /// <summary>The C ABI version these bindings mirror: KVF_VERSION of kvframe_client.h
         /// (major * 10000 + minor * 100 + patch).</summary>
-        public const int BindingsVersion = 200;
+        public const int BindingsVersion = 300;
 
-        /// <summary>The loaded native library's version (kvf_version): check it equals
-        /// BindingsVersion at startup, or the structs these bindings pass may not match.</summary>
+        /// <summary>The loaded native library's version (kvf_version): check at startup that it is
+        /// at least BindingsVersion with the same major version. Every struct these bindings pass
+        /// carries its size, so a newer library reads them as the older layout they are.</summary>
         public static int NativeVersion { get { return NativeMethods.kvf_version(IntPtr.Zero, IntPtr.Zero, IntPtr.Zero); } }
 
         private KvframeClient(ClientHandle handle)
@@ -82,8 +84,9 @@ namespace Kvframe.Client
         /// <summary>What the server said in its hello (empty before it did, with a lazy connect).</summary>
         public KvframeServerInfo GetServerInfo()
         {
-            NativeMethods.ServerInfo info;
-            NativeMethods.Check(NativeMethods.kvf_client_server_info(handle, out info));
+            NativeMethods.ServerInfo info = new NativeMethods.ServerInfo();
+            info.struct_size = (uint)Marshal.SizeOf(typeof(NativeMethods.ServerInfo));
+            NativeMethods.Check(NativeMethods.kvf_client_server_info(handle, ref info));
             return new KvframeServerInfo(info);
         }
 
@@ -206,8 +209,9 @@ namespace Kvframe.Client
                 {
                     PendingQuery query = Find(requestId, true);
                     if (query == null) break;
-                    KvframeReport report;
-                    NativeMethods.kvf_event_report(evt, out report);
+                    KvframeReport report = new KvframeReport();
+                    report.StructSize = (uint)Marshal.SizeOf(typeof(KvframeReport));
+                    NativeMethods.kvf_event_report(evt, ref report);
                     UIntPtr actionLength;
                     IntPtr actionJson = NativeMethods.kvf_event_action_json(evt, out actionLength);
                     NativeMethods.Value root;

@@ -53,6 +53,8 @@ namespace Kvframe.Client
     [StructLayout(LayoutKind.Sequential)]
     public struct KvframeReport
     {
+        /// <summary>kvf_report's struct_size: the size of this struct, set before the native call.</summary>
+        internal uint StructSize;
         public double PartitionMs, TokenizeMs, EncodeMs, RepositionMs, QueryPrefillMs;
         public double FirstTokenMs, DecodeMs, EngineMs, QueueMs, ServerMs;
         /// <summary>Measured by the client: send to Result.</summary>

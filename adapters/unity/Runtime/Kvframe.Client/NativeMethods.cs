@@ -21,6 +21,7 @@ namespace Kvframe.Client
         [StructLayout(LayoutKind.Sequential)]
         internal struct ClientParams
         {
+            public uint struct_size;
             public IntPtr endpoint;
             public IntPtr client_name;
             public int connect_timeout_ms;
@@ -34,6 +35,7 @@ namespace Kvframe.Client
         [StructLayout(LayoutKind.Sequential)]
         internal struct SessionParams
         {
+            public uint struct_size;
             public IntPtr game_id;
             public IntPtr rules_json;
             public KvframeMode mode;
@@ -47,6 +49,7 @@ namespace Kvframe.Client
         [StructLayout(LayoutKind.Sequential)]
         internal struct QueryParams
         {
+            public uint struct_size;
             public KvframeTaskKind kind;
             public IntPtr npc_id;
             public IntPtr instruction;
@@ -67,6 +70,7 @@ namespace Kvframe.Client
         [StructLayout(LayoutKind.Sequential)]
         internal struct ServerInfo
         {
+            public uint struct_size;  // set before the call: Marshal.SizeOf(typeof(ServerInfo))
             [MarshalAs(UnmanagedType.ByValArray, SizeConst = 32)] public byte[] server_version;
             [MarshalAs(UnmanagedType.ByValArray, SizeConst = 128)] public byte[] model;
             public ulong max_message_bytes;
@@ -90,7 +94,7 @@ namespace Kvframe.Client
         [DllImport(Library)] internal static extern ClientParams kvf_client_default_params();
         [DllImport(Library)] internal static extern KvframeStatus kvf_client_connect(ref ClientParams p, out ClientHandle client);
         [DllImport(Library)] internal static extern void kvf_client_close(IntPtr client);
-        [DllImport(Library)] internal static extern KvframeStatus kvf_client_server_info(ClientHandle client, out ServerInfo info);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_client_server_info(ClientHandle client, ref ServerInfo info);
 
         [DllImport(Library)] internal static extern SessionParams kvf_session_default_params();
         [DllImport(Library)] internal static extern KvframeStatus kvf_session_open(ClientHandle client, ref SessionParams p, out ulong session);
@@ -116,7 +120,7 @@ namespace Kvframe.Client
         [DllImport(Library)] internal static extern KvframeStatus kvf_event_error_code(IntPtr evt);
         [DllImport(Library)] internal static extern uint kvf_event_chunk_seq(IntPtr evt);
         [DllImport(Library)] internal static extern int kvf_event_sentence_end(IntPtr evt);
-        [DllImport(Library)] internal static extern KvframeStatus kvf_event_report(IntPtr evt, out KvframeReport report);
+        [DllImport(Library)] internal static extern KvframeStatus kvf_event_report(IntPtr evt, ref KvframeReport report);
 
         [DllImport(Library)] internal static extern KvframeStatus kvf_event_action(IntPtr evt, out Value root);
         [DllImport(Library)] internal static extern KvframeValueType kvf_value_type_of(ref Value value);

@@ -29,7 +29,7 @@ public class Kvframe : ModuleRules
 		{
 			// UBT adds this directory to the module's rpath; the runtime dependencies stage it
 			// into packaged builds at the same relative path. Both names are staged: the
-			// binary records the library's SONAME (libkvframe_client.so.MAJOR.MINOR).
+			// binary records the library's SONAME (libkvframe_client.so.N, N = KVF_ABI_VERSION).
 			string Lib = Path.Combine(ThirdParty, "lib", "Linux", "x86_64-unknown-linux-gnu");
 			PublicAdditionalLibraries.Add(Path.Combine(Lib, "libkvframe_client.so"));
 			foreach (string File in Directory.Exists(Lib) ? Directory.GetFiles(Lib, "libkvframe_client.so*") : new string[0])
