@@ -45,6 +45,11 @@ def knob_args(setting):
     raise ValueError(f"unknown setting {setting!r}: heads:N, heads:all, blend:R or temp:T")
 
 
+def model_args(args):
+    """--model (and --threads) for both programs; none: their own defaults (the default model)."""
+    return (["--model", args.model] if args.model else []) + (["--threads", str(args.threads)] if args.threads else [])
+
+
 def run_json(cmd):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -56,7 +61,8 @@ def run_json(cmd):
 def moba(build, knob, tokens, args):
     d = run_json([os.path.join(build, "bench", "bench_game_frames"), "--tokens", str(tokens), "--frames",
                   str(args.frames), "--full-every", "1", "--prefix-every", str(args.frames + 1), "--max-tokens", "4",
-                  "--lora", args.lora, "--plot", "", "--json"] + knob)
+                  "--lora", args.lora, "--plot", "", "--json"] + model_args(args)
+                 + (["--drop", args.drop] if args.drop else []) + knob)
     if d is None:
         return None
     block, full, agree = d["modes"]["block"], d["modes"]["full"], d["agreement_block_full"]
@@ -67,7 +73,7 @@ def moba(build, knob, tokens, args):
 
 def holdem(build, knob, args):
     d = run_json([os.path.join(build, "tools", "kvframe-finetune"), "eval", "--lora", args.lora, "--data",
-                  args.holdem_data, "--limit", str(args.holdem_limit), "--modes", "full,block", "--json"] + knob)
+                  args.holdem_data, "--limit", str(args.holdem_limit), "--modes", "full,block", "--json"] + model_args(args) + knob)
     if d is None:
         return None
     full, block = d["modes"][0], d["modes"][1]
@@ -93,7 +99,7 @@ def plot(path, rows):
             for _, key, agreement in named:
                 for r in sorted(rows, key=lambda r: r[key]["tokens"] / r[key]["full_tokens"]):  # a line along cost
                     cost = 100 * r[key]["tokens"] / r[key]["full_tokens"]
-                    f.write(f'{cost:.3f} {100 * agreement(r):.2f} {r[key]["kl"]:.5f} "{r["label"]}"\n')
+                    f.write(f'{cost:.3f} {100 * agreement(r):.2f} {max(r[key]["kl"], 1e-6):.6f} "{r["label"]}"\n')
                 f.write("\n\n")
         styles = [(i, name) for i, (name, _, _) in enumerate(named)]
         agree = ", \\\n     ".join(
@@ -142,6 +148,9 @@ def main():
     p.add_argument("--holdem-data", default="build/train-default/holdem/heldout.jsonl",
                    help="held-out Hold'em decisions (scripts/train-default-adapter.sh makes them)")
     p.add_argument("--holdem-limit", type=int, default=95, help="first N decisions")
+    p.add_argument("--model", default="", help="GGUF model (default: the programs' default model)")
+    p.add_argument("--drop", default="", help="more paths for the MOBA rules to drop (bench_game_frames --drop)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads of each run (0: the programs' default)")
     p.add_argument("--plot", default="bench_fidelity.png", help="PNG plot (empty: none)")
     p.add_argument("--json", default="", help="also write the rows here")
     args = p.parse_args()

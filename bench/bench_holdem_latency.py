@@ -63,7 +63,8 @@ def main():
     parser.add_argument("--paces", default="0,300", help="pauses after each table event, ms (0: frame sent with the question)")
     parser.add_argument("--seeds", default="3001,3002,3003", help="one match per seed and pace")
     parser.add_argument("--hands", type=int, default=12, help="hands per match")
-    parser.add_argument("--plot", default="docs/plots/bench_holdem_latency.png", help="PNG to write ('' for none)")
+    parser.add_argument("--plot", default="bench_holdem_latency.png",
+                        help="PNG to write (default: in the current folder; '' for none)")
     parser.add_argument("extra", nargs="*", help="more kvframe-holdem options after --, e.g. -- --dtype fp32")
     args = parser.parse_args()
     paces = [int(p) for p in args.paces.split(",")]

@@ -91,7 +91,7 @@ struct Options {
   int players = 6;
   int history = 20;
   uint64_t seed = 1;
-  std::string plot_dir = "docs/plots";
+  std::string plot_dir = ".";
 };
 
 int fail(const rt::Error& error, const char* doing) {

@@ -68,7 +68,7 @@ def openblas_folder(build):
     return folder
 
 
-def start_server(serve, work, together, step, blas, threads):
+def start_server(serve, work, together, step, blas, threads, model=""):
     ready = os.path.join(work, f"ready-{together}-{step}-{blas}-{time.monotonic_ns()}")
     log = open(os.path.join(work, f"serve-{together}-{step}-{blas}.log"), "a")
     env = dict(os.environ)
@@ -76,7 +76,8 @@ def start_server(serve, work, together, step, blas, threads):
     if folder:
         env["LD_LIBRARY_PATH"] = folder + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     process = subprocess.Popen([serve, "--bind", "tcp://127.0.0.1:0", "--ready-file", ready, "--threads", str(threads),
-                                "--max-sessions-together", str(together), "--step-tokens", str(step)],
+                                "--max-sessions-together", str(together), "--step-tokens", str(step)]
+                               + (["--model", model] if model else []),
                                 stdout=log, stderr=log, env=env)
     deadline = time.time() + 120
     while not os.path.exists(ready):
@@ -178,7 +179,8 @@ def main():
     parser.add_argument("--hands", type=int, default=6, help="hands per match")
     parser.add_argument("--history", type=int, default=10, help="hands of history in the gamecore")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="server threads")
-    parser.add_argument("--plot", default=os.path.join(ROOT, "docs", "plots", "bench_serving.png"),
+    parser.add_argument("--model", default="", help="the server's GGUF model (default: its default model)")
+    parser.add_argument("--plot", default="bench_serving.png",
                         help="PNG to write ('' for none)")
     args = parser.parse_args()
     serve = os.path.join(args.build, "server", "kvframe-serve")
@@ -196,7 +198,7 @@ def main():
     rows = []
     for n in counts:
         for t, step, blas in configs:  # alternating: every configuration meets the same load
-            server, endpoint = start_server(serve, work, t, step, blas, args.threads)
+            server, endpoint = start_server(serve, work, t, step, blas, args.threads, args.model)
             try:
                 wall, latencies, rates, encoded, caster_ms = play(holdem, endpoint, n, args.hands, args.history, work,
                                                          f"m{n}-t{t}-s{step}-{blas}", casters)

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   int64_t context = 1024, max_tokens = 64;
   int64_t blocks = 20, block_tokens = 35;  // a Hold'em decision's changed blocks, about
   int reps = 2;
-  std::string plot = "docs/plots/bench_sessions.png";
+  std::string plot = "bench_sessions.png";
   CLI::App app{"Several sessions' answers decoded together (one pass a step for all) vs one session after another."};
   kb::add_engine_options(app, engine_options);
   app.add_option("--sessions", counts, "session counts to measure")->delimiter(',')->capture_default_str();

@@ -38,7 +38,7 @@ struct Options {
   int frames = 4;
   double moba_scale = 0.05;
   int holdem_history = 10;
-  std::string plot_dir = "docs/plots";
+  std::string plot_dir = ".";
 };
 
 struct Run {

@@ -241,7 +241,7 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="threads for both (default: all cores)")
     parser.add_argument("--max-tokens", type=int, default=32, help="most tokens of an action")
     parser.add_argument("--context", type=int, default=8192, help="context tokens for both")
-    parser.add_argument("--plot", default=os.path.join(ROOT, "docs", "plots", "bench_game_peer.png"),
+    parser.add_argument("--plot", default="bench_game_peer.png",
                         help="PNG to write (empty: none)")
     parser.add_argument("--json", default="", help="also write every frame's figures to this JSON file")
     args = parser.parse_args()
