@@ -1,9 +1,9 @@
 // Decoding steps replayed from CUDA graphs. A step of one token is a few
 // dozen small kernels a layer; launched eagerly through libtorch, the host's
 // overhead can outlast the GPU's work (reading the weights once), and the
-// step then runs at the host's pace (docs/gpu.md: at 32K tokens on H200s,
-// eager steps took 7.5-13.8 ms from one machine to the next, replayed ones
-// 7.1-8.0 ms). Captured once into a graph, the step is one launch.
+// step then runs at the host's pace, which varies from one machine to the
+// next far more than a replayed step does (docs/measured.md, "H200").
+// Captured once into a graph, the step is one launch.
 //
 // A graph is bound to one cache's buffers and serves every step into it:
 // the token, its RoPE row, the entry it is written to and how many entries

@@ -1,18 +1,8 @@
 // Why PCRE2 and not a hand-written splitter (llama.cpp hand-writes its
-// gpt2 / llama3 splits): measured, the hand-written one wins too little.
-// Both variants gave identical ids. encode() with the SmolLM2 vocabulary on
-// a shared 2-core x86 box, GCC 12 -O2; each figure the fastest of 3 runs,
-// each run the median of 9 encodes:
-//
-//                                  PCRE2 10.42 JIT       hand-written (Unicode 14 table)
-//   100 KB MOBA frame, smollm     3.4 ms  13.5 M tok/s    2.5 ms  18.1 M tok/s
-//   100 KB MOBA frame, llama3     2.8 ms  16.1 M tok/s    2.6 ms  17.7 M tok/s
-//   100 KB English prose, smollm  6.1 ms   3.7 M tok/s    6.2 ms   3.6 M tok/s
-//   100 KB English prose, llama3  4.1 ms   5.6 M tok/s    3.9 ms   5.9 M tok/s
-//   split alone, MOBA frame       48 MB/s                 84 MB/s
-//
-// BPE dominates on prose and the JSON gap is 1 ms per 100 KB, thousands of
-// times less than the model's prefill of those tokens; in exchange PCRE2 runs
+// gpt2 / llama3 splits): measured, the hand-written one wins too little
+// (docs/measured.md, "Pre-tokenizer"; both gave identical ids). BPE
+// dominates on prose, and on JSON the split's gap is thousands of times
+// less than the model's prefill of those tokens; in exchange PCRE2 runs
 // the regexes exactly as tokenizer.json writes them, folds case as Oniguruma
 // does ("'ſ"), and keeps no generated Unicode table or per-model split code
 // in the tree.

@@ -4,20 +4,21 @@
 // Each step fixes a slowdown measured on this project's machines:
 //  1. OpenBLAS picks its matmul kernels from the CPU model when it is loaded.
 //     On virtual machines that mask the model it falls back to the SSE3
-//     "Prescott" kernels: 18 GFLOP/s instead of 57 (Haswell kernels) to 200+
-//     (SkylakeX kernels) for a 2048^3 fp32 matmul on 2 cores here. When that
+//     "Prescott" kernels, several times slower than the AVX2 or AVX-512 ones
+//     the CPU can run (docs/measured.md, "CPU process settings"). When that
 //     happened and the CPU has AVX2 or AVX-512, the process re-executes itself
 //     once with OPENBLAS_CORETYPE set (OpenBLAS reads it only when loaded).
 //  2. GOMP_SPINCOUNT=100000 (set in that same re-execution when unset):
 //     OpenMP threads spin tens of microseconds before sleeping, so a decoding
 //     step's short parallel regions find them awake, yet they sleep before
-//     they starve other threads (libgomp's default spins ~3x longer;
-//     OMP_WAIT_POLICY=passive, used before, made decode 8% slower).
+//     they starve other threads (libgomp's default spins longer;
+//     OMP_WAIT_POLICY=passive, used before, decoded slower).
 //     scripts/setup.sh selects Debian's OpenMP build of OpenBLAS, which runs
-//     on these same libgomp threads: 2.1-3.0x faster than the pthread build,
-//     whose pool of its own spins beside libgomp's, for a process with the
-//     cores to itself; slower when several multi-threaded processes share
-//     the cores (docs/runtime.md, "CPU speed": give each fewer threads).
+//     on these same libgomp threads: faster than the pthread build, whose
+//     pool of its own spins beside libgomp's, for a process with the cores
+//     to itself; slower when several multi-threaded processes share the cores
+//     (docs/runtime.md, "CPU speed": give each fewer threads). The figures:
+//     docs/measured.md.
 //  3. Freed activation buffers stay in the heap (mallopt) instead of going
 //     back to the OS, so the next forward pass does not page-fault them in anew.
 //  4. libtorch's intra-op threads = `threads`; when 0, OMP_NUM_THREADS if set,
