@@ -212,7 +212,8 @@ class BlockContext final : public KvContext {
     // A block's KV depends on what it was encoded after: the prefix, or
     // nothing, and on the temperature its keys were scaled by. Keys carry
     // that, the mode, the model and the cache scope.
-    uint64_t seeds[5] = {engine_.fingerprint(), 0x626c6f636bull /* "block" */, 0, params_.cache_scope, 0};
+    const uint64_t model = engine_.fingerprint(params_.adapter.value_or(engine_.default_adapter()).get());
+    uint64_t seeds[5] = {model, 0x626c6f636bull /* "block" */, 0, params_.cache_scope, 0};
     if (params_.blocks_after_prefix) seeds[2] = XXH3_64bits(prefix.data(), prefix.size() * sizeof(TokenId));
     if (params_.block_temperature != 1) std::memcpy(&seeds[4], &params_.block_temperature, sizeof(float));
     context_id_ = XXH3_64bits(seeds, sizeof(seeds));

@@ -29,6 +29,7 @@ struct Engine::Impl {
   std::optional<ChatTemplate> chat_template;
   kv_diff::BlockStore store;
   uint64_t fingerprint = 0;
+  std::shared_ptr<LoraAdapter> default_adapter;
   std::vector<TokenId> stop_tokens;  // eos and the template's end of turn
   SchemaCache schemas;               // over the tokenizer, ended by stop_tokens
 };
@@ -71,8 +72,10 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, Tok
       default_stop_tokens(tokenizer, chat_template ? chat_template->end_of_turn() : std::string());
   auto vocabulary = token_vocabulary(tokenizer, stops);
   // Built in place: the store holds a mutex and cannot move.
+  std::shared_ptr<LoraAdapter> default_adapter = model->adapter();
   std::unique_ptr<Impl> impl(new Impl{std::move(model), std::move(tokenizer), std::move(chat_template),
-                                      kv_diff::BlockStore(params.cache_bytes), fingerprint, std::move(stops),
+                                      kv_diff::BlockStore(params.cache_bytes), fingerprint,
+                                      std::move(default_adapter), std::move(stops),
                                       SchemaCache(std::move(vocabulary))});
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
@@ -83,12 +86,24 @@ const std::optional<ChatTemplate>& Engine::chat_template() const { return impl_-
 kv_diff::BlockStore& Engine::store() { return impl_->store; }
 uint64_t Engine::fingerprint() const { return impl_->fingerprint; }
 
+uint64_t Engine::fingerprint(const LoraAdapter* adapter) const {
+  return adapter == impl_->default_adapter.get() ? impl_->fingerprint : impl_->model->context_fingerprint(adapter);
+}
+
+const std::shared_ptr<LoraAdapter>& Engine::default_adapter() const { return impl_->default_adapter; }
+
 Status Engine::set_adapter(std::shared_ptr<LoraAdapter> adapter) {
-  if (auto failed = impl_->model->set_adapter(std::move(adapter))) return failed;
+  if (auto failed = impl_->model->set_adapter(adapter)) return failed;
+  impl_->default_adapter = std::move(adapter);
   const uint64_t fingerprint = impl_->model->context_fingerprint();
   if (fingerprint != impl_->fingerprint) impl_->store.clear();
   impl_->fingerprint = fingerprint;
   return std::nullopt;
+}
+
+Status Engine::use_adapter(const std::shared_ptr<LoraAdapter>& adapter) {
+  if (impl_->model->adapter() == adapter) return std::nullopt;
+  return impl_->model->set_adapter(adapter);
 }
 const std::vector<TokenId>& Engine::stop_tokens() const { return impl_->stop_tokens; }
 SchemaCache& Engine::schemas() { return impl_->schemas; }

@@ -70,6 +70,23 @@ struct RunningQuery {
   GenerateStats stats;
 };
 
+// The session's adapter applied while it lives, the engine's default again
+// after: outside a session's calls the model runs the default adapter, and
+// sessions with different adapters take turns on it. The adapter's shape was
+// checked when the session opened, so switching cannot fail here.
+class AdapterInUse {
+ public:
+  AdapterInUse(Engine& engine, const SessionParams& params) : engine_(engine) {
+    engine_.use_adapter(*params.adapter);
+  }
+  ~AdapterInUse() { engine_.use_adapter(engine_.default_adapter()); }
+  AdapterInUse(const AdapterInUse&) = delete;
+  AdapterInUse& operator=(const AdapterInUse&) = delete;
+
+ private:
+  Engine& engine_;
+};
+
 // What Session::warm() and warm_step() encoded of the current frame.
 struct WorkAhead {
   int64_t blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0, tokens_encoded = 0;
@@ -140,7 +157,11 @@ struct Session::Impl {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
-Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionParams& params) {
+Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionParams& requested) {
+  SessionParams params = requested;
+  if (!params.adapter) params.adapter = engine.default_adapter();
+  if (auto failed = engine.use_adapter(*params.adapter)) return *failed;  // the shape checked once, here
+  AdapterInUse adapter(engine, params);
   if (auto bad = json_blocker::check_rules(params.rules)) {
     return Error{ErrorCode::kInvalidArgument, "bad block rules: " + bad->to_string()};
   }
@@ -176,13 +197,25 @@ json_blocker::Result<json_blocker::FrameDiff> Session::update_patch(std::string_
   return impl_->accepted(impl_->stream.push_patch(patch, format));
 }
 
-Status Session::warm() { return impl_->warm(); }
+Status Session::warm() {
+  AdapterInUse adapter(impl_->engine, impl_->params);
+  return impl_->warm();
+}
 
-Result<int64_t> Session::warm_step(int64_t max_tokens) { return impl_->warm_step(max_tokens); }
+Result<int64_t> Session::warm_step(int64_t max_tokens) {
+  AdapterInUse adapter(impl_->engine, impl_->params);
+  return impl_->warm_step(max_tokens);
+}
 
-Result<Answer> Session::query(const Task& task) { return impl_->query(task); }
+Result<Answer> Session::query(const Task& task) {
+  AdapterInUse adapter(impl_->engine, impl_->params);
+  return impl_->query(task);
+}
 
-std::vector<Result<Answer>> Session::query_batch(const std::vector<Task>& tasks) { return impl_->query_batch(tasks); }
+std::vector<Result<Answer>> Session::query_batch(const std::vector<Task>& tasks) {
+  AdapterInUse adapter(impl_->engine, impl_->params);
+  return impl_->query_batch(tasks);
+}
 
 // Everything about one task that can be checked before any model work: its
 // limits, its schema, and whether it fits the context.
@@ -340,6 +373,32 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
       }
     }
   }
+  // Sessions of different adapters never share a pass: each adapter's tasks
+  // are answered together, one adapter after another.
+  std::vector<std::vector<size_t>> by_adapter;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const LoraAdapter* adapter = tasks[i].session->impl_->params.adapter->get();
+    auto same = std::find_if(by_adapter.begin(), by_adapter.end(), [&](const std::vector<size_t>& group) {
+      return tasks[group.front()].session->impl_->params.adapter->get() == adapter;
+    });
+    if (same == by_adapter.end()) {
+      by_adapter.push_back({i});
+    } else {
+      same->push_back(i);
+    }
+  }
+  if (by_adapter.size() > 1) {
+    results.assign(tasks.size(), Result<Answer>(Error{ErrorCode::kBackend, "not answered"}));
+    for (const std::vector<size_t>& group : by_adapter) {
+      std::vector<SessionTask> part;
+      for (size_t i : group) part.push_back(tasks[i]);
+      std::vector<Result<Answer>> answers = query_together(part);
+      for (size_t k = 0; k < group.size(); ++k) results[group[k]] = std::move(answers[k]);
+    }
+    return results;
+  }
+  Impl& first = *tasks.front().session->impl_;
+  AdapterInUse adapter(first.engine, first.params);
   // Each session's frame, one after another (a task that cannot start fails
   // alone), then every final block in one pass (Model::forward_sequences).
   std::vector<std::unique_ptr<RunningQuery>> runs(tasks.size());

@@ -278,10 +278,12 @@ Result<std::unique_ptr<Model>> Model::random_here(const ModelConfig& config, con
   }
 }
 
-uint64_t Model::context_fingerprint() const {
+uint64_t Model::context_fingerprint() const { return context_fingerprint(impl_->adapter.get()); }
+
+uint64_t Model::context_fingerprint(const LoraAdapter* applied) const {
   const ModelConfig& c = impl_->config;
   uint64_t adapter = impl_->merged_adapter;
-  if (impl_->adapter && impl_->adapts(PromptPart::kContext)) adapter ^= impl_->adapter->fingerprint();
+  if (applied && applied->params().scope == LoraScope::kAll) adapter ^= applied->fingerprint();
   const std::string text = c.arch + "|" + c.name + "|" + std::to_string(c.n_layer) + "|" + std::to_string(c.n_embd) +
                            "|" + std::to_string(c.n_head) + "|" + std::to_string(c.n_head_kv) + "|" +
                            std::to_string(c.head_dim) + "|" + std::to_string(c.n_ff) + "|" +

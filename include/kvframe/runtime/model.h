@@ -166,8 +166,10 @@ class Model {
   at::Device device() const;
   at::ScalarType dtype() const;
   // What KV computed for the prompt's context depends on: the shape, weights'
-  // name, dtype, and an adapter that changes the context (scope kAll, or merged).
+  // name, dtype, and an adapter that changes the context (scope kAll, or
+  // merged): the one applied now, or `adapter` when it would be.
   uint64_t context_fingerprint() const;
+  uint64_t context_fingerprint(const LoraAdapter* adapter) const;
 
   // The adapter applied on the fly (null: none). set_adapter replaces it
   // (null removes it); kInvalidArgument when it was made for another shape.

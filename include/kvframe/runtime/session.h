@@ -83,14 +83,26 @@ class Engine {
   SchemaCache& schemas();
   // Identifies model weights + shape (+ an adapter that changes block KV)
   // for block keys: sessions of different engines never share a store entry
-  // by accident (Model::context_fingerprint).
+  // by accident (Model::context_fingerprint). fingerprint() is that of
+  // sessions running the default adapter; fingerprint(adapter) of those
+  // running `adapter` (null: none). Sessions whose adapters change only the
+  // query (scope kQuery) get the base model's, so they share block KV.
   uint64_t fingerprint() const;
-  // Replaces the model's LoRA adapter (null: none); kvframe-finetune swaps in
-  // the one it trains. When block KV changes with it (scope kAll) the store
-  // is emptied and the fingerprint changes: sessions opened afterwards never
-  // read KV of the old adapter (sessions opened before keep what they hold).
+  uint64_t fingerprint(const LoraAdapter* adapter) const;
+  // The adapter sessions run when their params name none: the one the model
+  // was loaded with (ModelParams::lora), or set_adapter's (null: none).
+  const std::shared_ptr<LoraAdapter>& default_adapter() const;
+  // Replaces the default adapter (null: none); kvframe-finetune swaps in the
+  // one it trains. When block KV changes with it (scope kAll) the store is
+  // emptied and the fingerprint changes: sessions opened afterwards never
+  // read KV of the old adapter (sessions opened before keep theirs).
   // kInvalidArgument for an adapter of another model shape.
   Status set_adapter(std::shared_ptr<LoraAdapter> adapter);
+  // Makes the model apply `adapter` (null: none) from now on: a session
+  // switches to its own before it runs the model, so sessions with
+  // different adapters take turns on one model, never sharing a pass.
+  // Cheap when it is already applied. kInvalidArgument for another shape.
+  Status use_adapter(const std::shared_ptr<LoraAdapter>& adapter);
   // Where answers end unless a task says otherwise: the tokenizer's eos and
   // the chat template's end-of-turn token (default_stop_tokens).
   const std::vector<TokenId>& stop_tokens() const;
@@ -156,6 +168,13 @@ struct SessionParams {
   // context keep their keys. Free at query time (the keys are scaled once,
   // when a block is encoded). 1: off. kInvalidArgument outside [0.25, 4].
   float block_temperature = 1;
+  // The LoRA adapter this session's model runs with (lora.h): unset, the
+  // engine's default_adapter(); a null pointer, none (the base model). One
+  // of scope kQuery changes only the final block and the answer, so the
+  // session reads the same block KV as sessions with any other such adapter
+  // or none; one of scope kAll gets block KV of its own (keyed by its
+  // fingerprint). kInvalidArgument at open for an adapter of another shape.
+  std::optional<std::shared_ptr<LoraAdapter>> adapter;
   // block mode: the block store scope (kv_diff/block_store.h) this session
   // reads and fills. Sessions of different scopes never reuse each other's
   // blocks, so none can tell from a cache hit, or its timing, what another
