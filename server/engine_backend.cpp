@@ -15,13 +15,9 @@ namespace {
 namespace rt = runtime;
 
 BackendError from_runtime(const rt::Error& error) {
-  switch (error.code) {
-    case rt::ErrorCode::kContextFull: return {fb::ErrorCode::ContextFull, error.message};
-    case rt::ErrorCode::kInvalidArgument: return {fb::ErrorCode::BadRequest, error.message};
-    case rt::ErrorCode::kBadSchema: return {fb::ErrorCode::BadRequest, error.message};
-    case rt::ErrorCode::kUnsatisfiable: return {fb::ErrorCode::Unsatisfiable, error.message};
-    default: return {fb::ErrorCode::Engine, error.to_string()};
-  }
+  const fb::ErrorCode code = wire_code(error.code);
+  // The client's own mistakes read as they are; the engine's keep the runtime's code name.
+  return {code, code == fb::ErrorCode::Engine ? error.to_string() : error.message};
 }
 
 BackendError from_json_blocker(const json_blocker::Error& error) {
@@ -123,13 +119,56 @@ BackendError unknown_session(uint64_t id) {
 
 }  // namespace
 
-EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine)
-    : engine_(std::move(engine)), least_query_ms_(one_step_ms(engine_->model())) {}
+fb::ErrorCode wire_code(rt::ErrorCode code) {
+  switch (code) {
+    case rt::ErrorCode::kContextFull: return fb::ErrorCode::ContextFull;
+    case rt::ErrorCode::kInvalidArgument:
+    case rt::ErrorCode::kBadSchema: return fb::ErrorCode::BadRequest;
+    case rt::ErrorCode::kUnsatisfiable: return fb::ErrorCode::Unsatisfiable;
+    case rt::ErrorCode::kDeviceUnavailable: return fb::ErrorCode::Unsupported;
+    // Files, formats and libtorch: the engine's trouble, not the request's.
+    case rt::ErrorCode::kIo:
+    case rt::ErrorCode::kTruncated:
+    case rt::ErrorCode::kBadMagic:
+    case rt::ErrorCode::kUnsupportedVersion:
+    case rt::ErrorCode::kCorrupt:
+    case rt::ErrorCode::kUnsupportedType:
+    case rt::ErrorCode::kUnsupportedArch:
+    case rt::ErrorCode::kMissingKey:
+    case rt::ErrorCode::kWrongKeyType:
+    case rt::ErrorCode::kMissingTensor:
+    case rt::ErrorCode::kShapeMismatch:
+    case rt::ErrorCode::kUnknownTemplate:
+    case rt::ErrorCode::kTokenizer:
+    case rt::ErrorCode::kBackend: return fb::ErrorCode::Engine;
+  }
+  return fb::ErrorCode::Internal;  // not a runtime code: a bug
+}
+
+EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine,
+                             std::map<std::string, std::shared_ptr<rt::LoraAdapter>> adapters)
+    : engine_(std::move(engine)), adapters_(std::move(adapters)), least_query_ms_(one_step_ms(engine_->model())) {
+  if (engine_->default_adapter() && default_adapter_name() == "default") {
+    adapters_["default"] = engine_->default_adapter();
+  }
+}
+
+std::string EngineBackend::default_adapter_name() const {
+  const std::shared_ptr<rt::LoraAdapter>& fallback = engine_->default_adapter();
+  if (!fallback) return "none";
+  for (const auto& [name, adapter] : adapters_) {
+    if (adapter == fallback) return name;
+  }
+  return "default";
+}
 EngineBackend::~EngineBackend() = default;
 
 BackendInfo EngineBackend::info() const {
   const rt::ModelConfig& config = engine_->model().config();
-  return {config.name.empty() ? config.arch : config.name, static_cast<uint32_t>(config.n_ctx_train), least_query_ms_};
+  BackendInfo info{config.name.empty() ? config.arch : config.name, static_cast<uint32_t>(config.n_ctx_train),
+                   least_query_ms_, {}, default_adapter_name()};
+  for (const auto& named : adapters_) info.adapters.push_back(named.first);
+  return info;
 }
 
 rt::Session* EngineBackend::find(uint64_t session_id) {
@@ -147,6 +186,16 @@ BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConf
   params.blend_ratio = config.blend_ratio;
   params.block_temperature = config.block_temperature;
   if (!config.cache_scope.empty()) params.cache_scope = store_scope(config.cache_scope);
+  // Empty: the engine's default adapter (SessionParams::adapter left unset).
+  if (config.adapter == "none") {
+    params.adapter = std::shared_ptr<rt::LoraAdapter>();
+  } else if (!config.adapter.empty()) {
+    auto named = adapters_.find(config.adapter);
+    if (named == adapters_.end()) {
+      return BackendError{fb::ErrorCode::UnknownAdapter, "no adapter named '" + config.adapter + "' is loaded"};
+    }
+    params.adapter = named->second;
+  }
   try {
     auto session = rt::Session::open(*engine_, params);
     if (!session) return from_runtime(session.error());

@@ -53,6 +53,7 @@ RequestHandler::RequestHandler(Backend& backend, HandlerParams params, Log& log)
       instance_id_(random_instance_id()) {
   const BackendInfo info = backend_.info();
   model_ = info.model;
+  adapters_ = {info.adapters, info.default_adapter};
   max_context_ = params_.max_context != 0 ? params_.max_context : info.max_context;
   params_.default_context = std::min(params_.default_context, max_context_);
 }
@@ -154,8 +155,24 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
                             "block_temperature", "0.25 .. 4 (1: off)");
   }
   if (bad_knob) return RequestError{fb::ErrorCode::BadRequest, *bad_knob, request_id, 0};
+  if (auto unknown = resolve_adapter(open.config.adapter)) {
+    return RequestError{fb::ErrorCode::UnknownAdapter, *unknown, request_id, 0};
+  }
   open.config.cache_scope = cache_scope_of(peer.principal);
   return std::nullopt;
+}
+
+std::optional<std::string> RequestHandler::resolve_adapter(std::string& adapter) const {
+  if (adapter.empty()) adapter = adapters_.default_adapter;
+  if (adapter == "none") return std::nullopt;
+  if (std::find(adapters_.adapters.begin(), adapters_.adapters.end(), adapter) != adapters_.adapters.end()) {
+    return std::nullopt;
+  }
+  std::string loaded;
+  for (const std::string& name : adapters_.adapters) loaded += name + ", ";
+  return "OpenSession.adapter is '" + adapter + "'; this server has " + loaded +
+         "none (the base model) and empty (its default, " + adapters_.default_adapter +
+         "); start it with --adapter " + adapter + "=FILE to serve that one";
 }
 
 std::string RequestHandler::cache_scope_of(const std::string& principal) const {
@@ -167,7 +184,8 @@ flatbuffers::DetachedBuffer RequestHandler::hello_reply(uint64_t request_id) con
   const fb::AttentionMode default_mode = serves(fb::AttentionMode::Block) ? fb::AttentionMode::Block
                                                                           : params_.modes.front();
   return replies::hello(request_id, {params_.server_version, model_, &params_.modes, default_mode,
-                                     params_.limits.max_message_bytes, max_context_, instance_id_});
+                                     params_.limits.max_message_bytes, max_context_, instance_id_,
+                                     &adapters_.adapters, adapters_.default_adapter});
 }
 
 flatbuffers::DetachedBuffer RequestHandler::stats_reply(uint64_t request_id, const Peer& peer) const {

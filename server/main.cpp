@@ -16,6 +16,7 @@
 
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/default_model.h"
+#include "kvframe/server/adapter_set.h"
 #include "kvframe/server/curve_keys.h"
 #include "kvframe/server/engine_backend.h"
 #include "kvframe/server/ping.h"
@@ -90,6 +91,7 @@ struct Options {
   std::string device = "cpu";
   std::string dtype;
   std::string lora = "auto";
+  std::vector<std::string> adapters;
   bool lora_merge = false;
   int threads = 0;
   std::string curve_secret;
@@ -290,8 +292,12 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
-  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
-                                   "default model)")->capture_default_str();
+  app.add_option("--lora", o.lora, "the LoRA adapter of sessions that name none: a file, a --adapter NAME, none, "
+                                   "or auto (kvframe's block-tuned adapter with the default model)")
+      ->capture_default_str();
+  app.add_option("--adapter", o.adapters, "a LoRA adapter sessions may name in OpenSession: NAME=FILE (repeat for "
+                                          "several). With the default model kvframe's own are there already, under "
+                                          "their game's name (holdem, ...; block: the block-tuned one)");
   app.add_flag("--lora-merge", o.lora_merge, "merge the adapter into the weights (scope 'all' adapters only)");
   app.add_option("--curve-secret", o.curve_secret, "server's CURVE secret key file (Z85; from --gen-keys): encrypts");
   app.add_option("--curve-allow", o.curve_allow, "allowed client public keys, Z85, one per line ('#' lines are comments)")
@@ -354,15 +360,25 @@ int main(int argc, char** argv) {
                           {"allowed_clients", std::to_string(curve->allowed_clients.size())}});
   }
 
+  auto adapter_files = srv::adapter_files(o.adapters, o.model);
+  if (!adapter_files) {
+    log.error("bad --adapter", {{"reason", adapter_files.error().message}});
+    return kConfigError;
+  }
+  auto named_file = adapter_files->find(o.lora);
+  const std::string default_adapter =
+      named_file != adapter_files->end() ? named_file->second : rt::resolve_lora(o.lora, o.model);
   rt::ModelParams model_params;
   model_params.device = o.device;
   model_params.dtype = o.dtype;
-  model_params.lora = rt::resolve_lora(o.lora, o.model);
+  // Merged, the default adapter is part of the weights; otherwise it is one
+  // of the adapters sessions switch between, set after the load.
+  model_params.lora = o.lora_merge ? default_adapter : "";
   model_params.lora_merge = o.lora_merge;
   rt::EngineParams engine_params;
   engine_params.cache_bytes = o.cache_mb << 20;
   log.info("loading model", {{"model", o.model},
-                             {"lora", model_params.lora.empty() ? "none" : model_params.lora},
+                             {"lora", default_adapter.empty() ? "none" : default_adapter},
                              {"device", o.device},
                              {"cpu", rt::cpu_backend_description()}});
   auto loaded = rt::Engine::load(o.model, model_params, engine_params);
@@ -376,7 +392,14 @@ int main(int argc, char** argv) {
     log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
   }
   (*loaded)->store().set_scope_budget((o.quota_store_mb >= 0 ? o.quota_store_mb : o.cache_mb / 2) << 20);
-  srv::EngineBackend backend(std::move(loaded).value());
+  auto adapters = srv::load_adapters(**loaded, *adapter_files, o.lora_merge ? "" : default_adapter);
+  if (!adapters) {
+    log.error("cannot load a LoRA adapter", {{"reason", adapters.error().message},
+                                            {"next", "check --adapter and --lora: files kvframe-finetune wrote for this model"}});
+    return kConfigError;
+  }
+  log.info("adapters", {{"names", srv::adapter_names(*adapters)}, {"default", o.lora}});
+  srv::EngineBackend backend(std::move(loaded).value(), std::move(*adapters));
 
   srv::ServerParams params;
   params.bind = o.bind;

@@ -18,7 +18,9 @@ Buffer hello(uint64_t request_id, const HelloFields& f) {
   flatbuffers::FlatBufferBuilder b(256);
   auto body = fb::CreateHelloReply(b, b.CreateString(f.server_version.data(), f.server_version.size()),
                                    b.CreateString(f.model.data(), f.model.size()), b.CreateVector(*f.modes),
-                                   f.default_mode, f.max_message_bytes, f.max_context, f.instance_id);
+                                   f.default_mode, f.max_message_bytes, f.max_context, f.instance_id,
+                                   b.CreateVectorOfStrings(*f.adapters),
+                                   b.CreateString(f.default_adapter.data(), f.default_adapter.size()));
   return finish(b, request_id, body);
 }
 

@@ -21,6 +21,8 @@ struct HelloFields {
   uint64_t max_message_bytes;
   uint32_t max_context;
   uint64_t instance_id;
+  const std::vector<std::string>* adapters;
+  std::string_view default_adapter;
 };
 Buffer hello(uint64_t request_id, const HelloFields& fields);
 

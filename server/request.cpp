@@ -32,6 +32,7 @@ Parsed open_session(uint64_t id, const fb::OpenSession& m) {
   open.config.block_heads = m.block_heads();
   open.config.blend_ratio = m.blend_ratio();
   open.config.block_temperature = m.block_temperature();
+  open.config.adapter = text_of(m.adapter());
   const std::string rules = text_of(m.rules_json());
   if (!rules.empty()) {
     auto parsed = json_blocker::parse_rules(rules);

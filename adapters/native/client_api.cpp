@@ -100,6 +100,7 @@ const char* kvf_status_name(kvf_status status) {
     KVF_NAME(KVF_ERR_UNSATISFIABLE)
     KVF_NAME(KVF_ERR_QUOTA_EXCEEDED)
     KVF_NAME(KVF_ERR_STALE_BASE)
+    KVF_NAME(KVF_ERR_UNKNOWN_ADAPTER)
     KVF_NAME(KVF_ERR_TIMEOUT)
     KVF_NAME(KVF_ERR_DISCONNECTED)
     KVF_NAME(KVF_ERR_INVALID_ARGUMENT)
@@ -172,6 +173,7 @@ kvf_session_params kvf_session_default_params(void) {
   p.block_heads = -1;
   p.blend_ratio = -1;
   p.block_temperature = -1;
+  p.adapter = "";
   return p;
 }
 

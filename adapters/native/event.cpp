@@ -36,6 +36,7 @@ constexpr SameCode kSameCodes[] = {
     {fb::ErrorCode::Unsatisfiable, KVF_ERR_UNSATISFIABLE},
     {fb::ErrorCode::QuotaExceeded, KVF_ERR_QUOTA_EXCEEDED},
     {fb::ErrorCode::StaleBase, KVF_ERR_STALE_BASE},
+    {fb::ErrorCode::UnknownAdapter, KVF_ERR_UNKNOWN_ADAPTER},
     {fb::ErrorCode::Timeout, KVF_ERR_TIMEOUT},
     {fb::ErrorCode::Disconnected, KVF_ERR_DISCONNECTED},
 };

@@ -74,6 +74,13 @@ void Link::on_hello(const fb::HelloReply& hello) {
     info.max_message_bytes = hello.max_message_bytes();
     info.max_context = hello.max_context();
     info.instance_id = hello.instance_id();
+    std::string adapters;
+    if (hello.adapters()) {
+      for (const flatbuffers::String* name : *hello.adapters()) adapters += (adapters.empty() ? "" : ",") + name->str();
+    }
+    std::strncpy(info.adapters, adapters.c_str(), sizeof info.adapters - 1);
+    const std::string fallback = hello.default_adapter() ? hello.default_adapter()->str() : "none";
+    std::strncpy(info.default_adapter, fallback.c_str(), sizeof info.default_adapter - 1);
     shared_.have_info = true;
     shared_.link_problem.clear();
     shared_.info_changed.notify_all();

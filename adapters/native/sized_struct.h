@@ -17,6 +17,10 @@ namespace kvframe::client {
 // may pass. A struct that gains a field keeps its entry here, the old size.
 template <class T>
 constexpr std::size_t kFirstSize = sizeof(T);
+template <>
+constexpr std::size_t kFirstSize<kvf_session_params> = offsetof(kvf_session_params, adapter);
+template <>
+constexpr std::size_t kFirstSize<kvf_server_info> = offsetof(kvf_server_info, adapters);
 
 // Larger than any struct will grow: a bigger struct_size is garbage, not a
 // newer caller.

@@ -27,9 +27,10 @@ struct Encoder {
     auto game = string_of(b, s.game_id);
     auto rules = string_of(b, s.rules_json);
     auto system = string_of(b, s.system_prompt);
+    auto adapter = string_of(b, s.adapter);
     protocol::finish_message(b, request_id,
                              fb::CreateOpenSession(b, game, rules, s.mode, system, s.context_tokens, s.block_heads,
-                                                   s.blend_ratio, s.block_temperature));
+                                                   s.blend_ratio, s.block_temperature, adapter));
   }
   void operator()(const CloseSpec&) {
     protocol::finish_message(b, request_id, fb::CreateCloseSession(b, server_session));
@@ -82,6 +83,7 @@ OpenSpec open_spec_from(const kvf_session_params& p) {
   spec.block_heads = p.block_heads;
   spec.blend_ratio = p.blend_ratio;
   spec.block_temperature = p.block_temperature;
+  spec.adapter = text_or_empty(p.adapter);
   return spec;
 }
 

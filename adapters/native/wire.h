@@ -33,6 +33,7 @@ struct OpenSpec {
   int32_t block_heads = -1;
   float blend_ratio = -1;
   float block_temperature = -1;
+  std::string adapter;  // empty: the server's default
 };
 
 struct CloseSpec {};

@@ -17,12 +17,41 @@ std::string default_lora_path() {
   return std::string(KVFRAME_MODELS_DIR) + "/" + kDefaultLoraFile;
 }
 
-std::string resolve_lora(const std::string& option, const std::string& model_path) {
+namespace {
+
+bool is_default_model(const std::string& model_path) {
+  return std::filesystem::path(model_path).filename() == kDefaultModelFile;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> shipped_adapters(const std::string& model_path) {
+  std::map<std::string, std::string> found;
+  if (!is_default_model(model_path)) return found;
+  const std::string stem = std::filesystem::path(kDefaultLoraFile).string();
+  const std::string prefix = stem.substr(0, stem.find('.') + 1);  // "SmolLM2-135M-Instruct."
+  const std::string suffix = "-lora.gguf";
+  std::error_code failed;
+  for (const auto& entry : std::filesystem::directory_iterator(KVFRAME_MODELS_DIR, failed)) {
+    const std::string file = entry.path().filename().string();
+    if (file.size() > prefix.size() + suffix.size() && file.rfind(prefix, 0) == 0 &&
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      found[file.substr(prefix.size(), file.size() - prefix.size() - suffix.size())] = entry.path().string();
+    }
+  }
+  return found;
+}
+
+std::string resolve_lora(const std::string& option, const std::string& model_path, std::string_view game) {
   if (option == "none" || option.empty()) return "";
   if (option != "auto") return option;
-  const bool default_model = std::filesystem::path(model_path).filename() == kDefaultModelFile;
+  if (!is_default_model(model_path)) return "";
+  if (!game.empty()) {
+    const auto shipped = shipped_adapters(model_path);
+    if (auto own = shipped.find(std::string(game)); own != shipped.end()) return own->second;
+  }
   const std::string shipped = default_lora_path();
-  return default_model && std::filesystem::exists(shipped) ? shipped : "";
+  return std::filesystem::exists(shipped) ? shipped : "";
 }
 
 }  // namespace kvframe::runtime

@@ -171,6 +171,10 @@ static class UnityClientTest
 
     static void Errors(KvframeClient client, KvframeSession session, List<KvframeException> frameErrors)
     {
+        KvframeServerInfo info = client.GetServerInfo();
+        Check(info.DefaultAdapter.Length > 0, "the server names its default adapter: " + info.DefaultAdapter);
+        KvframeException unknown = Fails(client, () => client.OpenSessionAsync(new KvframeSessionOptions { Adapter = "chess" }));
+        Check(unknown.Code == KvframeStatus.UnknownAdapter, "an adapter the server has not loaded: " + unknown.Message);
         KvframeException future = Fails(client, () => session.QueryAsync(new KvframeQuery("And then?") { FrameNumber = 99 }));
         Check(future.Code == KvframeStatus.OutOfOrder, "query about an unsent frame: " + future.Message);
 

@@ -103,6 +103,17 @@ def test_a_patch_against_a_frame_the_server_does_not_hold_changes_nothing(client
                            kvframe.FrameFormat.JSON_PATCH, base_frame=1).result()
 
 
+def test_a_session_names_its_adapter_and_an_unknown_one_is_refused(client):
+    info = client.server_info
+    assert info.default_adapter in info.adapters + ("none",)
+    with pytest.raises(kvframe.UnknownAdapterError, match="--adapter chess=FILE") as unknown:
+        client.open_session("chess", adapter="chess")
+    assert unknown.value.code == kvframe.ErrorCode.UNKNOWN_ADAPTER == 18
+    with client.open_session("base", rules=RULES, adapter="none") as session:  # the base model, always there
+        session.send_frame({"a": 1, "b": 2}).result()
+        assert session.ask("Say hi.", max_tokens=4).text is not None
+
+
 def test_actions_are_valid_against_the_schema_and_parsed(client):
     with client.open_session("actions", rules=RULES) as session:
         session.send_frame(FRAMES[1])

@@ -23,12 +23,13 @@ std::string hello_message(uint64_t request_id, uint16_t version) {
 
 std::string open_session_message(uint64_t request_id, fb::AttentionMode mode, uint32_t context_tokens,
                                  std::string_view rules_json, int32_t block_heads, float blend_ratio,
-                                 float block_temperature) {
+                                 float block_temperature, std::string_view adapter) {
   flatbuffers::FlatBufferBuilder b;
   auto rules = b.CreateString(rules_json.data(), rules_json.size());
+  auto adapter_name = b.CreateString(adapter.data(), adapter.size());
   return finished(b, request_id,
                   fb::CreateOpenSession(b, b.CreateString("test-game"), rules, mode, 0, context_tokens, block_heads,
-                                                        blend_ratio, block_temperature));
+                                        blend_ratio, block_temperature, adapter_name));
 }
 
 std::string frame_message(uint64_t request_id, uint64_t session_id, uint64_t frame_number, std::string_view json,

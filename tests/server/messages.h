@@ -14,7 +14,8 @@ namespace fb = protocol::fb;
 std::string hello_message(uint64_t request_id, uint16_t version = protocol::kProtocolVersion);
 std::string open_session_message(uint64_t request_id, fb::AttentionMode mode = fb::AttentionMode::Block,
                                  uint32_t context_tokens = 0, std::string_view rules_json = {},
-                                 int32_t block_heads = -1, float blend_ratio = -1, float block_temperature = -1);
+                                 int32_t block_heads = -1, float blend_ratio = -1, float block_temperature = -1,
+                                 std::string_view adapter = {});
 // A patch's base_frame defaults to the frame numbered just before it;
 // kNoBase leaves the field out.
 inline constexpr uint64_t kPreviousFrame = UINT64_MAX, kNoBase = UINT64_MAX - 1;

@@ -124,7 +124,7 @@ class _SessionParams(ctypes.Structure):  # kvf_session_params, field for field
     _fields_ = [("struct_size", ctypes.c_uint32), ("game_id", ctypes.c_char_p), ("rules_json", ctypes.c_char_p),
                 ("mode", ctypes.c_int), ("system_prompt", ctypes.c_char_p), ("context_tokens", ctypes.c_uint32),
                 ("block_heads", ctypes.c_int32), ("blend_ratio", ctypes.c_float),
-                ("block_temperature", ctypes.c_float)]
+                ("block_temperature", ctypes.c_float), ("adapter", ctypes.c_char_p)]
 
 
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)

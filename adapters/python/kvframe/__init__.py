@@ -37,6 +37,7 @@ from .errors import (
     OutOfOrderError,
     QuotaExceededError,
     StaleBaseError,
+    UnknownAdapterError,
     RequestTimeoutError,
     ShuttingDownError,
     TooLargeError,
@@ -73,7 +74,7 @@ __all__ = [
     "ErrorCode", "KvframeError", "error_class", "error_for",
     "MalformedError", "TooLargeError", "WrongVersionError", "UnknownSessionError", "BadRequestError",
     "BadJsonError", "OutOfOrderError", "DeadlineError", "BusyError", "ContextFullError", "EngineError",
-    "UnsupportedError", "ShuttingDownError", "InternalError", "UnsatisfiableError", "QuotaExceededError", "StaleBaseError",
+    "UnsupportedError", "ShuttingDownError", "InternalError", "UnsatisfiableError", "QuotaExceededError", "StaleBaseError", "UnknownAdapterError",
     "RequestTimeoutError", "DisconnectedError", "ClosedError", "ConnectError",
     "ServerProcess", "ServerStartError", "find_server",
 ]

@@ -115,7 +115,7 @@ def connect_keys(endpoint: str, server_public_key, client_public_key,
 
 def open_spec(game_id: str, rules: Optional[Union[str, dict]], mode: Union[Mode, int], system_prompt: str,
               context_tokens: int, block_heads: int = -1, blend_ratio: float = -1,
-              block_temperature: float = -1) -> wire.OpenSpec:
+              block_temperature: float = -1, adapter: Optional[str] = None) -> wire.OpenSpec:
     if int(mode) not in (0, 1, 2):
         raise ValueError(f"mode {mode!r} is not a kvframe.Mode (FULL, PREFIX or BLOCK)")
     if context_tokens < 0:
@@ -128,7 +128,7 @@ def open_spec(game_id: str, rules: Optional[Union[str, dict]], mode: Union[Mode,
         raise ValueError("block_temperature takes 0.25 .. 4 (1: off), or -1 for the server's default")
     rules_json = "" if rules is None else (rules if isinstance(rules, str) else json.dumps(rules))
     return wire.OpenSpec(game_id or "", rules_json, Mode(int(mode)), system_prompt or "", int(context_tokens),
-                         int(block_heads), float(blend_ratio), float(block_temperature))
+                         int(block_heads), float(blend_ratio), float(block_temperature), adapter or "")
 
 
 def query_spec(instruction: str, *, kind: Union[TaskKind, int], npc_id: str, schema: Optional[Schema],

@@ -194,10 +194,11 @@ class AsyncClient(ClientBase):
     async def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None,
                            mode: Union[Mode, int] = Mode.BLOCK, system_prompt: str = "",
                            context_tokens: int = 0, block_heads: int = -1,
-                           blend_ratio: float = -1, block_temperature: float = -1) -> AsyncSession:
+                           blend_ratio: float = -1, block_temperature: float = -1,
+                           adapter: Optional[str] = None) -> AsyncSession:
         """Opens a session (arguments as :meth:`kvframe.Client.open_session`)."""
         spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio,
-                         block_temperature)
+                         block_temperature, adapter)
         check_size(len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id),
                    self._core.max_message_bytes, "session's parameters")
         handle = next(self._session_ids)

@@ -320,7 +320,8 @@ class Client(ClientBase):
 
     def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None, mode: Union[Mode, int] = Mode.BLOCK,
                      system_prompt: str = "", context_tokens: int = 0, block_heads: int = -1,
-                     blend_ratio: float = -1, block_temperature: float = -1) -> Session:
+                     blend_ratio: float = -1, block_temperature: float = -1,
+                     adapter: Optional[str] = None) -> Session:
         """Opens a session (waits for the server).
 
         Args:
@@ -335,9 +336,12 @@ class Client(ClientBase):
                 the context moved most, recomputed in context; -1: the server's default, 0: off, 1: full.
             block_temperature: block mode's third knob — attention logits against block keys divided by it
                 (0.25..4); -1: the server's default, 1: off.
+            adapter: the LoRA adapter the session's model runs with — a name the server loaded
+                (:attr:`ServerInfo.adapters`), ``"none"`` for the base model; None: the server's default.
+                An unknown name raises :class:`~kvframe.UnknownAdapterError`.
         """
         spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio,
-                         block_temperature)
+                         block_temperature, adapter)
         check_size(len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id),
                    self._core.max_message_bytes, "session's parameters")
         handle = next(self._session_ids)

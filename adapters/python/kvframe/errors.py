@@ -52,6 +52,7 @@ class ErrorCode(enum.IntEnum):
     UNSATISFIABLE = 15
     QUOTA_EXCEEDED = 16
     STALE_BASE = 17
+    UNKNOWN_ADAPTER = 18
     TIMEOUT = 100
     DISCONNECTED = 101
     CLOSED = 201
@@ -193,6 +194,13 @@ class StaleBaseError(KvframeError):
     code = ErrorCode.STALE_BASE
 
 
+class UnknownAdapterError(KvframeError):
+    """The session names a LoRA adapter the server has not loaded (the message lists those it has): no
+    session opened. ``client.server_info.adapters`` lists them too."""
+
+    code = ErrorCode.UNKNOWN_ADAPTER
+
+
 class RequestTimeoutError(KvframeError, TimeoutError):
     """No reply within the client's request timeout (or connect timeout). Raised by the client."""
 
@@ -223,7 +231,7 @@ _BY_CODE: Dict[int, Type[KvframeError]] = {
         MalformedError, TooLargeError, WrongVersionError, UnknownSessionError, BadRequestError, BadJsonError,
         OutOfOrderError, DeadlineError, BusyError, ContextFullError, EngineError, UnsupportedError,
         ShuttingDownError, InternalError, UnsatisfiableError, QuotaExceededError, StaleBaseError,
-        RequestTimeoutError,
+        UnknownAdapterError, RequestTimeoutError,
         DisconnectedError, ClosedError, ConnectError,
     )
 }

@@ -81,6 +81,8 @@ class ServerInfo:
         max_context: the most context tokens a session may ask for.
         instance_id: random per server process; a new value after a reconnect
             means the server restarted (the client then re-opens its sessions).
+        adapters: the LoRA adapters a session may name (``open_session(adapter=)``).
+        default_adapter: the one a session naming none gets; ``"none"``: the base model.
     """
 
     server_version: str
@@ -90,6 +92,8 @@ class ServerInfo:
     max_message_bytes: int
     max_context: int
     instance_id: int
+    adapters: Tuple[str, ...] = ()
+    default_adapter: str = "none"
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ class OpenSpec:
     block_heads: int = -1
     blend_ratio: float = -1
     block_temperature: float = -1
+    adapter: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ def encode_open(request_id: int, spec: OpenSpec) -> bytes:
     game = b.CreateString(spec.game_id)
     rules = b.CreateString(spec.rules_json)
     system = b.CreateString(spec.system_prompt)
+    adapter = b.CreateString(spec.adapter)
     OpenSession.Start(b)
     OpenSession.AddGameId(b, game)
     OpenSession.AddRulesJson(b, rules)
@@ -151,6 +153,7 @@ def encode_open(request_id: int, spec: OpenSpec) -> bytes:
     OpenSession.AddBlockHeads(b, spec.block_heads)
     OpenSession.AddBlendRatio(b, spec.blend_ratio)
     OpenSession.AddBlockTemperature(b, spec.block_temperature)
+    OpenSession.AddAdapter(b, adapter)
     return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
 
 
@@ -282,6 +285,8 @@ def hello_info(body: Any) -> t.ServerInfo:
         max_message_bytes=body.MaxMessageBytes(),
         max_context=body.MaxContext(),
         instance_id=body.InstanceId(),
+        adapters=tuple(_text(body.Adapters(i)) for i in range(body.AdaptersLength())),
+        default_adapter=_text(body.DefaultAdapter()) or "none",
     )
 
 

@@ -93,7 +93,7 @@ extern "C" {
  * soname (libkvframe_client.so.N): it changes only when a program built
  * against an older header would break, never for an addition. */
 #define KVF_VERSION_MAJOR 0
-#define KVF_VERSION_MINOR 3
+#define KVF_VERSION_MINOR 4
 #define KVF_VERSION_PATCH 0
 #define KVF_ABI_VERSION 1
 #define KVF_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
@@ -125,6 +125,8 @@ typedef enum kvf_status {
   KVF_ERR_QUOTA_EXCEEDED = 16, /* over this client's quota on the server (the message says which) */
   KVF_ERR_STALE_BASE = 17,     /* a patch made against a frame the server does not hold (refused or
                                   superseded): nothing changed; send the whole frame */
+  KVF_ERR_UNKNOWN_ADAPTER = 18, /* kvf_session_params.adapter names no adapter the server loaded
+                                   (the last error lists them): no session opened */
   KVF_ERR_TIMEOUT = 100,       /* no reply within the client's timeout */
   KVF_ERR_DISCONNECTED = 101,  /* the connection dropped while the request was in flight */
   KVF_ERR_INVALID_ARGUMENT = 200, /* a NULL handle, a bad parameter (the last error says which) */
@@ -203,6 +205,9 @@ typedef struct kvf_server_info {
   uint64_t max_message_bytes;
   uint32_t max_context;
   uint64_t instance_id;
+  /* 0.4: */
+  char adapters[256];        /* the adapters sessions may name, comma-separated (cut at 255 bytes) */
+  char default_adapter[64];  /* the one a session naming none gets; "none": the base model */
 } kvf_server_info;
 KVF_API kvf_status kvf_client_server_info(kvf_client* client, kvf_server_info* out);
 
@@ -220,6 +225,11 @@ typedef struct kvf_session_params {
   int32_t block_heads;        /* block mode's fidelity knob; -1 (default): the server's; 0: off */
   float blend_ratio;          /* another, 0 .. 1; -1 (default): the server's; 0: off */
   float block_temperature;    /* another, 0.25 .. 4; -1 (default): the server's; 1: off */
+  /* 0.4: */
+  const char* adapter;        /* the LoRA adapter the session's model runs with: a name the server
+                                 loaded (kvframe-serve --adapter; kvf_server_info.adapters), "none"
+                                 (the base model); NULL or "" (default): the server's default.
+                                 Unknown: KVF_ERR_UNKNOWN_ADAPTER */
 } kvf_session_params;
 
 KVF_API kvf_session_params kvf_session_default_params(void);

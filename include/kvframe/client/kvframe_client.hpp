@@ -214,6 +214,7 @@ struct SessionParams {
   kvf_mode mode = KVF_MODE_BLOCK;
   std::string system_prompt;
   uint32_t context_tokens = 0;
+  std::string adapter;  // a LoRA adapter the server loaded, "none", or empty: the server's default
 };
 
 struct QueryParams {
@@ -408,6 +409,7 @@ class Client {
     p.mode = params.mode;
     p.system_prompt = params.system_prompt.c_str();
     p.context_tokens = params.context_tokens;
+    p.adapter = params.adapter.c_str();
     kvf_session id = 0;
     if (Status status = Status::of_call(kvf_session_open(c_, &p, &id)); !status) return status;
     return Session(c_, id);

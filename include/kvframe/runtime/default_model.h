@@ -3,7 +3,9 @@
 // ships for it (models/, made by kvframe-finetune; models/README.md).
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 
 namespace kvframe::runtime {
 
@@ -19,10 +21,17 @@ inline constexpr const char* kDefaultLoraFile = "SmolLM2-135M-Instruct.block-lor
 // file may not exist.
 std::string default_lora_path();
 
+// The adapters kvframe ships for the default model, by name: each
+// models/SmolLM2-135M-Instruct.<name>-lora.gguf there ("block", the
+// block-tuned one every game may use; "holdem", ... a game's own). Empty
+// for any other model (by file name).
+std::map<std::string, std::string> shipped_adapters(const std::string& model_path);
+
 // What a program's --lora means for a model: "none" is no adapter; "auto"
-// (every CLI's default) is default_lora_path() when the model is the default
-// model (by file name) and the adapter is there, else none; anything else is
-// that file. Returns the adapter path, "" for none.
-std::string resolve_lora(const std::string& option, const std::string& model_path);
+// (every CLI's default) is, with the default model (by file name), the
+// shipped adapter of `game` if there is one, else default_lora_path() if it
+// is there, else none; anything else is that file. Returns the adapter path,
+// "" for none.
+std::string resolve_lora(const std::string& option, const std::string& model_path, std::string_view game = {});
 
 }  // namespace kvframe::runtime

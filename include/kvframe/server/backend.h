@@ -35,6 +35,10 @@ struct BackendInfo {
   // The least a query takes (one decoding step, measured at startup): what
   // deadlines are checked against before any query has finished.
   double least_query_ms = 0;
+  // The LoRA adapters sessions may name (SessionConfig::adapter), and the
+  // one they get when they name none; "none" is the base model.
+  std::vector<std::string> adapters;
+  std::string default_adapter = "none";
 };
 
 struct SessionConfig {
@@ -45,6 +49,9 @@ struct SessionConfig {
   int32_t block_heads = 0;      // resolved by the server: never -1 here
   float blend_ratio = 0;        // resolved by the server: never -1 here
   float block_temperature = 1;  // resolved by the server: never -1 here
+  // The adapter the session runs: one of BackendInfo::adapters, "none", or
+  // empty: the default (the server resolves it to its name).
+  std::string adapter;
   // The block-store scope, derived by the server from the client's identity
   // (never sent by the client): sessions of one scope share encoded blocks,
   // sessions of different scopes cannot tell what the other sent.

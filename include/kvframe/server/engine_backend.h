@@ -3,8 +3,16 @@
 // Report) and the engine's errors onto the protocol's: json_blocker's →
 // BadJson, a full context → ContextFull, bad parameters → BadRequest, the
 // rest → Engine. Nothing escapes as an exception.
+//
+// LoRA adapters: the engine's default adapter (kvframe-serve --lora) and
+// named ones (--adapter NAME=FILE); a session runs the one its OpenSession
+// names (runtime::SessionParams::adapter). The engine thread runs one
+// session's work at a time, so sessions of different adapters never share
+// a pass: queries of several sessions answered together are grouped by
+// adapter (runtime::Session::query_together).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -14,9 +22,17 @@
 
 namespace kvframe::server {
 
+// The wire's code for each of the runtime's error codes (exhaustive: a new
+// runtime code is a -Wswitch warning here until it is given one).
+fb::ErrorCode wire_code(runtime::ErrorCode code);
+
 class EngineBackend : public Backend {
  public:
-  explicit EngineBackend(std::unique_ptr<runtime::Engine> engine);
+  // `adapters`: the named ones sessions may ask for besides the engine's
+  // default. The default is listed under its name there, or "default" when
+  // it is none of them (a file of --lora), or is "none".
+  explicit EngineBackend(std::unique_ptr<runtime::Engine> engine,
+                         std::map<std::string, std::shared_ptr<runtime::LoraAdapter>> adapters = {});
   ~EngineBackend() override;
 
   BackendInfo info() const override;
@@ -34,8 +50,10 @@ class EngineBackend : public Backend {
 
  private:
   runtime::Session* find(uint64_t session_id);
+  std::string default_adapter_name() const;
 
   std::unique_ptr<runtime::Engine> engine_;
+  std::map<std::string, std::shared_ptr<runtime::LoraAdapter>> adapters_;
   double least_query_ms_ = 0;  // one decoding step, timed at construction
   std::unordered_map<uint64_t, std::unique_ptr<runtime::Session>> sessions_;
 };

@@ -131,6 +131,9 @@ class RequestHandler {
   // Checks the mode, resolves context_tokens (0: the default) and sets the cache scope.
   std::optional<RequestError> resolve_open(OpenSessionRequest& open, const Peer& peer, uint64_t request_id) const;
   std::string cache_scope_of(const std::string& principal) const;  // cache_groups, else its own
+  // An OpenSession's adapter name, empty resolved to the default; why it
+  // cannot be served, if it cannot.
+  std::optional<std::string> resolve_adapter(std::string& adapter) const;
   flatbuffers::DetachedBuffer hello_reply(uint64_t request_id) const;
   flatbuffers::DetachedBuffer stats_reply(uint64_t request_id, const Peer& peer) const;
 
@@ -174,6 +177,10 @@ class RequestHandler {
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;
+  struct {
+    std::vector<std::string> adapters;
+    std::string default_adapter;
+  } adapters_;  // the backend's, for OpenSession and HelloReply
 };
 
 }  // namespace kvframe::server

@@ -22,6 +22,8 @@ namespace Kvframe.Client
         Unsatisfiable = 15,
         QuotaExceeded = 16,
         StaleBase = 17,
+        /// <summary>The session names an adapter the server has not loaded (the message lists them).</summary>
+        UnknownAdapter = 18,
         Timeout = 100,
         Disconnected = 101,
         InvalidArgument = 200,

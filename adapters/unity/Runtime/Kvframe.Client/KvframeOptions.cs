@@ -51,10 +51,14 @@ namespace Kvframe.Client
         public float BlendRatio { get { return native.blend_ratio; } set { native.blend_ratio = value; } }
         /// <summary>Block mode's third fidelity knob: attention logits against block keys divided by this temperature (0.25..4); -1: the server's default, 1: off.</summary>
         public float BlockTemperature { get { return native.block_temperature; } set { native.block_temperature = value; } }
+        /// <summary>The LoRA adapter the session's model runs with: a name the server loaded
+        /// (KvframeServerInfo.Adapters), "none" (the base model); null: the server's default.</summary>
+        public string Adapter { get; set; }
 
         internal NativeMethods.SessionParams ToNative(Utf8.Arena arena)
         {
             NativeMethods.SessionParams p = native;
+            if (Adapter != null) p.adapter = arena.Add(Adapter);
             if (GameId != null) p.game_id = arena.Add(GameId);
             if (RulesJson != null) p.rules_json = arena.Add(RulesJson);
             if (SystemPrompt != null) p.system_prompt = arena.Add(SystemPrompt);

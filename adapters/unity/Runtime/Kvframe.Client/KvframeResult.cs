@@ -80,6 +80,10 @@ namespace Kvframe.Client
         public uint MaxContext { get; }
         /// <summary>Random per server process: changes across restarts.</summary>
         public ulong InstanceId { get; }
+        /// <summary>The LoRA adapters a session may name (KvframeSessionOptions.Adapter).</summary>
+        public string[] Adapters { get; }
+        /// <summary>The one a session naming none gets; "none": the base model.</summary>
+        public string DefaultAdapter { get; }
 
         internal KvframeServerInfo(NativeMethods.ServerInfo info)
         {
@@ -88,6 +92,9 @@ namespace Kvframe.Client
             MaxMessageBytes = info.max_message_bytes;
             MaxContext = info.max_context;
             InstanceId = info.instance_id;
+            string adapters = Utf8.FromFixed(info.adapters);
+            Adapters = adapters.Length == 0 ? new string[0] : adapters.Split(',');
+            DefaultAdapter = Utf8.FromFixed(info.default_adapter);
         }
     }
 }

@@ -44,6 +44,7 @@ namespace Kvframe.Client
             public int block_heads;
             public float blend_ratio;
             public float block_temperature;
+            public IntPtr adapter;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -76,6 +77,8 @@ namespace Kvframe.Client
             public ulong max_message_bytes;
             public uint max_context;
             public ulong instance_id;
+            [MarshalAs(UnmanagedType.ByValArray, SizeConst = 256)] public byte[] adapters;
+            [MarshalAs(UnmanagedType.ByValArray, SizeConst = 64)] public byte[] default_adapter;
         }
 
         /// <summary>kvf_value: a view into an event's bytes (private fields, copied as is).</summary>
