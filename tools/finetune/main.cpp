@@ -47,7 +47,7 @@ struct ModelOptions {
   std::string model = rt::default_model_path();
   std::string lora = "auto";
   std::string device = "cpu";
-  std::string dtype = "bf16";
+  std::string dtype;  // empty: bf16 where the hardware runs it fast, else fp32 (ModelParams::dtype)
   int threads = 0;
 };
 
@@ -58,8 +58,9 @@ void add_model_options(CLI::App& app, ModelOptions& o, bool lora) {
         ->capture_default_str();
   }
   app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (fp16: cuda only)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
+  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (fp16: cuda only; default: bf16 on cuda "
+                                     "and on cpus with AVX-512-BF16 or AMX, else fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (0: the cores other processes leave free)")->check(CLI::NonNegativeNumber);
 }
 
@@ -74,7 +75,7 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool 
   params.dtype = o.dtype;
   if (with_lora) params.lora = rt::resolve_lora(o.lora, o.model);
   std::cerr << "[finetune] loading " << o.model << (params.lora.empty() ? "" : " + " + params.lora) << " ("
-            << o.dtype << ", " << rt::cpu_backend_description() << ")\n";
+            << (o.dtype.empty() ? "dtype auto" : o.dtype) << ", " << rt::cpu_backend_description() << ")\n";
   return rt::Engine::load(o.model, params);
 }
 
