@@ -236,6 +236,7 @@ int main(int argc, char** argv) {
       "A MOBA match's frames answered in full, prefix and block attention side by side: time to first token, "
       "query latency, tokens encoded, and agreement with full attention."};
   app.footer(kFooter);
+  o.engine.game = "moba";  // --lora auto: the MOBA adapter where kvframe ships one
   kvframe::bench::add_engine_options(app, o.engine);
   app.add_option("--rules", o.rules, "json_blocker rules for the frames")->capture_default_str();
   app.add_option("--drop", o.drop,

@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
       "NPC actions and commentary on one Hold'em frame through a block-mode Session: N schema-constrained NPC "
       "queries sequential vs batched (query_batch), masking cost per decode step, commentary streaming."};
   app.footer(kFooter);
+  o.engine.game = "holdem";  // --lora auto: the Hold'em adapter where kvframe ships one
   kvframe::bench::add_engine_options(app, o.engine);
   app.add_option("--npcs", o.npcs, "NPC counts per frame (comma-separated)")
       ->delimiter(',')

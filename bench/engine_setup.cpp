@@ -21,8 +21,8 @@ void add_engine_options(CLI::App& app, EngineOptions& o) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
   app.add_flag("!--no-cuda-graphs", o.cuda_graphs, "decode on CUDA eagerly, not from captured CUDA graphs");
-  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
-                                   "default model)")->capture_default_str();
+  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (with the default model: the game's "
+                                   "shipped adapter, else kvframe's block-tuned one)")->capture_default_str();
 }
 
 rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, const char* program,
@@ -42,7 +42,7 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, cons
   params.device = o.device;
   params.dtype = o.dtype;
   params.cuda_graphs = o.cuda_graphs;
-  if (o.shape.empty()) params.lora = rt::resolve_lora(o.lora, o.model);  // random weights take none
+  if (o.shape.empty()) params.lora = rt::resolve_lora(o.lora, o.model, o.game);  // random weights take none
   rt::ModelConfig shape;
   if (!o.shape.empty()) {
     shape = model_shape(o.shape);

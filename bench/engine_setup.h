@@ -22,6 +22,7 @@ struct EngineOptions {
   std::string device = "cpu";
   std::string dtype;
   std::string lora = "auto";
+  std::string game;  // whose shipped adapter --lora auto picks (runtime::resolve_lora)
   int threads = 0;
   bool cuda_graphs = true;  // decoding steps on CUDA from CUDA graphs (ModelParams::cuda_graphs)
 };

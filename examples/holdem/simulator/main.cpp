@@ -93,7 +93,7 @@ class InProcessServer {
     rt::EngineParams engine_params;
     rt::ModelParams model_params;
     model_params.dtype = o.dtype;
-    model_params.lora = rt::resolve_lora(o.lora, o.model);
+    model_params.lora = rt::resolve_lora(o.lora, o.model, "holdem");
     auto loaded = rt::Engine::load(o.model, model_params, engine_params);
     if (!loaded) {
       *error = "cannot load the model " + o.model + ": " + loaded.error().to_string() +
@@ -334,8 +334,9 @@ int main(int argc, char** argv) {
   app.add_option("--context", o.context, "context tokens of the LLM sessions")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "most tokens of one LLM action")->check(CLI::Range(8, 256))->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: the cores other processes leave free)")->capture_default_str();
-  app.add_option("--lora", o.lora, "LoRA adapter of the in-process model: a file, none, or auto (kvframe's "
-                                   "block-tuned adapter with the default model)")->capture_default_str();
+  app.add_option("--lora", o.lora, "LoRA adapter of the in-process model: a file, none, or auto (with the "
+                                   "default model: kvframe's Hold'em adapter if shipped, else its block-tuned "
+                                   "one)")->capture_default_str();
   app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: bf16 on cpus with AVX-512-BF16 or AMX, else fp32)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--stacks", o.stacks, "starting stack of each seat, in seat order, every hand (default: 100 big blinds each)")
