@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct Decision {
   // LLM players: one sample per mode run, the first the one played.
   std::vector<ModelSample> samples;
   bool invalid = false;  // the answer was not legal; `action` is then check or fold
+  // LLM players: what the tight-aggressive bot does on the same state, the
+  // action the LLM bot is trained toward and measured against.
+  std::optional<Action> reference;
 };
 
 class Player {

@@ -17,8 +17,9 @@ double ms_since(Clock::time_point start, Clock::time_point end) {
 
 const char* const kPlayerSystemPrompt =
     "You play No-Limit Texas Hold'em for chips. The game state is JSON: state.players has your hole cards, "
-    "state.legal_actions what you may do now, history the last hands, opponent_stats how the others play. "
-    "Answer with your action as JSON.";
+    "state.legal_actions what you may do now, history the last hands, opponent_stats how the others play, "
+    "your_read your hand, its equity against the players still in, the pot odds of a call and the "
+    "stack-to-pot ratio. Answer with your action as JSON.";
 
 const char* const kCommentatorSystemPrompt =
     "You are a lively poker TV commentator. The game state is JSON; history's last entry is the hand just "
@@ -122,6 +123,7 @@ Decision LlmPlayer::decide(const DecisionView& view) {
   query.stream = true;  // the first chunk is the first token: time to first token as the game sees it
 
   Decision decision;
+  decision.reference = reference_.decide(view).action;
   for (ModeSession& mode : sessions_) decision.samples.push_back(ask(mode, frame, query, legal));
   const ModelSample& played = decision.samples.front();
   decision.invalid = !played.valid;

@@ -56,7 +56,9 @@ class LlmPlayer : public Player {
     client::Session session;
     uint64_t frames = 0;
   };
-  LlmPlayer(PlayerInfo me, LlmParams params) : me_(std::move(me)), params_(std::move(params)) {}
+  LlmPlayer(PlayerInfo me, LlmParams params)
+      : me_(std::move(me)), params_(std::move(params)), reference_(kReferenceSeed) {}
+  static constexpr std::uint64_t kReferenceSeed = 0x7a6;
   ModelSample ask(ModeSession& mode, const std::string& frame, const client::QueryParams& query,
                   const LegalActions& legal);
 
@@ -64,6 +66,7 @@ class LlmPlayer : public Player {
   LlmParams params_;
   std::vector<ModeSession> sessions_;
   std::string last_error_;
+  TightAggressive reference_;  // Decision::reference, with a generator of its own
 };
 
 // Streams commentary on the notable hands, those whose pot reached 100 big

@@ -53,6 +53,35 @@ Json spread(const std::vector<double>& values) {
   return {{"p50", round_to(percentile(values, 50), 1)}, {"p99", round_to(percentile(values, 99), 1)}};
 }
 
+// How often the bot played each action.
+Json action_mix(const std::vector<const DecisionRecord*>& decisions) {
+  Json mix = {{"fold", 0}, {"check", 0}, {"call", 0}, {"raise", 0}};
+  for (const DecisionRecord* record : decisions) {
+    mix[action_name(record->decision.action.kind)] = mix[action_name(record->decision.action.kind)].get<int>() + 1;
+  }
+  return mix;
+}
+
+// The bot's action against the tight-aggressive bot's on the same states:
+// matrix[its action][the bot's] counts decisions; agreement is by kind (a
+// raise of another size still agrees).
+Json against_reference(const std::vector<const DecisionRecord*>& decisions) {
+  Json matrix = Json::object();
+  for (const char* kind : {"fold", "check", "call", "raise"}) matrix[kind] = action_mix({});
+  std::int64_t compared = 0, agreed = 0;
+  for (const DecisionRecord* record : decisions) {
+    if (!record->decision.reference) continue;
+    const char* want = action_name(record->decision.reference->kind);
+    const char* got = action_name(record->decision.action.kind);
+    matrix[want][got] = matrix[want][got].get<int>() + 1;
+    ++compared;
+    agreed += record->decision.reference->kind == record->decision.action.kind;
+  }
+  return {{"decisions", compared},
+          {"agreement", compared > 0 ? round_to(static_cast<double>(agreed) / static_cast<double>(compared), 4) : 0.0},
+          {"matrix", std::move(matrix)}};
+}
+
 Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*>& decisions) {
   std::vector<double> ttft, total;
   double encoded = 0, prompt = 0, reused = 0, blocks = 0;
@@ -132,6 +161,8 @@ Json match_report(const Match& match) {
     report["llm"].push_back({{"id", seats[s].info.id},
                              {"decisions", mine.size()},
                              {"invalid", invalid},
+                             {"actions", action_mix(mine)},
+                             {"vs_tag", against_reference(mine)},
                              {"vs", std::move(vs)},
                              {"modes", std::move(per_mode)}});
   }
@@ -157,6 +188,11 @@ std::string report_text(const Json& report) {
     std::snprintf(line, sizeof line, "\nLLM bot %s: %lld decisions, %lld invalid actions\n",
                   llm["id"].get<std::string>().c_str(), static_cast<long long>(llm["decisions"].get<std::int64_t>()),
                   static_cast<long long>(llm["invalid"].get<std::int64_t>()));
+    out += line;
+    const Json& mix = llm["actions"];
+    std::snprintf(line, sizeof line, "  actions: %d fold, %d check, %d call, %d raise; the tag bot's on %.1f%%\n",
+                  mix["fold"].get<int>(), mix["check"].get<int>(), mix["call"].get<int>(), mix["raise"].get<int>(),
+                  100 * llm["vs_tag"]["agreement"].get<double>());
     out += line;
     for (const Json& row : llm["vs"]) {
       std::snprintf(line, sizeof line, "  vs %-3s %-8s %8.1f bb/100 ±%.1f\n", row["id"].get<std::string>().c_str(),

@@ -16,6 +16,9 @@ namespace kvframe::examples::holdem {
 //    "standings": [{"id": "p1", "name": "Ada", "kind": "llm", "net_chips": 1234,
 //                   "bb_per_100": 24.7, "ci95": 18.2}, ...],           ci95: half-width
 //    "llm": [{"id": "p1", "decisions": 812, "invalid": 0,
+//             "actions": {"fold": 300, "check": 250, "call": 150, "raise": 112},
+//             "vs_tag": {"decisions": 812, "agreement": 0.81,              the tight-aggressive bot's
+//                        "matrix": {"fold": {"fold": 280, "check": 0, ...}, ...}},  action, then the LLM's
 //             "vs": [{"id": "p2", "kind": "tag", "bb_per_100": -3.1, "ci95": 9.0}, ...],
 //             "modes": [{"mode": "block", "ttft_ms": {"p50": .., "p99": ..},
 //                        "total_ms": {"p50": .., "p99": ..}, "tokens_encoded": 84.2,
