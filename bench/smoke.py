@@ -62,6 +62,9 @@ BENCHES = {
     "bench_holdem_latency": (["tools/kvframe-holdem"],
                              "{py} {bench}/bench_holdem_latency.py --holdem {b}/tools/kvframe-holdem --paces 0 "
                              "--seeds 1 --hands 1 -- --model {m} --lora none --threads 1", r"pace ms"),
+    "bench_bot": (["tools/kvframe-holdem"],
+                  "{py} {bench}/bench_bot.py --holdem {b}/tools/kvframe-holdem --seeds 1 --hands 2 --history 0 "
+                  "--model {m} --lora none --threads 1 --tag-baseline", r"tag \\ llm"),
     "bench_serving": (["tools/kvframe-holdem", "server/kvframe-serve"],
                       "{py} {bench}/bench_serving.py --build {b} --model {m} --threads 1 --matches 1 --together 1 "
                       "--hands 1 --history 0", r"dec/s"),

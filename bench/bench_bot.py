@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""How well the LLM Hold'em bot plays, and whether block attention changes it.
+
+Runs `kvframe-holdem --json` over held-out seeds (no training data came from
+them) and adds up, for the LLM bot: its action mix; a confusion matrix of its
+action against the tight-aggressive bot's on the same state at each decision,
+with agreement overall and per class; bb/100 against each rule bot and over
+the whole table, with 95% intervals; `full` = `block` agreement live (the
+match plays `block`, `full` answers every same decision beside it); invalid
+actions. With --tag-baseline the same seeds are played with the
+tight-aggressive bot in the LLM's seat, for what a good bot wins there.
+Prints a table and writes bench_bot.png (action mix beside the target's).
+
+    python3 bench/bench_bot.py --seeds 6001-6004 --hands 500            # the tuned bot, default adapter
+    python3 bench/bench_bot.py --seeds 6001-6004 --hands 500 --lora none --tag-baseline
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bar_chart import bar_chart  # noqa: E402
+
+KINDS = ("fold", "check", "call", "raise")
+
+
+def seeds_of(text):
+    out = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        out += list(range(int(first), int(last or first) + 1))
+    return out
+
+
+def play(args, seed, bots, modes):
+    command = [args.holdem, "--bots", bots, "--hands", str(args.hands), "--seed", str(seed), "--history",
+               str(args.history), "--commentary", "off", "--json", "--mode", modes, "--lora", args.lora]
+    if args.model:
+        command += ["--model", args.model]
+    if args.threads:
+        command += ["--threads", str(args.threads)]
+    if args.dtype:
+        command += ["--dtype", args.dtype]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode not in (0, 3):  # 3: played, with invalid actions (counted below)
+        sys.exit(f"bench_bot: {' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+class Rate:
+    """bb/100 over several matches: hands-weighted mean, intervals combined as independent."""
+
+    def __init__(self):
+        self.hands = 0
+        self.sum = 0.0
+        self.var = 0.0
+
+    def add(self, hands, bb_per_100, ci95):
+        self.hands += hands
+        self.sum += hands * bb_per_100
+        self.var += (hands * ci95 / 1.96) ** 2
+
+    def text(self):
+        if not self.hands:
+            return "-"
+        return f"{self.sum / self.hands:+.1f} ± {1.96 * math.sqrt(self.var) / self.hands:.1f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="6001-6002", help="match seeds, e.g. 6001-6004,7001")
+    p.add_argument("--hands", type=int, default=200, help="hands per seed")
+    p.add_argument("--bots", default="llm,tag,station,random", help="seat order; the LLM bot in the first seat")
+    p.add_argument("--modes", default="block,full", help="the first plays, the others answer beside it")
+    p.add_argument("--history", type=int, default=10)
+    p.add_argument("--lora", default="auto", help="the in-process model's adapter (kvframe-holdem --lora)")
+    p.add_argument("--model", default="", help="GGUF model (default: kvframe-holdem's)")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--dtype", default="")
+    p.add_argument("--tag-baseline", action="store_true", help="also play the seeds with tag in the LLM's seat")
+    p.add_argument("--holdem", default="build/tools/kvframe-holdem")
+    p.add_argument("--plot", default="bench_bot.png", help="'' for none")
+    p.add_argument("--json", default="", help="also write the totals here")
+    args = p.parse_args()
+
+    seeds = seeds_of(args.seeds)
+    opponents = {}
+    table, baseline = Rate(), Rate()
+    mix = dict.fromkeys(KINDS, 0)
+    matrix = {want: dict.fromkeys(KINDS, 0) for want in KINDS}
+    decisions = invalid = agree_full = compared_full = 0
+    started = time.time()
+    for n, seed in enumerate(seeds, 1):
+        report = play(args, seed, args.bots, args.modes)
+        llm = report["llm"][0]
+        seat = llm["id"]
+        standing = next(row for row in report["standings"] if row["id"] == seat)
+        table.add(report["hands"], standing["bb_per_100"], standing["ci95"])
+        for row in llm["vs"]:
+            opponents.setdefault(row["kind"], Rate()).add(report["hands"], row["bb_per_100"], row["ci95"])
+        for kind in KINDS:
+            mix[kind] += llm["actions"][kind]
+            for got in KINDS:
+                matrix[kind][got] += llm["vs_tag"]["matrix"][kind][got]
+        decisions += llm["decisions"]
+        invalid += llm["invalid"]
+        for mode in llm["modes"][1:]:
+            compared_full += mode["valid"]
+            agree_full += round(mode["agreement"] * mode["valid"])
+        if args.tag_baseline:
+            tag = play(args, seed, args.bots.replace("llm", "tag", 1), args.modes)
+            row = next(r for r in tag["standings"] if r["id"] == seat)
+            baseline.add(tag["hands"], row["bb_per_100"], row["ci95"])
+        print(f"[bench_bot] seed {seed} ({n}/{len(seeds)}): {llm['decisions']} decisions, "
+              f"{time.time() - started:.0f} s", file=sys.stderr)
+
+    agreed = sum(matrix[k][k] for k in KINDS)
+    compared = sum(sum(row.values()) for row in matrix.values())
+    print(f"\n== the LLM bot over {len(seeds)} seeds x {args.hands} hands ({args.bots}, --lora {args.lora}) ==")
+    print(f"decisions {decisions}, invalid actions {invalid}")
+    print("actions: " + ", ".join(f"{k} {mix[k]}" for k in KINDS))
+    print(f"the tight-aggressive bot's action: {agreed} of {compared} ({100 * agreed / max(1, compared):.1f}%)")
+    print("\n  tag \\ llm " + "".join(f"{k:>8}" for k in KINDS) + "   agree")
+    for want in KINDS:
+        total = sum(matrix[want].values())
+        share = f"{100 * matrix[want][want] / total:5.1f}%" if total else "    -"
+        print(f"  {want:<9} " + "".join(f"{matrix[want][k]:>8}" for k in KINDS) + f"   {share}")
+    print("\nbb/100 (95% interval):")
+    print(f"  whole table  {table.text()}" + (f"   (tag in that seat: {baseline.text()})" if args.tag_baseline else ""))
+    for kind, rate in opponents.items():
+        print(f"  vs {kind:<9} {rate.text()}")
+    if compared_full:
+        print(f"\n`{args.modes.split(',')[1]}` = `{args.modes.split(',')[0]}`: {agree_full} of {compared_full} "
+              f"({100 * agree_full / compared_full:.1f}%)")
+
+    totals = {"seeds": seeds, "hands": args.hands, "decisions": decisions, "invalid": invalid, "actions": mix,
+              "matrix": matrix, "agreement_with_tag": agreed / max(1, compared), "table": table.text(),
+              "vs": {k: r.text() for k, r in opponents.items()}, "tag_baseline": baseline.text(),
+              "modes_agree": [agree_full, compared_full]}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(totals, f, indent=1)
+    if args.plot:
+        target = {k: sum(matrix[k].values()) for k in KINDS}
+        bar_chart(args.plot, f"LLM bot's actions against the tight-aggressive bot's ({decisions} decisions)",
+                  "decisions", list(KINDS), {"LLM bot": [mix[k] for k in KINDS], "tag, same states": [target[k] for k in KINDS]})
+
+
+if __name__ == "__main__":
+    main()
