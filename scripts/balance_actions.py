@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Resamples Hold'em decisions so every target action class is equally common.
+
+Rule-bot matches are mostly folds and checks; trained on them as they come,
+a small model learns that folding is the commonest answer and never calls or
+raises. PokerBench ("PokerBench: Training Large Language Models to become
+Professional Poker Players", arXiv:2501.08328) balances its training spots
+across fold, check, call and bet/raise; this does the same for
+`kvframe-holdem --dataset` records: each class drawn to the same count
+(without replacement while a class has enough, with it once exhausted).
+Records without an action target (commentary) are kept as they are, up to
+--other-share of the output. Writes OUT beside its inputs' rules.json.
+
+    python3 scripts/balance_actions.py --data H/train.jsonl --per-class 400 --out H/balanced.jsonl
+"""
+import argparse
+import collections
+import json
+import random
+import sys
+
+CLASSES = ("fold", "check", "call", "raise")
+
+
+def action_of(record):
+    """The target's action class, or None for a record that is not a decision."""
+    try:
+        target = json.loads(record.get("target") or "")
+    except (json.JSONDecodeError, TypeError):
+        return None
+    action = target.get("action") if isinstance(target, dict) else None
+    return action if action in CLASSES else None
+
+
+def draw(pool, count, rng):
+    """`count` records of `pool`: a shuffled sample, repeated once it runs out."""
+    picked = []
+    while len(picked) < count:
+        order = pool[:]
+        rng.shuffle(order)
+        picked.extend(order[: count - len(picked)])
+    return picked
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", required=True, action="append", help="decisions (JSONL); repeat for several files")
+    p.add_argument("--per-class", type=int, default=0,
+                   help="records per action class (default: the largest class's count)")
+    p.add_argument("--other-share", type=float, default=0.05,
+                   help="most share of the output that records without an action target may take")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--out", required=True, help="the balanced set (JSONL)")
+    args = p.parse_args()
+    rng = random.Random(args.seed)
+
+    by_class = collections.defaultdict(list)
+    others = []
+    for path in args.data:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as e:
+                    sys.exit(f"{path}:{number}: not JSON ({e}); regenerate the file with kvframe-holdem --dataset")
+                action = action_of(record)
+                (by_class[action] if action else others).append(record)
+    missing = [c for c in CLASSES if not by_class[c]]
+    if missing:
+        sys.exit(f"no decisions whose target is {', '.join(missing)}: record more matches")
+    per_class = args.per_class or max(len(by_class[c]) for c in CLASSES)
+    out = [r for c in CLASSES for r in draw(by_class[c], per_class, rng)]
+    other_count = min(len(others), int(args.other_share * len(out) / max(1e-9, 1 - args.other_share)))
+    out += rng.sample(others, other_count)
+    rng.shuffle(out)
+    with open(args.out, "w", encoding="utf-8") as f:
+        for record in out:
+            f.write(json.dumps(record) + "\n")
+    found = ", ".join(f"{c} {len(by_class[c])}" for c in CLASSES)
+    print(f"balanced: {found}, other {len(others)} -> {per_class} per class + {other_count} other "
+          f"= {len(out)} records in {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Makes the Hold'em adapter for the default model
+# (models/SmolLM2-135M-Instruct.holdem-lora.gguf), as it was made:
+#   1. Decisions of 16 rule-bot matches (seeds 1101-1116, 40 hands, 10 hands
+#      of history) and 2 held-out ones (2101-2102), on the gamecore with the
+#      seat's own read; the tight-aggressive bot's action is the target.
+#   2. The four action classes resampled to 600 records each
+#      (scripts/balance_actions.py), commentary records up to 5%.
+#   3. A query-scope adapter trained from kvframe's block-tuned one
+#      (models/SmolLM2-135M-Instruct.block-lora.gguf, which already makes
+#      block mode answer as full does), 160 steps of 8, half the samples
+#      under both masks so full mode learns the target too, KL to the base
+#      model on general text.
+#   4. The adapter into models/.
+# Hours on a 2-core CPU. Every step is skipped when its output exists and
+# training resumes from its last checkpoint, so after a stop run it again.
+#
+#   scripts/train-holdem-adapter.sh            # work in build/train-holdem
+#   KVFRAME_TRAIN_DIR=DIR scripts/train-holdem-adapter.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=${KVFRAME_TRAIN_DIR:-build/train-holdem}
+tools=build/tools
+mkdir -p "$work/data"
+
+if [ ! -s "$work/data/heldout.jsonl" ]; then
+  echo "[train-holdem] rule-bot decisions" >&2
+  rm -f "$work/data/decisions.jsonl" "$work/data/heldout.jsonl"
+  for seed in $(seq 1101 1116); do
+    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 10 \
+      --dataset "$work/data/decisions.jsonl" >/dev/null
+  done
+  for seed in 2101 2102; do
+    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 10 \
+      --dataset "$work/data/heldout.jsonl" >/dev/null
+  done
+fi
+
+if [ ! -s "$work/data/balanced.jsonl" ]; then
+  python3 scripts/balance_actions.py --data "$work/data/decisions.jsonl" --per-class 600 --seed 11 \
+    --out "$work/data/balanced.jsonl"
+fi
+
+general=()
+for f in /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/GFDL-1.3 \
+         /usr/share/common-licenses/MPL-2.0 /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
+         docs/json_blocker.md json_blocker/partition.cpp; do
+  [ -f "$f" ] && general+=(--general "$f")
+done
+
+echo "[train-holdem] training (resumes from $work/run when it has a checkpoint)" >&2
+"$tools/kvframe-finetune" train --resume --init models/SmolLM2-135M-Instruct.block-lora.gguf \
+  --train "$work/data/balanced.jsonl" \
+  --heldout "$work/data/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
+  --out "$work/run" --scope query --rank 8 --alpha 16 \
+  --steps 160 --batch 8 --lr 5e-4 --warmup 10 --schedule cosine --causal-fraction 0.5 \
+  --eval-every 40 --checkpoint-every 10 --seed 5
+
+mkdir -p models
+cp "$work/run/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2
