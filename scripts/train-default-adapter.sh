@@ -33,6 +33,7 @@
 #   KVFRAME_TRAIN_DIR=DIR scripts/train-default-adapter.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/training.sh
 work=${KVFRAME_TRAIN_DIR:-build/train-default}
 tools=build/tools
 mkdir -p "$work/holdem" "$work/moba" "$work/general"
@@ -40,14 +41,8 @@ mkdir -p "$work/holdem" "$work/moba" "$work/general"
 if [ ! -s "$work/holdem/heldout.jsonl" ]; then
   echo "[train] Hold'em data" >&2
   rm -f "$work/holdem/train.jsonl" "$work/holdem/heldout.jsonl"
-  for seed in $(seq 1001 1012); do
-    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 30 \
-      --dataset "$work/holdem/train.jsonl" >/dev/null
-  done
-  for seed in 2001 2002; do
-    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 30 \
-      --dataset "$work/holdem/heldout.jsonl" >/dev/null
-  done
+  holdem_decisions "$work/holdem/train.jsonl" 30 $(seq 1001 1012)
+  holdem_decisions "$work/holdem/heldout.jsonl" 30 2001 2002
 fi
 
 if [ ! -s "$work/moba/train.jsonl" ]; then
@@ -62,14 +57,7 @@ if [ ! -s "$work/moba/train.jsonl" ]; then
     --out "$work/moba/train.jsonl" --max-tokens 32
 fi
 
-# General text the adapter must leave alone: licences (prose) and code. The
-# perplexity check (docs/finetune.md) reads other files.
-general=()
-for f in /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/GFDL-1.3 \
-         /usr/share/common-licenses/MPL-2.0 /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
-         docs/json_blocker.md json_blocker/partition.cpp; do
-  [ -f "$f" ] && general+=(--general "$f")
-done
+general_text_args
 
 # The 60 MOBA records eight times over: next to ~6,000 Hold'em decisions they
 # would otherwise come up in a handful of steps.
@@ -79,7 +67,7 @@ for _ in 1 2 3 4 5 6 7 8; do moba+=(--train "$work/moba/train.jsonl"); done
 echo "[train] stage 1, both masks (resumes from $work/run when it has a checkpoint)" >&2
 "$tools/kvframe-finetune" train --resume \
   --train "$work/holdem/train.jsonl" "${moba[@]}" \
-  --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
+  --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general_args[@]}" \
   --out "$work/run" --scope query --rank 8 --alpha 16 \
   --steps 300 --batch 8 --lr 1e-3 --warmup 20 --schedule cosine --causal-fraction 0.25 \
   --eval-every 60 --checkpoint-every 10 --seed 1
@@ -99,7 +87,7 @@ fi
 echo "[train] the DAgger round (resumes from $work/dagger when it has a checkpoint)" >&2
 "$tools/kvframe-finetune" train --resume --init "$work/run/adapter.gguf" \
   --train "$work/onpolicy/mix.jsonl" \
-  --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
+  --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general_args[@]}" \
   --out "$work/dagger" --scope query --rank 8 --alpha 16 \
   --steps 120 --stop-after 80 --batch 8 --lr 5e-4 --warmup 10 --schedule cosine --causal-fraction 0.5 \
   --eval-every 40 --checkpoint-every 10 --seed 2

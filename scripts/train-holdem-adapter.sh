@@ -19,6 +19,7 @@
 #   KVFRAME_TRAIN_DIR=DIR scripts/train-holdem-adapter.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/training.sh
 work=${KVFRAME_TRAIN_DIR:-build/train-holdem}
 tools=build/tools
 mkdir -p "$work/data"
@@ -26,14 +27,8 @@ mkdir -p "$work/data"
 if [ ! -s "$work/data/heldout.jsonl" ]; then
   echo "[train-holdem] rule-bot decisions" >&2
   rm -f "$work/data/decisions.jsonl" "$work/data/heldout.jsonl"
-  for seed in $(seq 1101 1116); do
-    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 10 \
-      --dataset "$work/data/decisions.jsonl" >/dev/null
-  done
-  for seed in 2101 2102; do
-    "$tools/kvframe-holdem" --bots tag,tag,station,random --hands 40 --seed "$seed" --history 10 \
-      --dataset "$work/data/heldout.jsonl" >/dev/null
-  done
+  holdem_decisions "$work/data/decisions.jsonl" 10 $(seq 1101 1116)
+  holdem_decisions "$work/data/heldout.jsonl" 10 2101 2102
 fi
 
 if [ ! -s "$work/data/balanced.jsonl" ]; then
@@ -41,17 +36,12 @@ if [ ! -s "$work/data/balanced.jsonl" ]; then
     --out "$work/data/balanced.jsonl"
 fi
 
-general=()
-for f in /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/GFDL-1.3 \
-         /usr/share/common-licenses/MPL-2.0 /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
-         docs/json_blocker.md json_blocker/partition.cpp; do
-  [ -f "$f" ] && general+=(--general "$f")
-done
+general_text_args
 
 echo "[train-holdem] training (resumes from $work/run when it has a checkpoint)" >&2
 "$tools/kvframe-finetune" train --resume --init models/SmolLM2-135M-Instruct.block-lora.gguf \
   --train "$work/data/balanced.jsonl" \
-  --heldout "$work/data/heldout.jsonl" --heldout-limit 16 "${general[@]}" \
+  --heldout "$work/data/heldout.jsonl" --heldout-limit 16 "${general_args[@]}" \
   --out "$work/run" --scope query --rank 8 --alpha 16 \
   --steps 160 --batch 8 --lr 5e-4 --warmup 10 --schedule cosine --causal-fraction 0.5 \
   --eval-every 40 --checkpoint-every 10 --seed 5

@@ -79,11 +79,14 @@ def header_structs(text):
     return structs
 
 
-def header_enums(text):
-    enums = {}
-    for body, name in re.findall(r"typedef enum \w+ \{(.*?)\} (\w+);", text, re.S):
-        enums[name] = {int(v): k for k, v in re.findall(r"(\w+)\s*=\s*(-?\d+)", body)}
-    return enums
+def enums(text, pattern):
+    """{name: {value: member}} of every enum `pattern` finds (groups: the name, the body)."""
+    return {name: {int(v): k for k, v in re.findall(r"(\w+)\s*=\s*(-?\d+)", body)}
+            for name, body in re.findall(pattern, text, re.S)}
+
+
+C_ENUM = r"typedef enum (\w+) \{(.*?)\} \1;"
+MIRROR_ENUM = r"enum (?:class )?(\w+)(?:\s*:\s*\w+)?\s*\{(.*?)\}"
 
 
 def csharp_structs(text):
@@ -103,13 +106,6 @@ def csharp_structs(text):
                 fields.append((field.strip(), kind))
         structs[name] = fields
     return structs
-
-
-def csharp_enums(text):
-    enums = {}
-    for name, body in re.findall(r"enum (?:class )?(\w+)(?:\s*:\s*\w+)?\s*\{(.*?)\}", text, re.S):
-        enums[name] = {int(v): k for k, v in re.findall(r"(\w+)\s*=\s*(-?\d+)", body)}
-    return enums
 
 
 def ctypes_structs(text):
@@ -147,7 +143,7 @@ def compare_enum(where, mirror_name, mirror, c_name, c_enum, problems):
 
 def main():
     header = strip_comments(read(HEADER))
-    c_structs, c_enums = header_structs(header), header_enums(header)
+    c_structs, c_enums = header_structs(header), enums(header, C_ENUM)
     problems = []
 
     unity = "".join(strip_comments(read(UNITY + f)) for f in sorted(os.listdir(os.path.join(ROOT, UNITY)))
@@ -162,9 +158,9 @@ def main():
             if mine != theirs:
                 problems.append(f"{where} {mirror_name} {found[mirror_name]}\n  != {c_name} {c_structs[c_name]}")
 
-    for where, mirrors, found in (("C#", CSHARP_ENUMS, csharp_enums(unity)),
-                                  ("Unreal", UNREAL_ENUM_MIRRORS, csharp_enums(strip_comments(
-                                      re.sub(r"UMETA\([^)]*\)", "", read(UNREAL_ENUMS)))))):
+    unreal = strip_comments(re.sub(r"UMETA\([^)]*\)", "", read(UNREAL_ENUMS)))
+    for where, mirrors, found in (("C#", CSHARP_ENUMS, enums(unity, MIRROR_ENUM)),
+                                  ("Unreal", UNREAL_ENUM_MIRRORS, enums(unreal, MIRROR_ENUM))):
         for mirror_name, c_name in mirrors.items():
             if mirror_name not in found:
                 problems.append(f"{where}: no enum {mirror_name} (the mirror of {c_name})")

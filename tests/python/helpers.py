@@ -66,3 +66,18 @@ def valid(value: Any, schema: dict) -> bool:
     if "maximum" in schema and value > schema["maximum"]:
         return False
     return True
+
+
+def run_test_functions(namespace: dict[str, Any]) -> int:
+    """Runs a module's test_* functions without pytest (ctest runs some test files as scripts):
+    prints ok / FAIL per test, returns the exit status."""
+    failed = 0
+    for name, test in list(namespace.items()):
+        if name.startswith("test_") and callable(test):
+            try:
+                test()
+                print(f"ok   {name}")
+            except AssertionError as error:
+                failed += 1
+                print(f"FAIL {name}: {error}")
+    return 1 if failed else 0

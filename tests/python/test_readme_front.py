@@ -94,13 +94,6 @@ def test_commands_name_programs_that_exist():
 
 
 if __name__ == "__main__":
-    failed = 0
-    for name, test in list(globals().items()):
-        if name.startswith("test_") and callable(test):
-            try:
-                test()
-                print(f"ok   {name}")
-            except AssertionError as error:
-                failed += 1
-                print(f"FAIL {name}: {error}")
-    sys.exit(1 if failed else 0)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from helpers import run_test_functions
+    sys.exit(run_test_functions(globals()))

@@ -170,13 +170,6 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--print"]:
         print(table(module_map()))
         sys.exit(0)
-    failed = 0
-    for name, test in list(globals().items()):
-        if name.startswith("test_") and callable(test):
-            try:
-                test()
-                print(f"ok   {name}")
-            except AssertionError as error:
-                failed += 1
-                print(f"FAIL {name}: {error}")
-    sys.exit(1 if failed else 0)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from helpers import run_test_functions
+    sys.exit(run_test_functions(globals()))

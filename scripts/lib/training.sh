@@ -1,0 +1,24 @@
+# What the adapter recipes (scripts/train-*-adapter.sh) share; sourced, not run.
+
+# Appends the Hold'em decisions of rule-bot matches to a kvframe-finetune
+# dataset: holdem_decisions OUT HISTORY SEED...
+holdem_decisions() {
+  local out=$1 history=$2
+  shift 2
+  for seed in "$@"; do
+    build/tools/kvframe-holdem --bots tag,tag,station,random --hands 40 --seed "$seed" --history "$history" \
+      --dataset "$out" >/dev/null
+  done
+}
+
+# --general FILE for each text the adapter must leave as the base model has
+# it: licences (prose) and code. The perplexity check (docs/finetune.md)
+# reads other files. Sets the array general_args.
+general_text_args() {
+  general_args=()
+  for f in /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/GFDL-1.3 \
+           /usr/share/common-licenses/MPL-2.0 /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
+           docs/json_blocker.md json_blocker/partition.cpp; do
+    [ -f "$f" ] && general_args+=(--general "$f")
+  done
+}
