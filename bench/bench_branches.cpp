@@ -24,6 +24,7 @@
 
 #include "branch_timing.h"
 #include "model_shapes.h"
+#include "kvframe/cli_options/model_options.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/model.h"
 
@@ -47,33 +48,33 @@ kb::TokenRows random_blocks(int64_t count, int64_t mean_length, int64_t n_vocab,
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string shape_name = "smollm2-135m", device = "cpu", dtype;
+  std::string shape_name = "smollm2-135m";
+  kvframe::cli::ModelOptions model_options;  // --device, --dtype, --threads
   std::vector<int64_t> counts = {1, 8, 32};
   int64_t shared_tokens = 4096, block_tokens = 40;
-  int steps = 16, threads = 0;
+  int steps = 16;
   int64_t alone_sample = 4;
   CLI::App app{"NPC queries on one frame: decoded as one batch (forward_branches) vs one after another (forward)."};
   app.add_option("--shape", shape_name, "random weights of this model shape")
       ->check(CLI::IsMember(kb::model_shape_names()))
       ->capture_default_str();
-  app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  kvframe::cli::ModelOptionsSpec which;
+  which.model = which.lora = false;  // random weights, no adapter
+  kvframe::cli::add_model_options(app, model_options, which);
   app.add_option("--shared", shared_tokens, "tokens in the frame's shared KV cache")->capture_default_str();
   app.add_option("--branches", counts, "query counts to run (comma-separated)")->delimiter(',')->capture_default_str();
   app.add_option("--block", block_tokens, "mean final-block tokens per query (75-125%)")->capture_default_str();
   app.add_option("--steps", steps, "answer tokens per query")->capture_default_str();
   app.add_option("--alone", alone_sample, "one after another: run this many queries and scale to all (0: all)")
       ->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (default: the cores other processes leave free, re-read as they change)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;  // --help is success; CLI11's own codes are not ours
   }
-  rt::tune_cpu_process(argv, threads);
+  rt::tune_cpu_process(argv, model_options.threads);
 
-  auto made = kb::random_weight_model(shape_name, device, dtype);
+  auto made = kb::random_weight_model(shape_name, model_options.device, model_options.dtype);
   if (!made) {
     std::fprintf(stderr, "bench_branches: %s\n", made.error().to_string().c_str());
     return 2;
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
   const rt::ModelConfig& c = model.config();
   std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld, %lld/%lld heads; %s %s; %s\n", c.name.c_str(),
                static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd), static_cast<long long>(c.n_head),
-               static_cast<long long>(c.n_head_kv), device.c_str(), at::toString(model.dtype()),
+               static_cast<long long>(c.n_head_kv), model_options.device.c_str(), at::toString(model.dtype()),
                rt::cpu_backend_description().c_str());
   const rt::KvCache shared = kb::random_shared_cache(model, shared_tokens);
   // Warm-up: libtorch's first calls allocate and pick kernels.

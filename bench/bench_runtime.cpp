@@ -20,8 +20,8 @@
 
 #include "gnuplot_plot.h"
 #include "model_shapes.h"
+#include "kvframe/cli_options/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/generate.h"
 #include "kvframe/runtime/model.h"
 #include "kvframe/runtime/tokenizer.h"
@@ -89,20 +89,18 @@ double time_prefill(const rt::Model& model, const std::vector<int64_t>& tokens, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path = rt::default_model_path(), shape_name, device = "cpu", dtype, lora = "auto";
+  kvframe::cli::ModelOptions model_options;  // --model, --device, --dtype, --threads, --lora
+  std::string shape_name;
   std::vector<int64_t> lengths = {512, 2048, 8192};
   std::string plot = "bench_runtime.png";
-  int decode_steps = 64, decode_after = 512, threads = 0, reps = 2;
+  int decode_steps = 64, decode_after = 512, reps = 2;
   bool step_kernels = true;
   CLI::App app{"Prefill and decode tokens/s of a model beside an at::matmul roofline from the same run."};
-  app.add_option("--model", model_path, "GGUF model")->capture_default_str();
+  kvframe::cli::ModelOptionsSpec which;
+  which.lora_note = "applied on the fly, as to a query";
+  kvframe::cli::add_model_options(app, model_options, which);
   app.add_option("--shape", shape_name, "instead of --model: random weights of this shape")
       ->check(CLI::IsMember(kvframe::bench::model_shape_names()));
-  app.add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--lora", lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
-                                 "default model); applied on the fly, as to a query")->capture_default_str();
   app.add_option("--lengths", lengths, "prompt lengths to prefill (comma-separated)")->delimiter(',')->capture_default_str();
   app.add_option("--decode", decode_steps, "decode steps after the prompt")->capture_default_str();
   app.add_option("--decode-after", decode_after, "prompt tokens before decoding (llama-bench's -d)")
@@ -110,23 +108,21 @@ int main(int argc, char** argv) {
   app.add_option("--step-kernels", step_kernels, "decode with the CPU step kernels (false: libtorch ops, the reference)")
       ->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (default: the cores other processes leave free, re-read as they change)");
   app.add_option("--plot", plot, "write a PNG plot of prefill speed here (empty: none)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;  // --help is success; CLI11's own codes are not ours
   }
-  rt::tune_cpu_process(argv, threads);
+  rt::tune_cpu_process(argv, model_options.threads);
 
-  rt::ModelParams params;
-  params.device = device;
-  params.dtype = dtype;
+  rt::ModelParams params = kvframe::cli::model_params(model_options);
   params.step_kernels = step_kernels;
   std::unique_ptr<rt::Model> model;
   std::vector<int64_t> prompt;
   const int64_t longest = std::max<int64_t>(*std::max_element(lengths.begin(), lengths.end()), decode_after + decode_steps);
   if (!shape_name.empty()) {
+    params.lora.clear();  // random weights take none
     auto made = rt::Model::with_random_weights(kvframe::bench::model_shape(shape_name), params);
     if (!made) {
       std::fprintf(stderr, "bench_runtime: %s\n", made.error().to_string().c_str());
@@ -136,13 +132,12 @@ int main(int argc, char** argv) {
     const at::Tensor ids = at::randint(model->config().n_vocab, {longest}, at::kLong);  // seeded by with_random_weights
     prompt.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + longest);
   } else {
-    auto file = rt::GgufFile::open(model_path);
+    auto file = rt::GgufFile::open(model_options.model);
     if (!file) {
       std::fprintf(stderr, "bench_runtime: %s\n  next: run scripts/fetch-model.sh\n", file.error().to_string().c_str());
       return 2;
     }
     auto tokenizer = rt::Tokenizer::from_gguf(*file);
-    params.lora = rt::resolve_lora(lora, model_path);
     std::fprintf(stderr, "[bench] LoRA: %s\n", params.lora.empty() ? "none" : params.lora.c_str());
     auto loaded = rt::Model::load(*file, params);
     if (!tokenizer || !loaded) {
@@ -154,7 +149,7 @@ int main(int argc, char** argv) {
   }
   const rt::ModelConfig& c = model->config();
   std::fprintf(stderr, "[bench] %s: %lld layers, dim %lld; %s %s; %s\n", c.name.c_str(),
-               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd), device.c_str(),
+               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_embd), model_options.device.c_str(),
                at::toString(model->dtype()), rt::cpu_backend_description().c_str());
 
   // The roofline: the better of a large square matmul and the model's own
@@ -217,7 +212,7 @@ int main(int argc, char** argv) {
       share.y.push_back(100.0 * r.flops / r.seconds / 1e9 / roof);
     }
     kvframe::plot::PlotOptions options;
-    options.title = c.name + " · " + device + " " + at::toString(model->dtype()) + " · roofline " +
+    options.title = c.name + " · " + model_options.device + " " + at::toString(model->dtype()) + " · roofline " +
                     std::to_string(static_cast<int>(roof)) + " GFLOP/s";
     options.x = {"prompt tokens", 2, "*:*"};
     options.y = {"prefill tokens/s", 0, "0:*"};

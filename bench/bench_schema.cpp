@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/default_model.h"
+#include "kvframe/cli_options/model_options.h"
 #include "kvframe/runtime/gguf.h"
 #include "kvframe/runtime/json_schema.h"
 #include "kvframe/runtime/tokenizer.h"
@@ -149,20 +149,25 @@ void row(const char* name, const std::vector<double>& v) {
 int main(int argc, char** argv) {
   int frames = 200;
   int budget = 64;
-  std::string model_path = rt::default_model_path();
+  kvframe::cli::ModelOptions model_options;  // --model only: its tokenizer
   bool use_synthetic = false;
   uint64_t seed = 1;
   CLI::App app{"Schema-constrained decoding costs per frame: compile, masks, per action."};
   app.add_option("--frames", frames, "frames (each a new Hold'em action schema)")->capture_default_str();
   app.add_option("--budget", budget, "token budget per action")->capture_default_str();
-  app.add_option("--model", model_path, "GGUF whose tokenizer is the vocabulary")->capture_default_str();
+  kvframe::cli::ModelOptionsSpec which;
+  which.device = which.dtype = which.threads = which.lora = false;
+  which.model_note = "its tokenizer is the vocabulary";
+  kvframe::cli::add_model_options(app, model_options, which);
   app.add_flag("--synthetic", use_synthetic, "a synthetic 49K-token vocabulary instead of the model's");
   app.add_option("--seed", seed, "random seed")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   VocabularyParts parts;
-  if (use_synthetic || !from_model(model_path, parts)) {
-    if (!use_synthetic) std::fprintf(stderr, "[bench] no tokenizer at %s: synthetic vocabulary\n", model_path.c_str());
+  if (use_synthetic || !from_model(model_options.model, parts)) {
+    if (!use_synthetic) {
+      std::fprintf(stderr, "[bench] no tokenizer at %s: synthetic vocabulary\n", model_options.model.c_str());
+    }
     parts = synthetic(seed);
   }
   const size_t n_tokens = parts.bytes.size();

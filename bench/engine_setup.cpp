@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "kvframe/cli_options/model_params.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "model_shapes.h"
@@ -12,17 +13,12 @@ namespace kvframe::bench {
 namespace rt = runtime;
 
 void add_engine_options(CLI::App& app, EngineOptions& o) {
-  app.add_option("--model", o.model, "GGUF model (with --shape: its tokenizer and chat template only)")
-      ->capture_default_str();
+  cli::ModelOptionsSpec which;
+  which.model_note = "with --shape: its tokenizer and chat template only";
+  cli::add_model_options(app, o, which);
   app.add_option("--shape", o.shape, "instead of --model's weights: random weights of this shape")
       ->check(CLI::IsMember(model_shape_names()));
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
   app.add_flag("!--no-cuda-graphs", o.cuda_graphs, "decode on CUDA eagerly, not from captured CUDA graphs");
-  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (with the default model: the game's "
-                                   "shipped adapter, else kvframe's block-tuned one)")->capture_default_str();
 }
 
 rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, const char* program,
@@ -38,11 +34,9 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, cons
   std::optional<rt::ChatTemplate> chat;
   if (auto found = rt::ChatTemplate::from_gguf(*file)) chat = *found;
   std::fprintf(stderr, "[bench] loading %s\n", o.shape.empty() ? o.model.c_str() : o.shape.c_str());
-  rt::ModelParams params;
-  params.device = o.device;
-  params.dtype = o.dtype;
+  rt::ModelParams params = cli::model_params(o, o.game);
   params.cuda_graphs = o.cuda_graphs;
-  if (o.shape.empty()) params.lora = rt::resolve_lora(o.lora, o.model, o.game);  // random weights take none
+  if (!o.shape.empty()) params.lora.clear();  // random weights take none
   rt::ModelConfig shape;
   if (!o.shape.empty()) {
     shape = model_shape(o.shape);

@@ -1,6 +1,6 @@
-// What the engine benchmarks share: the model options (--model, --shape,
-// --device, --dtype, --lora, --threads), an Engine loaded from them, and a frame's
-// token count as the engine sees it.
+// What the engine benchmarks share: the model options (kvframe::cli's
+// --model, --device, --dtype, --threads, --lora, and --shape, --no-cuda-graphs),
+// an Engine loaded from them, and a frame's token count as the engine sees it.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,20 +10,15 @@
 #include <optional>
 #include <string>
 
+#include "kvframe/cli_options/model_options.h"
 #include "kvframe/json_blocker/rules.h"
-#include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/session.h"
 
 namespace kvframe::bench {
 
-struct EngineOptions {
-  std::string model = runtime::default_model_path();
+struct EngineOptions : cli::ModelOptions {
   std::string shape;  // non-empty: random weights of this shape (model_shapes.h)
-  std::string device = "cpu";
-  std::string dtype;
-  std::string lora = "auto";
-  std::string game;  // whose shipped adapter --lora auto picks (runtime::resolve_lora)
-  int threads = 0;
+  std::string game;   // whose shipped adapter --lora auto picks (runtime::resolve_lora)
   bool cuda_graphs = true;  // decoding steps on CUDA from CUDA graphs (ModelParams::cuda_graphs)
 };
 void add_engine_options(CLI::App& app, EngineOptions& options);

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "kvframe/cli_options/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
 #include "kvframe/server/adapter_set.h"
 #include "kvframe/server/curve_keys.h"
 #include "kvframe/server/engine_backend.h"
@@ -61,8 +61,8 @@ constexpr const char* kFooter =
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
-struct Options {
-  std::string model = rt::default_model_path();
+// --model, --device, --dtype, --threads and --lora: kvframe::cli::ModelOptions.
+struct Options : kvframe::cli::ModelOptions {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string ready_file;
   bool warm_frames = true;
@@ -88,12 +88,8 @@ struct Options {
   std::size_t max_session_queue = 256;
   std::size_t max_batch = 32;
   std::string log_level = "info";
-  std::string device = "cpu";
-  std::string dtype;
-  std::string lora = "auto";
   std::vector<std::string> adapters;
   bool lora_merge = false;
-  int threads = 0;
   std::string curve_secret;
   std::string curve_allow;
   std::string curve_operator;
@@ -229,7 +225,9 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Serves the kvframe block-attention engine to games over ZeroMQ."};
   app.footer(kFooter);
-  app.add_option("--model", o.model, "GGUF model file")->capture_default_str();
+  kvframe::cli::ModelOptionsSpec model_options;
+  model_options.lora_note = "the adapter of sessions that name none, which may also be an --adapter NAME";
+  kvframe::cli::add_model_options(app, o, model_options);
   app.add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (port 0: any free port; the bound one is printed)")
       ->capture_default_str();
   app.add_option("--ready-file", o.ready_file,
@@ -288,13 +286,6 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--log-level", o.log_level, "error, warn, info or debug (debug: stats every 10 s)")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}))->capture_default_str();
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
-  app.add_option("--lora", o.lora, "the LoRA adapter of sessions that name none: a file, a --adapter NAME, none, "
-                                   "or auto (kvframe's block-tuned adapter with the default model)")
-      ->capture_default_str();
   app.add_option("--adapter", o.adapters, "a LoRA adapter sessions may name in OpenSession: NAME=FILE (repeat for "
                                           "several). With the default model kvframe's own are there already, under "
                                           "their game's name (holdem, ...; block: the block-tuned one)");
@@ -367,10 +358,8 @@ int main(int argc, char** argv) {
   }
   auto named_file = adapter_files->find(o.lora);
   const std::string default_adapter =
-      named_file != adapter_files->end() ? named_file->second : rt::resolve_lora(o.lora, o.model);
-  rt::ModelParams model_params;
-  model_params.device = o.device;
-  model_params.dtype = o.dtype;
+      named_file != adapter_files->end() ? named_file->second : kvframe::cli::lora_file(o);
+  rt::ModelParams model_params = kvframe::cli::model_params(o);
   // Merged, the default adapter is part of the weights; otherwise it is one
   // of the adapters sessions switch between, set after the load.
   model_params.lora = o.lora_merge ? default_adapter : "";

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "kvframe/cli_options/model_params.h"
 #include "kvframe/finetune/dataset.h"
 #include "kvframe/finetune/evaluate.h"
 #include "kvframe/finetune/trainer.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/session.h"
 
 namespace {
@@ -43,25 +43,13 @@ constexpr const char* kFooter =
     "Data: JSONL records {frame, instruction, target, system?, schema?, rules?} (docs/finetune.md);\n"
     "kvframe-holdem --dataset and kvframe-stream --dataset write them from the games.";
 
-struct ModelOptions {
-  std::string model = rt::default_model_path();
-  std::string lora = "auto";
-  std::string device = "cpu";
-  std::string dtype;  // empty: bf16 where the hardware runs it fast, else fp32 (ModelParams::dtype)
-  int threads = 0;
-};
+// --model, --device, --dtype, --threads, and --lora where a subcommand applies one.
+using kvframe::cli::ModelOptions;
 
 void add_model_options(CLI::App& app, ModelOptions& o, bool lora) {
-  app.add_option("--model", o.model, "GGUF model")->capture_default_str();
-  if (lora) {
-    app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's own for the default model)")
-        ->capture_default_str();
-  }
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (fp16: cuda only; default: bf16 on cuda "
-                                     "and on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (0: the cores other processes leave free)")->check(CLI::NonNegativeNumber);
+  kvframe::cli::ModelOptionsSpec which;
+  which.lora = lora;
+  kvframe::cli::add_model_options(app, o, which);
 }
 
 int fail(const rt::Error& error, const std::string& next, int code = kInputError) {
@@ -70,10 +58,8 @@ int fail(const rt::Error& error, const std::string& next, int code = kInputError
 }
 
 rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
-  rt::ModelParams params;
-  params.device = o.device;
-  params.dtype = o.dtype;
-  if (with_lora) params.lora = rt::resolve_lora(o.lora, o.model);
+  rt::ModelParams params = kvframe::cli::model_params(o);
+  if (!with_lora) params.lora.clear();  // train: the base model, under the adapter it trains
   std::cerr << "[finetune] loading " << o.model << (params.lora.empty() ? "" : " + " + params.lora) << " ("
             << (o.dtype.empty() ? "dtype auto" : o.dtype) << ", " << rt::cpu_backend_description() << ")\n";
   return rt::Engine::load(o.model, params);

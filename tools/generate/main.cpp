@@ -8,9 +8,9 @@
 #include <string>
 #include <unistd.h>
 
+#include "kvframe/cli_options/model_params.h"
 #include "kvframe/runtime/chat_template.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
 #include "kvframe/runtime/generate.h"
 
 namespace {
@@ -31,8 +31,8 @@ constexpr const char* kFooter =
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
-struct Options {
-  std::string model = rt::default_model_path();
+// --model, --device, --dtype, --threads and --lora: kvframe::cli::ModelOptions.
+struct Options : kvframe::cli::ModelOptions {
   std::string prompt;
   std::string prompt_file;
   std::string system;
@@ -42,10 +42,6 @@ struct Options {
   float temperature = 0.0f;
   int32_t top_k = 0;
   float top_p = 1.0f;
-  std::string device = "cpu";
-  std::string dtype;
-  std::string lora = "auto";
-  int threads = 0;
   std::string schema_file;
   std::vector<std::string> stop;
 };
@@ -70,7 +66,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Generates text with a Llama-family GGUF model (libtorch, CPU or CUDA)."};
   app.footer(kFooter);
-  app.add_option("--model", o.model, "GGUF model file")->capture_default_str();
+  kvframe::cli::add_model_options(app, o);
   auto* prompt = app.add_option("--prompt", o.prompt, "prompt text");
   app.add_option("--prompt-file", o.prompt_file, "read the prompt from a file")->excludes(prompt);
   app.add_flag("--chat", o.chat, "wrap the prompt as a user message in the model's chat template");
@@ -80,12 +76,6 @@ int main(int argc, char** argv) {
   app.add_option("--temperature", o.temperature, "0: greedy")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--top-k", o.top_k, "sample from the k most likely tokens; 0: all")->check(CLI::NonNegativeNumber);
   app.add_option("--top-p", o.top_p, "nucleus sampling mass")->check(CLI::Range(0.0f, 1.0f));
-  app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--lora", o.lora, "LoRA adapter: a file, none, or auto (kvframe's block-tuned adapter with the "
-                                   "default model)")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype: fp32, bf16 or fp16 (default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: the cores other processes leave free, re-read as they change)")->check(CLI::NonNegativeNumber);
   app.add_option("--schema", o.schema_file,
                  "JSON Schema file: the output is one JSON value valid against it (docs/protocol.md lists the subset)")
       ->check(CLI::ExistingFile);
@@ -144,10 +134,7 @@ int main(int argc, char** argv) {
     params.schema = std::move(compiled).value();
   }
 
-  rt::ModelParams model_params;
-  model_params.device = o.device;
-  model_params.dtype = o.dtype;
-  model_params.lora = rt::resolve_lora(o.lora, o.model);
+  rt::ModelParams model_params = kvframe::cli::model_params(o);
   model_params.on_progress = show_progress;
   auto model = rt::Model::load(*file, model_params);
   if (!model) return fail(model.error(), "check --model and --device");

@@ -18,8 +18,8 @@
 #include "holdem/simulator/llm_player.h"
 #include "holdem/simulator/match.h"
 #include "holdem/simulator/report.h"
+#include "kvframe/cli_options/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
 #include "kvframe/server/engine_backend.h"
 #include "kvframe/server/server.h"
 
@@ -45,13 +45,13 @@ const char* const kFooter =
     "Hand histories: kvframe-holdem --bots tag,station,random --seats 6 --stacks 200,1000,50,3000,700,1000 "
     "--hands 1500 --hand-history m.phhs";
 
-struct Options {
+// --model, --dtype, --threads and --lora (of the in-process server): kvframe::cli::ModelOptions.
+struct Options : kvframe::cli::ModelOptions {
   std::vector<std::string> bots = {"llm", "tag", "station", "random"};
   int seats = 0;
   int hands = 30;
   std::uint64_t seed = 1;
   std::string server;
-  std::string model = rt::default_model_path();
   std::vector<std::string> modes = {"block"};
   int history = 30;  // up to ~5.5K tokens at a 4-seat table: the default model has 8K
   std::string commentary = "auto";
@@ -59,10 +59,7 @@ struct Options {
   std::string replay_html;
   std::uint32_t context = 8192;
   std::uint32_t max_tokens = 32;
-  int threads = 0;
   std::string dataset;
-  std::string lora = "auto";
-  std::string dtype;
   std::vector<std::int64_t> stacks;
   std::string blinds = "5/10";
   std::string hand_history;
@@ -91,9 +88,7 @@ class InProcessServer {
   static std::unique_ptr<InProcessServer> start(const Options& o, std::string* error) {
     auto self = std::unique_ptr<InProcessServer>(new InProcessServer());
     rt::EngineParams engine_params;
-    rt::ModelParams model_params;
-    model_params.dtype = o.dtype;
-    model_params.lora = rt::resolve_lora(o.lora, o.model, "holdem");
+    rt::ModelParams model_params = kvframe::cli::model_params(o, "holdem");
     auto loaded = rt::Engine::load(o.model, model_params, engine_params);
     if (!loaded) {
       *error = "cannot load the model " + o.model + ": " + loaded.error().to_string() +
@@ -320,7 +315,10 @@ int main(int argc, char** argv) {
   app.add_option("--hands", o.hands, "hands to play")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--seed", o.seed, "the same seed replays the same match")->capture_default_str();
   app.add_option("--server", o.server, "a running kvframe-serve (e.g. tcp://127.0.0.1:5555); default: one in this process");
-  app.add_option("--model", o.model, "GGUF model for the in-process server")->capture_default_str();
+  kvframe::cli::ModelOptionsSpec model_options;
+  model_options.device = false;  // the in-process server runs on the CPU
+  model_options.model_note = "the in-process server's, as are --dtype, --threads and --lora (unused with --server)";
+  kvframe::cli::add_model_options(app, o, model_options);
   app.add_option("--mode", o.modes, "attention modes: the first plays, the others answer the same decisions to compare")
       ->delimiter(',')
       ->check(CLI::IsMember({"block", "prefix", "full"}))
@@ -333,12 +331,6 @@ int main(int argc, char** argv) {
   app.add_option("--replay-html", o.replay_html, "write a self-contained HTML replay of the match");
   app.add_option("--context", o.context, "context tokens of the LLM sessions")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "most tokens of one LLM action")->check(CLI::Range(8, 256))->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads for the in-process model (0: the cores other processes leave free)")->capture_default_str();
-  app.add_option("--lora", o.lora, "LoRA adapter of the in-process model: a file, none, or auto (with the "
-                                   "default model: kvframe's Hold'em adapter if shipped, else its block-tuned "
-                                   "one)")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "compute dtype of the in-process model: fp32 or bf16 (default: bf16 on cpus with AVX-512-BF16 or AMX, else fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
   app.add_option("--stacks", o.stacks, "starting stack of each seat, in seat order, every hand (default: 100 big blinds each)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);

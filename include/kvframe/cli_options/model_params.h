@@ -1,0 +1,25 @@
+// ModelOptions as the runtime::ModelParams a program loads its model with.
+// Header-only: kvframe::cli_options itself needs no libtorch (bench_schema
+// takes --model for its tokenizer alone); a program that includes this loads
+// a model and so links kvframe::runtime already.
+#pragma once
+
+#include <string_view>
+
+#include "kvframe/cli_options/model_options.h"
+#include "kvframe/runtime/model.h"
+
+namespace kvframe::cli {
+
+// --device, --dtype and --lora (resolved for `game`, see lora_file); the
+// other fields keep ModelParams' defaults. --threads is not a model
+// parameter: pass it to runtime::tune_cpu_process.
+inline runtime::ModelParams model_params(const ModelOptions& options, std::string_view game = {}) {
+  runtime::ModelParams params;
+  params.device = options.device;
+  params.dtype = options.dtype;
+  params.lora = lora_file(options, game);
+  return params;
+}
+
+}  // namespace kvframe::cli

@@ -1,0 +1,95 @@
+// kvframe::cli_options: the model flags every program shares, as a program
+// parses them.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kvframe/cli_options/model_options.h"
+
+namespace {
+
+namespace cli = kvframe::cli;
+
+// Parses `args` (without the program name) into `options`; false on a usage error.
+bool parse(cli::ModelOptions& options, const cli::ModelOptionsSpec& which, std::vector<std::string> args) {
+  CLI::App app{"test"};
+  cli::add_model_options(app, options, which);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError&) {
+    return false;
+  }
+  return true;
+}
+
+TEST(CliModelOptions, EveryFlagSetsItsFieldAndTheDefaultsAreTheRuntimes) {
+  cli::ModelOptions o;
+  EXPECT_EQ(o.model, kvframe::runtime::default_model_path());
+  EXPECT_EQ(o.device, "cpu");
+  EXPECT_EQ(o.dtype, "");  // auto
+  EXPECT_EQ(o.threads, 0);
+  EXPECT_EQ(o.lora, "auto");
+  ASSERT_TRUE(parse(o, {}, {"--model", "m.gguf", "--device", "cuda:1", "--dtype", "fp16", "--threads", "3",
+                            "--lora", "none"}));
+  EXPECT_EQ(o.model, "m.gguf");
+  EXPECT_EQ(o.device, "cuda:1");
+  EXPECT_EQ(o.dtype, "fp16");
+  EXPECT_EQ(o.threads, 3);
+  EXPECT_EQ(o.lora, "none");
+}
+
+TEST(CliModelOptions, BadValuesAreUsageErrors) {
+  cli::ModelOptions o;
+  EXPECT_FALSE(parse(o, {}, {"--dtype", "fp8"}));
+  EXPECT_FALSE(parse(o, {}, {"--threads", "-1"}));
+  cli::ModelOptionsSpec cpu_only;
+  cpu_only.device = false;  // no --device: the CPU, which has no fp16
+  EXPECT_FALSE(parse(o, cpu_only, {"--dtype", "fp16"}));
+  EXPECT_FALSE(parse(o, cpu_only, {"--device", "cpu"}));
+  EXPECT_TRUE(parse(o, cpu_only, {"--dtype", "bf16"}));
+}
+
+TEST(CliModelOptions, ASpecLeavesOutTheFlagsAProgramHasNot) {
+  CLI::App app{"test"};
+  cli::ModelOptions o;
+  cli::ModelOptionsSpec which;
+  which.device = which.dtype = which.threads = which.lora = false;
+  cli::add_model_options(app, o, which);
+  EXPECT_NE(app.get_option_no_throw("--model"), nullptr);
+  for (const char* absent : {"--device", "--dtype", "--threads", "--lora"}) {
+    EXPECT_EQ(app.get_option_no_throw(absent), nullptr) << absent;
+  }
+}
+
+TEST(CliModelOptions, OneHelpTextEachWithTheProgramsNoteAfterIt) {
+  CLI::App app{"test"};
+  cli::ModelOptions o;
+  cli::ModelOptionsSpec which;
+  which.lora_note = "also an --adapter NAME";
+  cli::add_model_options(app, o, which);
+  EXPECT_EQ(app.get_option("--lora")->get_description(),
+            "a file, none, or auto (with the default model: the game's shipped adapter, else kvframe's block-tuned "
+            "one); also an --adapter NAME");
+  EXPECT_EQ(app.get_option("--threads")->get_description(),
+            "CPU threads (default 0: the cores other processes leave free)");
+  EXPECT_EQ(app.get_option("--dtype")->get_description(),
+            "fp32, bf16 or fp16 (fp16: cuda only; default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, "
+            "else fp32)");
+  EXPECT_EQ(app.get_option("--model")->get_description(), "GGUF model file");
+}
+
+TEST(CliModelOptions, LoraFileIsResolveLoras) {
+  cli::ModelOptions o;
+  o.model = "/nowhere/other-model.gguf";
+  o.lora = "none";
+  EXPECT_EQ(cli::lora_file(o), "");
+  o.lora = "adapter.gguf";
+  EXPECT_EQ(cli::lora_file(o, "holdem"), "adapter.gguf");
+  o.lora = "auto";  // not the default model: kvframe ships no adapter for it
+  EXPECT_EQ(cli::lora_file(o, "holdem"), "");
+  EXPECT_EQ(cli::lora_file(o, "holdem"), kvframe::runtime::resolve_lora("auto", o.model, "holdem"));
+}
+
+}  // namespace
