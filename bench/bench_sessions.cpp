@@ -14,6 +14,12 @@
 // of tokens in it, and a decoding step on a small model is bound by reading
 // them: what one session pays for a step, several share.
 //
+// With --adapters K, a table of what LoRA adapters per session cost: the
+// sessions spread over K query-scope adapters (random), answered as the
+// engine answers them together (Session::query_together groups them by
+// adapter: a pass a step per adapter), against the same sessions all on
+// one adapter (a pass a step for all).
+//
 // A second table asks the same of encoding: each session's changed blocks
 // (--blocks of --block-tokens random tokens) encoded by one
 // Model::encode_blocks call per session, against every session's blocks in
@@ -24,8 +30,10 @@
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -78,6 +86,72 @@ struct Row {
   bool same = true;
 };
 
+// Decodes `members` of `sessions` together under `adapter`; answer tokens, or -1 on failure.
+int64_t decode_group(rt::Engine& engine, const std::shared_ptr<rt::LoraAdapter>& adapter, Sessions& sessions,
+                     const std::vector<int64_t>& members, const rt::GenerateParams& params) {
+  if (engine.use_adapter(adapter)) return -1;
+  std::vector<rt::Decoder> decoders;
+  for (size_t k = 0; k < members.size(); ++k) decoders.emplace_back(engine.tokenizer(), params);
+  std::vector<rt::DecodingSequence> together;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const auto s = static_cast<size_t>(members[k]);
+    together.push_back({&sessions.caches[s], sessions.first_logits[s], &decoders[k], {}, {}});
+  }
+  if (rt::decode_together(engine.model(), together)) return -1;
+  int64_t tokens = 0;
+  for (rt::Decoder& decoder : decoders) tokens += static_cast<int64_t>(decoder.finish().tokens.size());
+  return tokens;
+}
+
+// The --adapters table (see the top of the file).
+bool adapter_table(rt::Engine& engine, const rt::GenerateParams& params, const std::vector<int64_t>& counts,
+                   int64_t adapter_count, int64_t context, int64_t max_tokens, int reps) {
+  std::vector<std::shared_ptr<rt::LoraAdapter>> adapters;
+  rt::LoraParams lora;
+  for (int64_t a = 0; a < adapter_count; ++a) {
+    auto made = rt::LoraAdapter::create(engine.model().config(), lora, engine.model().device(), static_cast<uint64_t>(a));
+    if (!made) return false;
+    at::NoGradGuard no_grad;
+    for (size_t i = 1; i < (*made)->parameters().size(); i += 2) (*made)->parameters()[i].normal_(0, 0.02);
+    adapters.push_back(std::move(made).value());
+  }
+  std::printf("\nsessions spread over %lld query-scope adapters, answered together: one pass a step per adapter "
+              "(grouped) vs all on one adapter, best of %d\n", static_cast<long long>(adapter_count), reps);
+  std::printf("%8s %10s %14s %14s %10s\n", "sessions", "adapters", "one tok/s", "grouped tok/s", "grouped");
+  for (const int64_t n : counts) {
+    const int64_t groups = std::min(n, adapter_count);
+    Sessions sessions = prepared(engine.model(), n, context, max_tokens, 7);
+    std::vector<int64_t> all;
+    std::vector<std::vector<int64_t>> by_adapter(static_cast<size_t>(groups));
+    for (int64_t s = 0; s < n; ++s) {
+      all.push_back(s);
+      by_adapter[static_cast<size_t>(s % groups)].push_back(s);
+    }
+    double one = 0, grouped = 0;  // best answer tokens per second of each way
+    for (int rep = 0; rep < reps; ++rep) {
+      rewind(sessions, context);
+      Clock::time_point start = Clock::now();
+      const int64_t one_tokens = decode_group(engine, adapters[0], sessions, all, params);
+      const double one_s = std::chrono::duration<double>(Clock::now() - start).count();
+      rewind(sessions, context);
+      start = Clock::now();
+      int64_t grouped_tokens = 0;
+      for (size_t g = 0; g < by_adapter.size(); ++g) {
+        const int64_t tokens = decode_group(engine, adapters[g], sessions, by_adapter[g], params);
+        if (tokens < 0) return false;
+        grouped_tokens += tokens;
+      }
+      const double grouped_s = std::chrono::duration<double>(Clock::now() - start).count();
+      if (one_tokens < 0) return false;
+      one = std::max(one, static_cast<double>(one_tokens) / one_s);
+      grouped = std::max(grouped, static_cast<double>(grouped_tokens) / grouped_s);
+    }
+    std::printf("%8lld %10lld %14.1f %14.1f %9.2fx\n", static_cast<long long>(n), static_cast<long long>(groups), one,
+                grouped, grouped / one);
+  }
+  return !engine.use_adapter(engine.default_adapter());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +160,7 @@ int main(int argc, char** argv) {
   int64_t context = 1024, max_tokens = 64;
   int64_t blocks = 20, block_tokens = 35;  // a Hold'em decision's changed blocks, about
   int reps = 2;
+  int64_t adapters = 0;
   std::string plot = "bench_sessions.png";
   CLI::App app{"Several sessions' answers decoded together (one pass a step for all) vs one session after another."};
   kb::add_engine_options(app, engine_options);
@@ -97,6 +172,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--block-tokens", block_tokens, "tokens a block")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--reps", reps, "repetitions; each way's best is kept")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--adapters", adapters, "also: the sessions spread over this many LoRA adapters, grouped by "
+                                         "adapter as the engine answers them (0: not measured)")
+      ->check(CLI::Range(0, 16))->capture_default_str();
   app.add_option("--plot", plot, "PNG to write (empty: none)")->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -186,6 +264,10 @@ int main(int argc, char** argv) {
     together_rate.push_back(static_cast<double>(r.tokens) / r.together);
   }
   std::printf("(passes: model passes together / one after another; same: every answer token-identical)\n");
+  if (adapters > 0 && !adapter_table(engine, params, counts, adapters, context, max_tokens, reps)) {
+    std::fprintf(stderr, "bench_sessions: the adapter table failed\n");
+    return 3;
+  }
 
   std::printf("\nencoding %lld blocks of %lld tokens a session: a call per session vs one call for all, best of %d\n",
               static_cast<long long>(blocks), static_cast<long long>(block_tokens), reps);

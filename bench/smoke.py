@@ -52,7 +52,7 @@ BENCHES = {
                   "--commentary-tokens 4 --history 0 --players 2", r"NPC"),
     "bench_sessions": (["bench/bench_sessions"],
                        "{b}/bench/bench_sessions --model {m} --lora none --threads 1 --sessions 1,2 --context 64 "
-                       "--blocks 2 --block-tokens 8 --reps 1", r"^sessions\s"),
+                       "--blocks 2 --block-tokens 8 --reps 1 --adapters 2", r"grouped tok/s"),
     "bench_tenants": (["bench/bench_tenants"],
                       "{b}/bench/bench_tenants --model {m} --lora none --threads 1 --tenants 1 --tenants 2 "
                       "--frames 1 --moba-scale 0.01 --holdem-history 0", r"isolated / shared"),
