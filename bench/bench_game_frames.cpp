@@ -44,6 +44,7 @@
 #include "engine_setup.h"
 #include "gnuplot_plot.h"
 #include "sample_stats.h"
+#include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/kv_diff/assembled_kv.h"
@@ -111,9 +112,7 @@ struct Options {
   std::string plot = "bench_game_frames.png";
   bool json = false;
   bool warm = false;
-  int32_t block_heads = 0;
-  float blend = 0;
-  float temperature = 1;
+  kvframe::cli::FidelityOptions fidelity;  // --block-heads, --blend, --block-temperature
 };
 
 // One query's measurements.
@@ -271,21 +270,7 @@ int main(int argc, char** argv) {
   app.add_option("--blocks-after-prefix", o.blocks_after_prefix,
                  "block mode encodes blocks after the system prompt (false: from position 0, alone)")
       ->default_str(o.blocks_after_prefix ? "true" : "false");
-  app.add_option("--block-heads", o.block_heads,
-                 "block mode's fidelity knob: re-encode the first N tokens of each block whose context changed, "
-                 "in context (SessionParams::block_heads; 0: off)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--blend", o.blend,
-                 "block mode's fidelity knob: the share of each changed block's tokens, those the context moved "
-                 "most, recomputed in context through every layer (SessionParams::blend_ratio; 0: off, 1: full)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--block-temperature", o.temperature,
-                 "block mode's fidelity knob: attention logits against block keys divided by it "
-                 "(SessionParams::block_temperature; 1: off)")
-      ->check(CLI::Range(0.25, 4.0))
-      ->capture_default_str();
+  kvframe::cli::add_fidelity_options(app, o.fidelity);
   app.add_option("--context", o.context, "KV tokens per session (0: frame tokens x 1.25 + query + answer)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--plot", o.plot, "write a PNG plot of per-frame TTFT here (empty: none)")->capture_default_str();
@@ -349,9 +334,9 @@ int main(int argc, char** argv) {
     params.context = context;
     params.layout = layout;
     params.blocks_after_prefix = o.blocks_after_prefix;
-    params.block_heads = o.block_heads;
-    params.blend_ratio = o.blend;
-    params.block_temperature = o.temperature;
+    params.block_heads = o.fidelity.block_heads;
+    params.blend_ratio = o.fidelity.blend_ratio;
+    params.block_temperature = o.fidelity.block_temperature;
     auto opened = rt::Session::open(engine, params);
     if (!opened) return engine_fail(opened.error(), "opening a session");
     sessions[m] = std::move(opened).value();
@@ -462,9 +447,9 @@ int main(int argc, char** argv) {
     out["drop"] = o.drop;
     out["layout"] = o.layout;
     out["blocks_after_prefix"] = o.blocks_after_prefix;
-    out["block_heads"] = o.block_heads;
-    out["blend"] = o.blend;
-    out["temperature"] = o.temperature;
+    out["block_heads"] = o.fidelity.block_heads;
+    out["blend"] = o.fidelity.blend_ratio;
+    out["temperature"] = o.fidelity.block_temperature;
     out["order"] = o.order;
     out["changed_block_fraction_mean"] = mean(changed);
     out["modes"] = nlohmann::json::object();
@@ -522,7 +507,8 @@ int main(int argc, char** argv) {
                 cell(100.0 * mean(changed), 2).c_str(), cell(100.0 * percentile(changed, 0), 2).c_str(),
                 cell(100.0 * percentile(changed, 100), 2).c_str(),
                 static_cast<long long>(cold.q[2]->blocks_total), o.layout.c_str(),
-                o.blocks_after_prefix ? "true" : "false", o.block_heads, o.blend, o.temperature, o.order.c_str());
+                o.blocks_after_prefix ? "true" : "false", o.fidelity.block_heads, o.fidelity.blend_ratio,
+                o.fidelity.block_temperature, o.order.c_str());
     std::printf("\n%-7s %6s %8s %10s %10s %12s %12s %11s %11s %11s %6s\n", "mode", "every", "queried", "TTFT p50",
                 "TTFT p99", "latency p50", "latency p99", "tok enc/q", "blk enc/q", "dirty blk/q", "gen");
     for (int m = 0; m < kModes; ++m) {

@@ -16,6 +16,7 @@
 
 #include "kvframe/cli_options/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
+#include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/server/adapter_set.h"
 #include "kvframe/server/curve_keys.h"
 #include "kvframe/server/engine_backend.h"
@@ -78,9 +79,7 @@ struct Options : kvframe::cli::ModelOptions {
   std::string mode = "any";
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
-  int32_t block_heads = 0;
-  float blend = 0;
-  float block_temperature = 1;
+  kvframe::cli::FidelityOptions fidelity;
   uint32_t max_context = 0;
   uint32_t max_tokens = 4096;
   double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
@@ -239,22 +238,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--context", o.context, "context tokens of a session that asks for 0 (capped at --max-context)")
       ->check(CLI::Range(16u, 1u << 24))->capture_default_str();
-  app.add_option("--block-heads", o.block_heads,
-                 "block mode's fidelity knob for sessions that ask for the default: re-encode the first N tokens "
-                 "of each block whose context changed, in context (0: off; docs/block_attention.md)")
-      ->check(CLI::Range(0, srv::kMaxBlockHeads))
-      ->capture_default_str();
-  app.add_option("--blend", o.blend,
-                 "block mode's second fidelity knob for sessions that ask for the default: the share of each "
-                 "changed block's tokens, those the context moved most, recomputed in context (0: off, 1: full; "
-                 "docs/block_attention.md)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--block-temperature", o.block_temperature,
-                 "block mode's third fidelity knob for sessions that ask for the default: attention logits "
-                 "against block keys divided by it (1: off; docs/block_attention.md)")
-      ->check(CLI::Range(0.25, 4.0))
-      ->capture_default_str();
+  kvframe::cli::add_fidelity_options(app, o.fidelity, "for sessions that ask for the server's default",
+                                     srv::kMaxBlockHeads);
   app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
       ->check(CLI::Range(16u, 1u << 24));
   app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")
@@ -397,9 +382,9 @@ int main(int argc, char** argv) {
   params.shutdown_grace = std::chrono::milliseconds(o.shutdown_grace_ms);
   params.handler.modes = served_modes(o.mode);
   params.handler.default_context = o.context;
-  params.handler.block_heads = o.block_heads;
-  params.handler.blend_ratio = o.blend;
-  params.handler.block_temperature = o.block_temperature;
+  params.handler.block_heads = o.fidelity.block_heads;
+  params.handler.blend_ratio = o.fidelity.blend_ratio;
+  params.handler.block_temperature = o.fidelity.block_temperature;
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;

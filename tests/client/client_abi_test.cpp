@@ -78,5 +78,31 @@ TEST(ClientAbi, ANewerCallersLargerStructsWork) {
   EXPECT_EQ(opening.get(), KVF_OK) << kvf_client_last_error(nullptr);
 }
 
+// A caller built against 0.3's header: its kvf_session_params ends before
+// `adapter` and its kvf_server_info before `adapters`. What it lacks takes
+// the default (the server's adapter) and is not written.
+TEST(ClientAbi, AnOlderCallersShorterStructsWork) {
+  ScriptedServer server;
+  ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
+  kvf_server_info info{};
+  info.struct_size = offsetof(kvf_server_info, adapters);
+  info.adapters[0] = 'x';
+  ASSERT_EQ(kvf_client_server_info(client.get(), &info), KVF_OK) << kvf_client_last_error(nullptr);
+  EXPECT_STREQ(info.model, "tiny");
+  EXPECT_EQ(info.adapters[0], 'x') << "past the caller's struct: not written";
+
+  kvf_session_params params = game_params();
+  params.adapter = "past the caller's struct: never read";
+  params.struct_size = offsetof(kvf_session_params, adapter);
+  kvf_session session = 0;
+  auto opening = std::async(std::launch::async, [&] { return kvf_session_open(client.get(), &params, &session); });
+  Incoming open = server.expect(fb::Body::OpenSession);
+  const fb::OpenSession& sent = *open.message().body_as_OpenSession();
+  EXPECT_EQ(sent.game_id()->str(), "holdem");
+  EXPECT_TRUE(!sent.adapter() || sent.adapter()->str().empty()) << "the server's default adapter";
+  server.session_opened(open, 4);
+  EXPECT_EQ(opening.get(), KVF_OK) << kvf_client_last_error(nullptr);
+}
+
 }  // namespace
 }  // namespace kvframe::test

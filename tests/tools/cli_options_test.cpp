@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/cli_options/model_options.h"
 
 namespace {
@@ -90,6 +91,34 @@ TEST(CliModelOptions, LoraFileIsResolveLoras) {
   o.lora = "auto";  // not the default model: kvframe ships no adapter for it
   EXPECT_EQ(cli::lora_file(o, "holdem"), "");
   EXPECT_EQ(cli::lora_file(o, "holdem"), kvframe::runtime::resolve_lora("auto", o.model, "holdem"));
+}
+
+// Block mode's fidelity knobs: the runtime's defaults (all off), their ranges.
+TEST(CliFidelityOptions, TheFlagsSetTheKnobsWithinTheirRanges) {
+  auto parse_knobs = [](cli::FidelityOptions& o, std::vector<std::string> args, int32_t max_heads) {
+    CLI::App app{"test"};
+    cli::add_fidelity_options(app, o, "for tests", max_heads);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+      app.parse(reversed);
+    } catch (const CLI::ParseError&) {
+      return false;
+    }
+    return true;
+  };
+  cli::FidelityOptions o;
+  EXPECT_EQ(o.block_heads, 0);
+  EXPECT_EQ(o.blend_ratio, 0.0f);
+  EXPECT_EQ(o.block_temperature, 1.0f);
+  ASSERT_TRUE(parse_knobs(o, {"--block-heads", "4", "--blend", "0.25", "--block-temperature", "0.5"}, 4096));
+  EXPECT_EQ(o.block_heads, 4);
+  EXPECT_FLOAT_EQ(o.blend_ratio, 0.25f);
+  EXPECT_FLOAT_EQ(o.block_temperature, 0.5f);
+  cli::FidelityOptions bad;
+  EXPECT_FALSE(parse_knobs(bad, {"--blend", "1.5"}, 4096));
+  EXPECT_FALSE(parse_knobs(bad, {"--block-temperature", "8"}, 4096));
+  EXPECT_FALSE(parse_knobs(bad, {"--block-heads", "5000"}, 4096));
+  EXPECT_TRUE(parse_knobs(bad, {"--block-heads", "5000"}, 1 << 20));
 }
 
 }  // namespace

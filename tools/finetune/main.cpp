@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/cli_options/model_params.h"
 #include "kvframe/finetune/dataset.h"
 #include "kvframe/finetune/evaluate.h"
@@ -235,9 +236,7 @@ struct EvalOptions {
   int64_t limit = 0;
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
-  int32_t block_heads = 0;
-  float blend = 0;
-  float temperature = 1;
+  kvframe::cli::FidelityOptions fidelity;  // block sessions' knobs
   bool json_output = false;
 };
 
@@ -252,9 +251,9 @@ int run_eval(const EvalOptions& o) {
   if (params.modes.empty()) return fail({rt::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
   params.max_tokens = o.max_tokens;
   params.blocks_after_prefix = o.blocks_after_prefix;
-  params.block_heads = o.block_heads;
-  params.blend_ratio = o.blend;
-  params.block_temperature = o.temperature;
+  params.block_heads = o.fidelity.block_heads;
+  params.blend_ratio = o.fidelity.blend_ratio;
+  params.block_temperature = o.fidelity.block_temperature;
   auto examples = read_all(o.data);
   if (!examples) return fail(examples.error(), "fix the --data files");
   if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));
@@ -425,21 +424,7 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--limit", eval.limit, "first N examples only (0: all)")->capture_default_str();
   eval_cmd->add_option("--max-tokens", eval.max_tokens, "most tokens per answer")->capture_default_str();
   eval_cmd->add_flag("--blocks-after-prefix", eval.blocks_after_prefix, "block sessions encode blocks after the prefix");
-  eval_cmd->add_option("--block-heads", eval.block_heads,
-                       "block sessions re-encode the first N tokens of each block whose context changed, in "
-                       "context (SessionParams::block_heads; 0: off)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  eval_cmd->add_option("--blend", eval.blend,
-                       "block sessions recompute in context this share of each changed block's tokens, those "
-                       "the context moved most (SessionParams::blend_ratio; 0: off, 1: full)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  eval_cmd->add_option("--block-temperature", eval.temperature,
-                       "block sessions divide attention logits against block keys by it "
-                       "(SessionParams::block_temperature; 1: off)")
-      ->check(CLI::Range(0.25, 4.0))
-      ->capture_default_str();
+  kvframe::cli::add_fidelity_options(*eval_cmd, eval.fidelity, "for the block sessions");
   eval_cmd->add_flag("--json", eval.json_output, "the summary as JSON on stdout");
 
   DistillOptions distill;
