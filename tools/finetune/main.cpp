@@ -216,7 +216,7 @@ int run_train(TrainOptions& o) {
                 {"grad_norm", step->grad_norm}, {"samples", step->samples}, {"tokens", step->tokens},
                 {"seconds", step->seconds}}.dump()
         << "\n" << std::flush;
-    if (o.eval_every > 0 && (t.step() % o.eval_every == 0 || t.step() == last)) {
+    if ((o.eval_every > 0 && t.step() % o.eval_every == 0) || t.step() == last) {
       if (int code = held_out()) return code;
     }
   }
