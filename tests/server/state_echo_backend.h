@@ -34,7 +34,13 @@ class StateEchoBackend : public Backend {
   uint64_t frame_steps = 0;
   double least_query_ms = 0;  // what info() says the least query takes
 
-  BackendInfo info() const override { return {"state-echo", kMaxContext, least_query_ms}; }
+  BackendInfo info() const override {
+    BackendInfo out;
+    out.model = "state-echo";
+    out.max_context = kMaxContext;
+    out.least_query_ms = least_query_ms;
+    return out;
+  }
   BackendStatus open_session(uint64_t session_id, const SessionConfig& config) override;
   void close_session(uint64_t session_id) override { sessions_.erase(session_id); }
   BackendResult<FrameSummary> apply_frame(uint64_t session_id, fb::FrameFormat format, std::string_view json) override;

@@ -63,7 +63,9 @@ TEST_P(SessionAdapters, ASessionAnswersAsAnEngineThatLoadedOnlyItsAdapter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scopes, SessionAdapters, ::testing::Values(LoraScope::kQuery, LoraScope::kAll),
-                         [](const auto& info) { return std::string(lora_scope_name(info.param)); });
+                         [](const ::testing::TestParamInfo<LoraScope>& scope) {
+                           return std::string(lora_scope_name(scope.param));
+                         });
 
 // A game gives every NPC character an adapter of its own and encodes the
 // world once: sessions whose adapters change only the query read the blocks
