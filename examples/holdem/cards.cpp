@@ -66,4 +66,22 @@ Card Deck::deal() {
   return cards_[next_++];
 }
 
+std::array<bool, kCards> dealt_cards(const char* who, const std::array<Card, 2>& hole, const std::vector<Card>& board,
+                                     const std::vector<Card>& dead) {
+  const std::size_t n = board.size();
+  if (n != 0 && n != 3 && n != 4 && n != 5) {
+    throw std::invalid_argument(std::string(who) + ": the board holds 0, 3, 4 or 5 cards, not " + std::to_string(n));
+  }
+  std::array<bool, kCards> known{};
+  const auto mark = [&known, who](Card card) {
+    if (card >= kCards) throw std::invalid_argument(std::string(who) + ": invalid card " + std::to_string(card));
+    if (known[card]) throw std::invalid_argument(std::string(who) + ": " + card_name(card) + " appears twice");
+    known[card] = true;
+  };
+  for (Card card : hole) mark(card);
+  for (Card card : board) mark(card);
+  for (Card card : dead) mark(card);
+  return known;
+}
+
 }  // namespace kvframe::examples::holdem

@@ -36,6 +36,13 @@ std::optional<Card> parse_card(std::string_view text);
 // Names of several cards: ["Ah","7c"] as {"Ah","7c"}.
 std::vector<std::string> card_names(const std::vector<Card>& cards);
 
+// The cards of a real deal, marked by index: two hole cards, a board of 0,
+// 3, 4 or 5 cards and any `dead` (known folded) cards. Throws
+// std::invalid_argument, its message led by `who`, for a board of another
+// size or a card invalid or repeated.
+std::array<bool, kCards> dealt_cards(const char* who, const std::array<Card, 2>& hole, const std::vector<Card>& board,
+                                     const std::vector<Card>& dead = {});
+
 // A shuffled deck dealt from the top. The same rng state deals the same cards
 // on every platform (DeterministicRng's own Fisher-Yates).
 class Deck {

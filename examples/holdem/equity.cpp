@@ -13,31 +13,11 @@ namespace {
 constexpr int kMaxOpponents = 8;
 constexpr std::size_t kBoardCards = 5;
 
-void check_params(const std::vector<Card>& board, const EquityParams& params) {
-  const std::size_t n = board.size();
-  if (n != 0 && n != 3 && n != 4 && n != 5) {
-    throw std::invalid_argument("equity: the board holds 0, 3, 4 or 5 cards, not " + std::to_string(n));
-  }
+void check_params(const EquityParams& params) {
   if (params.opponents < 1 || params.opponents > kMaxOpponents) {
     throw std::invalid_argument("equity: opponents must be 1..8, got " + std::to_string(params.opponents));
   }
   if (params.trials < 1) throw std::invalid_argument("equity: trials must be >= 1, got " + std::to_string(params.trials));
-}
-
-// The cards nobody can be dealt: hole, board and dead. Throws on an invalid
-// or repeated card.
-std::array<bool, kCards> known_cards(const std::array<Card, 2>& hole, const std::vector<Card>& board,
-                                     const std::vector<Card>& dead) {
-  std::array<bool, kCards> known{};
-  const auto mark = [&known](Card card) {
-    if (card >= kCards) throw std::invalid_argument("equity: invalid card " + std::to_string(card));
-    if (known[card]) throw std::invalid_argument("equity: " + card_name(card) + " appears twice");
-    known[card] = true;
-  };
-  for (Card card : hole) mark(card);
-  for (Card card : board) mark(card);
-  for (Card card : dead) mark(card);
-  return known;
 }
 
 // One trial's share of the pot for the hero: 1 alone best, 1/k in a k-way
@@ -55,8 +35,8 @@ double pot_share(HandValue hero, const HandValue* opponents, int count) {
 
 double equity(const std::array<Card, 2>& hole, const std::vector<Card>& board, const EquityParams& params,
               DeterministicRng& rng, const std::vector<Card>& dead) {
-  check_params(board, params);
-  const std::array<bool, kCards> known = known_cards(hole, board, dead);
+  const std::array<bool, kCards> known = dealt_cards("equity", hole, board, dead);
+  check_params(params);
   std::vector<Card> stub;  // the cards left to deal from
   for (Card card = 0; card < kCards; ++card) {
     if (!known[card]) stub.push_back(card);

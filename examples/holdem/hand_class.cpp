@@ -10,23 +10,6 @@ namespace {
 
 constexpr int kTen = 8;  // rank_of() of a ten: the lowest broadway card
 
-// Throws on a board of another size or a card invalid or repeated: the
-// classes assume a real deal.
-void require_real_deal(const std::array<Card, 2>& hole, const std::vector<Card>& board) {
-  const std::size_t n = board.size();
-  if (n != 0 && n != 3 && n != 4 && n != 5) {
-    throw std::invalid_argument("hand_class: the board holds 0, 3, 4 or 5 cards, not " + std::to_string(n));
-  }
-  std::array<bool, kCards> seen{};
-  const auto mark = [&seen](Card card) {
-    if (card >= kCards) throw std::invalid_argument("hand_class: invalid card " + std::to_string(card));
-    if (seen[card]) throw std::invalid_argument("hand_class: " + card_name(card) + " appears twice");
-    seen[card] = true;
-  };
-  for (Card card : hole) mark(card);
-  for (Card card : board) mark(card);
-}
-
 // Cards held per rank, and the ranks held as a 13-bit mask.
 struct RankCounts {
   std::array<int, kRanks> of{};
@@ -133,7 +116,7 @@ std::string starting_hand_class(Card a, Card b) {
 }
 
 std::string hand_class(const std::array<Card, 2>& hole, const std::vector<Card>& board) {
-  require_real_deal(hole, board);
+  dealt_cards("hand_class", hole, board);  // the classes assume a real deal: throws otherwise
   if (board.empty()) return starting_hand_class(hole[0], hole[1]);
   std::vector<Card> cards(hole.begin(), hole.end());
   cards.insert(cards.end(), board.begin(), board.end());
