@@ -53,12 +53,18 @@ Json spread(const std::vector<double>& values) {
   return {{"p50", round_to(percentile(values, 50), 1)}, {"p99", round_to(percentile(values, 99), 1)}};
 }
 
+// A count per action the bots play, all 0.
+Json no_actions() { return {{"fold", 0}, {"check", 0}, {"call", 0}, {"raise", 0}}; }
+
+void count(Json& counts, ActionKind kind) {
+  Json& n = counts[action_name(kind)];
+  n = n.get<int>() + 1;
+}
+
 // How often the bot played each action.
 Json action_mix(const std::vector<const DecisionRecord*>& decisions) {
-  Json mix = {{"fold", 0}, {"check", 0}, {"call", 0}, {"raise", 0}};
-  for (const DecisionRecord* record : decisions) {
-    mix[action_name(record->decision.action.kind)] = mix[action_name(record->decision.action.kind)].get<int>() + 1;
-  }
+  Json mix = no_actions();
+  for (const DecisionRecord* record : decisions) count(mix, record->decision.action.kind);
   return mix;
 }
 
@@ -66,16 +72,15 @@ Json action_mix(const std::vector<const DecisionRecord*>& decisions) {
 // matrix[its action][the bot's] counts decisions; agreement is by kind (a
 // raise of another size still agrees).
 Json against_reference(const std::vector<const DecisionRecord*>& decisions) {
-  Json matrix = Json::object();
-  for (const char* kind : {"fold", "check", "call", "raise"}) matrix[kind] = action_mix({});
+  Json matrix = no_actions();
+  for (auto& row : matrix.items()) row.value() = no_actions();
   std::int64_t compared = 0, agreed = 0;
   for (const DecisionRecord* record : decisions) {
     if (!record->decision.reference) continue;
-    const char* want = action_name(record->decision.reference->kind);
-    const char* got = action_name(record->decision.action.kind);
-    matrix[want][got] = matrix[want][got].get<int>() + 1;
+    const ActionKind want = record->decision.reference->kind;
+    count(matrix[action_name(want)], record->decision.action.kind);
     ++compared;
-    agreed += record->decision.reference->kind == record->decision.action.kind;
+    agreed += want == record->decision.action.kind;
   }
   return {{"decisions", compared},
           {"agreement", compared > 0 ? round_to(static_cast<double>(agreed) / static_cast<double>(compared), 4) : 0.0},
