@@ -20,7 +20,7 @@
 //                              "wtsd": 0.3, "won_at_showdown": 0.5, "net_bb": -12.5,
 //                              "last_action": "fold"}, ...},
 //    "your_read": {"hand": "top pair, king kicker", "equity_pct": 62, "opponents": 2,
-//                  "to_call": 40, "pot_odds_pct": 25, "spr": 4.2}}
+//                  "to_call": 40, "pot_odds_pct": 25, "call_edge_pct": 37, "spr": 4.2}}
 //
 // State: the scalars come first so they make one block; "position" is BTN,
 // SB, BB, then UTG, UTG+1, MP, LJ, HJ, CO as far as the table needs ("" for a

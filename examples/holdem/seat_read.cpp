@@ -73,6 +73,8 @@ std::string seat_read_json(const SeatRead& read) {
   json["opponents"] = read.opponents;
   json["to_call"] = read.to_call;
   json["pot_odds_pct"] = whole_percent(read.pot_odds);
+  // The shown numbers' difference, so the block never disagrees with itself.
+  json["call_edge_pct"] = whole_percent(read.equity) - whole_percent(read.pot_odds);
   json["spr"] = std::round(read.spr * 10.0) / 10.0;
   return json.dump();
 }

@@ -4,7 +4,11 @@
 // the price of a call instead of deriving them from card strings.
 //
 //   "your_read": {"hand": "top pair, king kicker", "equity_pct": 62, "opponents": 2,
-//                 "to_call": 40, "pot_odds_pct": 25, "spr": 4.2}
+//                 "to_call": 40, "pot_odds_pct": 25, "call_edge_pct": 37, "spr": 4.2}
+//
+// call_edge_pct is equity_pct minus pot_odds_pct: a call pays in the long run
+// when it is above 0. A game compares its numbers before showing them, as a
+// poker HUD does, rather than leave a small model to subtract.
 //
 // Only the seat's own cards, the board and public chip counts enter it:
 // nothing of the other seats' hole cards, nothing of any bot's decision.
@@ -54,7 +58,8 @@ SeatRead seat_read(const Hand& hand, int seat, DeterministicRng& rng, int trials
 std::uint64_t seat_read_seed(std::uint64_t hand_number, int seat, Street street);
 
 // The read as the gamecore's block, numbers rounded so its text is stable:
-// equity and pot odds in whole percent, the SPR to one decimal.
+// equity, pot odds and their difference in whole percent, the SPR to one
+// decimal.
 std::string seat_read_json(const SeatRead& read);
 
 }  // namespace kvframe::examples::holdem

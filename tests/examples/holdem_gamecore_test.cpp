@@ -138,7 +138,8 @@ void expect_figure5_shape(const Hand& hand, const Json& root, const MatchMemory&
 
   // The viewer's own read (holdem_seat_read_test checks what it says).
   EXPECT_EQ(keys(root["your_read"]),
-            (std::vector<std::string>{"hand", "equity_pct", "opponents", "to_call", "pot_odds_pct", "spr"}));
+            (std::vector<std::string>{"hand", "equity_pct", "opponents", "to_call", "pot_odds_pct", "call_edge_pct",
+                                      "spr"}));
   EXPECT_EQ(root["your_read"]["to_call"], legal.call_amount);
 }
 

@@ -155,8 +155,10 @@ TEST(HoldemSeatRead, PotOddsToCallAndStackToPot) {
   // Effective stack: p3's 990 behind against the deepest opponent's 970.
   EXPECT_DOUBLE_EQ(read.spr, 970.0 / 70);
   const Json json = Json::parse(seat_read_json(read));
-  EXPECT_EQ(json.dump(), R"({"hand":"pocket queens","equity_pct":)" + std::to_string(json["equity_pct"].get<int>()) +
-                             R"(,"opponents":2,"to_call":20,"pot_odds_pct":22,"spr":13.9})");
+  const int equity_pct = json["equity_pct"].get<int>();
+  EXPECT_EQ(json.dump(), R"({"hand":"pocket queens","equity_pct":)" + std::to_string(equity_pct) +
+                             R"(,"opponents":2,"to_call":20,"pot_odds_pct":22,"call_edge_pct":)" +
+                             std::to_string(equity_pct - 22) + R"(,"spr":13.9})");
 
   // A short stack: the call is all it has left, and the SPR is its stack's.
   const Hand short_stacked = facing_a_raise({kStack, kStack, 25});

@@ -18,8 +18,8 @@ double ms_since(Clock::time_point start, Clock::time_point end) {
 const char* const kPlayerSystemPrompt =
     "You play No-Limit Texas Hold'em for chips. The game state is JSON: state.players has your hole cards, "
     "state.legal_actions what you may do now, history the last hands, opponent_stats how the others play, "
-    "your_read your hand, its equity against the players still in, the pot odds of a call and the "
-    "stack-to-pot ratio. Answer with your action as JSON.";
+    "your_read your hand, its equity against the players still in, the pot odds of a call, the equity "
+    "above those odds (call_edge_pct) and the stack-to-pot ratio. Answer with your action as JSON.";
 
 const char* const kCommentatorSystemPrompt =
     "You are a lively poker TV commentator. The game state is JSON; history's last entry is the hand just "
