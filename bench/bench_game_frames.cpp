@@ -292,8 +292,8 @@ int main(int argc, char** argv) {
   }
   rules->drop.insert(rules->drop.end(), o.drop.begin(), o.drop.end());
   rules->order = o.order == "document" ? jb::BlockOrder::kDocument : jb::BlockOrder::kVolatileLast;
-  if (auto bad = jb::check_rules(*rules)) {
-    std::fprintf(stderr, "bench_game_frames: --drop: %s\n", bad->to_string().c_str());
+  if (auto checked = jb::check_rules(*rules); !checked.ok()) {
+    std::fprintf(stderr, "bench_game_frames: --drop: %s\n", checked.error().to_string().c_str());
     return kUsageError;
   }
   // A session holds about 1.25 frames (see --context): a random-weight shape
@@ -367,10 +367,10 @@ int main(int argc, char** argv) {
       double warm_ms = 0;
       if (o.warm) {
         const auto start = std::chrono::steady_clock::now();
-        if (auto failed = sessions[m]->warm()) {
+        if (auto warmed = sessions[m]->warm(); !warmed.ok()) {
           std::fprintf(stderr, "bench_game_frames: frame %d, %s mode, warming: %s\n", i,
-                       rt::attention_mode_name(kModeOrder[m]), failed->to_string().c_str());
-          return exit_code(*failed);
+                       rt::attention_mode_name(kModeOrder[m]), warmed.error().to_string().c_str());
+          return exit_code(warmed.error());
         }
         if (cuda) at::empty({1}, at::TensorOptions(at::kFloat).device(engine.model().device())).cpu();  // waits for the GPU
         warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

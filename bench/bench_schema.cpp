@@ -126,8 +126,8 @@ double decode_action(const std::shared_ptr<rt::CompiledSchema>& schema, int32_t 
     (schema->stats().masks > masks_before ? samples.cold_us : samples.cached_us).push_back(allowed_us);
     const int32_t token = mask.ids()[rng() % mask.ids().size()];
     start = Clock::now();
-    if (auto error = c.accept(token)) {
-      std::fprintf(stderr, "bench_schema: %s\n", error->to_string().c_str());
+    if (auto accepted = c.accept(token); !accepted.ok()) {
+      std::fprintf(stderr, "bench_schema: %s\n", accepted.error().to_string().c_str());
       std::exit(1);
     }
     const double accept_us = us_since(start);

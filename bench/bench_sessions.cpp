@@ -89,7 +89,7 @@ struct Row {
 // Decodes `members` of `sessions` together under `adapter`; answer tokens, or -1 on failure.
 int64_t decode_group(rt::Engine& engine, const std::shared_ptr<rt::LoraAdapter>& adapter, Sessions& sessions,
                      const std::vector<int64_t>& members, const rt::GenerateParams& params) {
-  if (engine.use_adapter(adapter)) return -1;
+  if (!engine.use_adapter(adapter).ok()) return -1;
   std::vector<rt::Decoder> decoders;
   for (size_t k = 0; k < members.size(); ++k) decoders.emplace_back(engine.tokenizer(), params);
   std::vector<rt::DecodingSequence> together;
@@ -97,7 +97,7 @@ int64_t decode_group(rt::Engine& engine, const std::shared_ptr<rt::LoraAdapter>&
     const auto s = static_cast<size_t>(members[k]);
     together.push_back({&sessions.caches[s], sessions.first_logits[s], &decoders[k], {}, {}});
   }
-  if (rt::decode_together(engine.model(), together)) return -1;
+  if (!rt::decode_together(engine.model(), together).ok()) return -1;
   int64_t tokens = 0;
   for (rt::Decoder& decoder : decoders) tokens += static_cast<int64_t>(decoder.finish().tokens.size());
   return tokens;
@@ -149,7 +149,7 @@ bool adapter_table(rt::Engine& engine, const rt::GenerateParams& params, const s
     std::printf("%8lld %10lld %14.1f %14.1f %9.2fx\n", static_cast<long long>(n), static_cast<long long>(groups), one,
                 grouped, grouped / one);
   }
-  return !engine.use_adapter(engine.default_adapter());
+  return engine.use_adapter(engine.default_adapter()).ok();
 }
 
 }  // namespace
@@ -196,8 +196,8 @@ int main(int argc, char** argv) {
   params.max_tokens = static_cast<int32_t>(max_tokens);
   params.stop_tokens = engine.stop_tokens();
 
-  if (auto bad = rt::Decoder::check(params)) {
-    std::fprintf(stderr, "bench_sessions: %s\n", bad->to_string().c_str());
+  if (auto checked = rt::Decoder::check(params); !checked.ok()) {
+    std::fprintf(stderr, "bench_sessions: %s\n", checked.error().to_string().c_str());
     return 2;
   }
   std::vector<Row> rows;
@@ -214,8 +214,9 @@ int main(int argc, char** argv) {
       for (int64_t s = 0; s < n; ++s) {
         rt::Decoder decoder(engine.tokenizer(), params);
         rt::GenerateStats stats;
-        if (auto failed = rt::decode(model, sessions.caches[s], sessions.first_logits[s], decoder, stats)) {
-          std::fprintf(stderr, "bench_sessions: %s\n", failed->to_string().c_str());
+        if (auto decoded = rt::decode(model, sessions.caches[s], sessions.first_logits[s], decoder, stats);
+            !decoded.ok()) {
+          std::fprintf(stderr, "bench_sessions: %s\n", decoded.error().to_string().c_str());
           return 3;
         }
         alone_tokens.push_back(decoder.finish().tokens);
@@ -231,8 +232,8 @@ int main(int argc, char** argv) {
         together.push_back({&sessions.caches[s], sessions.first_logits[s], &decoders[s], {}, {}});
       }
       start = Clock::now();
-      if (auto failed = rt::decode_together(model, together)) {
-        std::fprintf(stderr, "bench_sessions: %s\n", failed->to_string().c_str());
+      if (auto decoded = rt::decode_together(model, together); !decoded.ok()) {
+        std::fprintf(stderr, "bench_sessions: %s\n", decoded.error().to_string().c_str());
         return 3;
       }
       row.together = std::min(row.together, std::chrono::duration<double>(Clock::now() - start).count());

@@ -17,12 +17,12 @@ Error bad_record(const std::string& where, const std::string& why) {
   return {ErrorCode::kInvalidArgument, where + ": " + why + " (docs/finetune.md describes the records)"};
 }
 
-// An optional string field; nullopt and `error` set when present but not a string.
-std::string string_field(const json& record, const char* key, const std::string& where, std::optional<Error>& error) {
+// An optional string field; empty, and `status` set to an error, when present but not a string.
+std::string string_field(const json& record, const char* key, const std::string& where, Status& status) {
   auto it = record.find(key);
   if (it == record.end() || it->is_null()) return {};
   if (!it->is_string()) {
-    error = bad_record(where, std::string("\"") + key + "\" must be a string");
+    status = bad_record(where, std::string("\"") + key + "\" must be a string");
     return {};
   }
   return it->get<std::string>();
@@ -57,14 +57,14 @@ Result<std::vector<Example>> read_examples(const std::string& path) {
     const json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!record.is_object()) return bad_record(where, "not a JSON object");
     Example e;
-    std::optional<Error> error;
-    e.id = string_field(record, "id", where, error);
+    Status fields;
+    e.id = string_field(record, "id", where, fields);
     if (e.id.empty()) e.id = where;
-    e.system = string_field(record, "system", where, error);
-    e.instruction = string_field(record, "instruction", where, error);
-    e.target = string_field(record, "target", where, error);
-    const std::string rules_name = string_field(record, "rules", where, error);
-    if (error) return *error;
+    e.system = string_field(record, "system", where, fields);
+    e.instruction = string_field(record, "instruction", where, fields);
+    e.target = string_field(record, "target", where, fields);
+    const std::string rules_name = string_field(record, "rules", where, fields);
+    if (!fields.ok()) return fields.error();
     auto frame = record.find("frame");
     if (frame == record.end() || !frame->is_object()) {
       return bad_record(where, "\"frame\" must be the game state as a JSON object");
@@ -99,7 +99,7 @@ Status write_examples(const std::string& path, const std::vector<Example>& examp
   std::error_code failed;
   fs::rename(partial, path, failed);
   if (failed) return Error{ErrorCode::kIo, "cannot write " + path + ": " + failed.message()};
-  return std::nullopt;
+  return {};
 }
 
 runtime::SessionParams session_params(const Example& example, runtime::AttentionMode mode, bool blocks_after_prefix) {

@@ -104,7 +104,7 @@ Status check_params(const TrainParams& p) {
   if (p.checkpoint_every < 1) return bad("--checkpoint-every must be at least 1");
   if (p.general_window < 2) return bad("--general-window must be at least 2 tokens");
   if (p.general_per_step < 0 || p.general_weight < 0) return bad("--general-per-step and --general-weight must not be negative");
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -179,9 +179,9 @@ struct Trainer::Impl {
       if (!logits) return logits.error();
       return at::log_softmax(*logits, -1);
     }
-    if (auto failed = engine.set_adapter(nullptr)) return *failed;
+    if (auto status = engine.set_adapter(nullptr); !status.ok()) return status.error();
     auto logits = engine.model().forward_over(window, nothing, rt::PromptPart::kQuery, rows);
-    if (auto failed = engine.set_adapter(adapter)) return *failed;
+    if (auto status = engine.set_adapter(adapter); !status.ok()) return status.error();
     if (!logits) return logits.error();
     return at::log_softmax(*logits, -1);
   }
@@ -247,7 +247,7 @@ Trainer::~Trainer() = default;
 
 Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const TrainParams& params,
                                                  const std::vector<Example>& train, bool resume) {
-  if (auto bad = check_params(params)) return *bad;
+  if (auto checked = check_params(params); !checked.ok()) return checked.error();
   auto impl = std::make_unique<Impl>(engine, params);
   int64_t longest = 0;
   for (const Example& e : train) {
@@ -308,7 +308,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
   }
   impl->adapter->set_base_name(model.config().name);
   for (const at::Tensor& p : impl->adapter->parameters()) p.requires_grad_(true);
-  if (auto failed = engine.set_adapter(impl->adapter)) return *failed;
+  if (auto status = engine.set_adapter(impl->adapter); !status.ok()) return status.error();
 
   torch::optim::AdamWOptions options(params.lr);
   options.weight_decay(params.weight_decay);
@@ -387,7 +387,7 @@ Result<StepStats> Trainer::train_step() {
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!m.params.out_dir.empty() &&
       (m.state.step % m.params.checkpoint_every == 0 || m.state.step == m.params.steps)) {
-    if (auto failed = save_checkpoint()) return *failed;
+    if (auto saved = save_checkpoint(); !saved.ok()) return saved.error();
   }
   return stats;
 }

@@ -241,10 +241,10 @@ struct Partitioner::Impl {
   // Invalid rules are kept only as the error every call returns; the walker
   // gets defaults so that it is never built from them.
   explicit Impl(Rules r)
-      : rules_error(check_rules(r)), rules(rules_error ? Rules{} : std::move(r)), walker(rules) {}
+      : rules_status(check_rules(r)), rules(rules_status.ok() ? std::move(r) : Rules{}), walker(rules) {}
 
   // Copies `json` into the reusable padded buffer simdjson needs.
-  std::optional<Error> load(std::string_view json) {
+  Status load(std::string_view json) {
     if (json.size() > rules.limits.max_document_bytes) {
       return Error{ErrorCode::kTooLarge, rules.limits.max_document_bytes,
                    "the frame is " + std::to_string(json.size()) + " bytes, over the limit of " +
@@ -257,18 +257,18 @@ struct Partitioner::Impl {
     }
     if (!json.empty()) std::memcpy(buffer.data(), json.data(), json.size());
     std::memset(buffer.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
-    return std::nullopt;
+    return {};
   }
 
   // Validates with DOM first; the strict walk runs for frames DOM refuses, to
   // find the error and its offset.
-  std::optional<Error> walk(std::string_view json, bool record) {
-    if (rules_error) return rules_error;
-    if (auto error = load(json)) return error;
+  Status walk(std::string_view json, bool record) {
+    if (!rules_status.ok()) return rules_status;
+    if (Status loaded = load(json); !loaded.ok()) return loaded;
     const simdjson::error_code dom =
         dom_check.parse(buffer.data(), json.size(), rules.limits.max_nesting);
     const bool valid = !dom && !dom_check.has_duplicate_keys();
-    if (valid && !record) return std::nullopt;
+    if (valid && !record) return {};
     if (!valid) {
       if (auto literal = detail::first_non_finite_number(json.data(), json.size())) {
         return Error{ErrorCode::kMalformedJson, literal->offset,
@@ -277,18 +277,18 @@ struct Partitioner::Impl {
                          "finite number, or null"};
       }
     }
-    auto error = walker.walk(parser, buffer.data(), json.size(),
-                             buffer.size() + simdjson::SIMDJSON_PADDING, record, valid);
-    if (!valid && !error) {
+    Status walked = walker.walk(parser, buffer.data(), json.size(),
+                                buffer.size() + simdjson::SIMDJSON_PADDING, record, valid);
+    if (!valid && walked.ok()) {
       // ondemand accepted what DOM refused; DOM is right, but cannot say where.
       return Error{ErrorCode::kMalformedJson, 0,
                    std::string("invalid JSON (") + simdjson::error_message(dom) +
                        "); the position is unknown: validate the frame with a JSON linter"};
     }
-    return error;
+    return walked;
   }
 
-  std::optional<Error> rules_error;
+  Status rules_status;  // check_rules(rules): when not ok(), what every call returns
   Rules rules;
   simdjson::ondemand::parser parser;
   detail::DomCheck dom_check;
@@ -305,12 +305,12 @@ Partitioner& Partitioner::operator=(Partitioner&&) noexcept = default;
 const Rules& Partitioner::rules() const { return impl_->rules; }
 
 Result<std::size_t> Partitioner::validate(std::string_view json) {
-  if (auto error = impl_->walk(json, false)) return *error;
+  if (Status walked = impl_->walk(json, false); !walked.ok()) return walked.error();
   return json.size();
 }
 
 Result<Partition> Partitioner::partition(std::string_view json) {
-  if (auto error = impl_->walk(json, true)) return *error;
+  if (Status walked = impl_->walk(json, true); !walked.ok()) return walked.error();
   auto arena = std::make_unique<std::string>();
   arena->reserve(impl_->walker.canon().size() + impl_->walker.canon().size() / 4 + 64);
   impl_->pending.clear();

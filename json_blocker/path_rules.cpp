@@ -135,9 +135,9 @@ std::string read_array_entry(simdjson::dom::object object, ArrayRule& rule) {
   return "";
 }
 
-std::optional<Error> check_path(const char* list, std::size_t index, const std::string& path) {
+Status check_path(const char* list, std::size_t index, const std::string& path) {
   auto pattern = Pattern::parse(path);
-  if (pattern) return std::nullopt;
+  if (pattern) return {};
   return rules_error(entry_name(list, index, path) + ": " + pattern.error().message);
 }
 
@@ -157,10 +157,10 @@ Result<std::vector<ArrayRule>> read_array_rules(simdjson::dom::element value) {
                                  read_array_entry);
 }
 
-std::optional<Error> check_quantize(const std::vector<Quantize>& rules) {
+Status check_quantize(const std::vector<Quantize>& rules) {
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const Quantize& rule = rules[i];
-    if (auto error = check_path("quantize", i, rule.path)) return error;
+    if (Status checked = check_path("quantize", i, rule.path); !checked.ok()) return checked;
     const std::string name = entry_name("quantize", i, rule.path) + ": ";
     if (rule.round_digits.has_value() == !rule.levels.empty()) {
       return rules_error(name + "give either \"round\" (decimals) or \"levels\" (bucket edges), not " +
@@ -179,13 +179,13 @@ std::optional<Error> check_quantize(const std::vector<Quantize>& rules) {
       }
     }
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<Error> check_array_rules(const std::vector<ArrayRule>& rules) {
+Status check_array_rules(const std::vector<ArrayRule>& rules) {
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const ArrayRule& rule = rules[i];
-    if (auto error = check_path("arrays", i, rule.path)) return error;
+    if (Status checked = check_path("arrays", i, rule.path); !checked.ok()) return checked;
     const std::string name = entry_name("arrays", i, rule.path) + ": ";
     if (rule.cut == ArrayCut::kChunk && rule.chunk == 0) {
       return rules_error(name + "\"chunk\" must be at least 1 element per block");
@@ -195,7 +195,7 @@ std::optional<Error> check_array_rules(const std::vector<ArrayRule>& rules) {
                          array_cut_name(rule.cut) + "\"");
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace kvframe::json_blocker::detail

@@ -24,7 +24,7 @@ Result<std::vector<Quantize>> read_quantize(simdjson::dom::element value);
 Result<std::vector<ArrayRule>> read_array_rules(simdjson::dom::element value);
 
 // Ranges, exactly-one-of choices, ascending edges and the path patterns.
-std::optional<Error> check_quantize(const std::vector<Quantize>& rules);
-std::optional<Error> check_array_rules(const std::vector<ArrayRule>& rules);
+Status check_quantize(const std::vector<Quantize>& rules);
+Status check_array_rules(const std::vector<ArrayRule>& rules);
 
 }  // namespace kvframe::json_blocker::detail

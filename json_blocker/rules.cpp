@@ -126,11 +126,11 @@ Result<Rules> parse_rules(std::string_view json) {
     }
     if (!ok) return rules_error("field \"" + key + "\" must be a count (a non-negative integer)");
   }
-  if (auto error = check_rules(rules)) return *error;
+  if (Status checked = check_rules(rules); !checked.ok()) return checked.error();
   return rules;
 }
 
-std::optional<Error> check_rules(const Rules& rules) {
+Status check_rules(const Rules& rules) {
   if (rules.max_depth < 0 || rules.max_depth > 1024) return rules_error("max_depth must be 0..1024");
   if (rules.max_block_bytes < 16) return rules_error("max_block_bytes must be at least 16");
   if (rules.scalar_array_chunk == 0) return rules_error("scalar_array_chunk must be at least 1");
@@ -147,9 +147,8 @@ std::optional<Error> check_rules(const Rules& rules) {
       if (!pattern) return pattern.error();
     }
   }
-  if (auto error = detail::check_quantize(rules.quantize)) return error;
-  if (auto error = detail::check_array_rules(rules.arrays)) return error;
-  return std::nullopt;
+  if (Status checked = detail::check_quantize(rules.quantize); !checked.ok()) return checked;
+  return detail::check_array_rules(rules.arrays);
 }
 
 Result<Rules> load_rules(const std::string& path) {

@@ -73,7 +73,7 @@ Walker::Walker(const Rules& rules) : rules_(rules) {
 }
 
 bool Walker::fail(ErrorCode code, std::size_t offset, std::string message) {
-  if (!error_) error_ = Error{code, offset, std::move(message)};
+  if (status_.ok()) status_ = Error{code, offset, std::move(message)};
   return false;
 }
 
@@ -97,9 +97,9 @@ bool Walker::fail_simdjson(simdjson::error_code error, std::size_t offset) {
   }
 }
 
-std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::size_t size,
-                                  std::size_t capacity, bool record, bool prevalidated) {
-  error_.reset();
+Status Walker::walk(od::parser& parser, const char* data, std::size_t size, std::size_t capacity, bool record,
+                    bool prevalidated) {
+  status_ = {};
   nodes_.clear();
   unescaped_.clear();
   out_ = 0;
@@ -115,7 +115,7 @@ std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::siz
   od::document doc;
   if (auto e = parser.iterate(data, size, capacity).get(doc)) {
     fail_simdjson(e, 0);
-    return error_;
+    return status_;
   }
   doc_ = &doc;
   for (std::size_t k = 0; k < patterns_.size(); ++k) states_[k] = patterns_[k].start();
@@ -123,28 +123,28 @@ std::optional<Error> Walker::walk(od::parser& parser, const char* data, std::siz
   od::json_type type;
   if (auto e = doc.type().get(type)) {
     fail_simdjson(e, 0);
-    return error_;
+    return status_;
   }
   if (type != od::json_type::object && type != od::json_type::array) {
     fail(ErrorCode::kMalformedJson, 0,
          "a frame must be a JSON object or array at the top level, not a single value");
-    return error_;
+    return status_;
   }
   od::value root;
   if (auto e = doc.get_value().get(root)) {
     fail_simdjson(e, 0);
-    return error_;
+    return status_;
   }
   Frame frame;
   frame.emit = frame.record = record;
   bool first_kept = true;
-  if (!walk_value(root, frame, root.raw_json_token(), {}, first_kept)) return error_;
+  if (!walk_value(root, frame, root.raw_json_token(), {}, first_kept)) return status_;
   if (const char* rest = nullptr; !doc.current_location().get(rest)) {
     fail(ErrorCode::kMalformedJson, offset_of(rest),
          "unexpected content after the end of the JSON document (two frames sent as one?)");
-    return error_;
+    return status_;
   }
-  return std::nullopt;
+  return {};
 }
 
 std::string_view Walker::keep(std::string_view unescaped) {
@@ -383,7 +383,7 @@ bool Walker::rewalk(std::uint32_t node, std::uint32_t parent, const Frame& child
   }
   doc_ = outer;
   doc_end_ = outer_end;
-  if (!ok) return error_ ? false : fail_simdjson(simdjson::TAPE_ERROR, n.src_begin);
+  if (!ok) return status_.ok() ? fail_simdjson(simdjson::TAPE_ERROR, n.src_begin) : false;
   close_node(node, parent, src_end);
   return true;
 }

@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,8 +65,8 @@ class Walker {
   // dom_check.h), so leaf containers no pattern can reach inside are copied
   // minified instead of walked value by value, and duplicate keys are not
   // looked for again.
-  std::optional<Error> walk(simdjson::ondemand::parser& parser, const char* data, std::size_t size,
-                            std::size_t capacity, bool record, bool prevalidated);
+  Status walk(simdjson::ondemand::parser& parser, const char* data, std::size_t size, std::size_t capacity,
+              bool record, bool prevalidated);
 
   std::string_view canon() const { return std::string_view(canon_.data(), out_); }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -148,7 +147,7 @@ class Walker {
   const char* base_ = nullptr;
   std::size_t size_ = 0;
   bool prevalidated_ = false;
-  std::optional<Error> error_;
+  Status status_;  // the first error fail() recorded in this walk
 };
 
 }  // namespace kvframe::json_blocker::detail

@@ -59,7 +59,7 @@ void AssembledKv::bind_cache() {
 }
 
 runtime::Status AssembledKv::reserve(int64_t entries) {
-  if (entries <= cache_.capacity) return std::nullopt;
+  if (entries <= cache_.capacity) return {};
   if (entries > max_capacity_) {
     return Error{ErrorCode::kContextFull, "the assembled KV buffer may hold " + std::to_string(max_capacity_) +
                                               " entries; " + std::to_string(entries) + " were asked for"};
@@ -78,7 +78,7 @@ runtime::Status AssembledKv::reserve(int64_t entries) {
   }
   bind_cache();
   set_padding();
-  return std::nullopt;
+  return {};
 }
 
 void AssembledKv::reset() {
@@ -159,12 +159,12 @@ runtime::Status AssembledKv::check_blocks(const std::vector<PlacedBlock>& blocks
                        std::to_string(k_.size(3)) + "] as this buffer's model"};
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlock>& blocks) {
   const auto start = std::chrono::steady_clock::now();
-  if (auto error = check_blocks(blocks)) return *error;
+  if (auto checked = check_blocks(blocks); !checked.ok()) return checked.error();
   std::vector<int64_t> lengths;
   int64_t total = 0;
   for (const PlacedBlock& b : blocks) {
@@ -174,7 +174,7 @@ runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlo
   // Room for the frame, and for the slack layout's spare entries (it
   // compacts at 1.5x fragmentation), as far as the buffer may grow.
   const int64_t wanted = prefix_length_ + (layout_ == Layout::kSlack ? total + total / 2 : total);
-  if (auto failed = reserve(std::min(wanted, max_capacity_))) return *failed;
+  if (auto status = reserve(std::min(wanted, max_capacity_)); !status.ok()) return status.error();
   if (prefix_length_ + total > cache_.capacity) {
     return Error{ErrorCode::kContextFull,
                  "the assembled KV buffer holds " + std::to_string(cache_.capacity) + " entries; the prefix takes " +
@@ -236,7 +236,7 @@ runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlo
     position += n;
   }
 
-  if (auto failed = place(placements)) return *failed;
+  if (auto status = place(placements); !status.ok()) return status.error();
   blocks_ = std::move(placed);
   free_ = std::move(plan.free);
   high_water_ = plan.end;
@@ -252,16 +252,16 @@ runtime::Status AssembledKv::restore(size_t first) {
     placements.push_back({&blocks_[i].kv->kv, blocks_[i].slot.offset, blocks_[i].position, true});
   }
   const int64_t length = cache_.length, next_position = cache_.next_position;
-  if (auto failed = place(placements)) return failed;
+  if (runtime::Status placed = place(placements); !placed.ok()) return placed;
   cache_.length = length;
   cache_.next_position = next_position;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<runtime::Error> AssembledKv::place(const std::vector<Placement>& placements) {
+runtime::Status AssembledKv::place(const std::vector<Placement>& placements) {
   try {
     apply_placements(placements, {k_, v_, &rope_});
-    return std::nullopt;
+    return {};
   } catch (const std::exception& e) {  // c10::Error, or a CUDA launch failure
     cache_.length = prefix_length_;
     cache_.next_position = prefix_position_;

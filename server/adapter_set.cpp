@@ -63,8 +63,8 @@ BackendResult<NamedAdapters> load_adapters(rt::Engine& engine, const std::map<st
     if (!loaded) return loaded.error();
     fallback = *loaded;
   }
-  if (auto failed = engine.set_adapter(fallback)) {
-    return BackendError{fb::ErrorCode::Engine, default_file + ": " + failed->to_string()};
+  if (auto set = engine.set_adapter(fallback); !set.ok()) {
+    return BackendError{fb::ErrorCode::Engine, default_file + ": " + set.error().to_string()};
   }
   return adapters;
 }

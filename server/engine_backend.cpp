@@ -203,7 +203,7 @@ BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConf
   } catch (const std::exception& e) {
     return from_exception(e);
   }
-  return std::nullopt;
+  return {};
 }
 
 void EngineBackend::close_session(uint64_t session_id) { sessions_.erase(session_id); }

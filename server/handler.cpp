@@ -120,14 +120,15 @@ void RequestHandler::on_message(const Peer& peer, std::string_view bytes, ReplyS
   }
   if (std::holds_alternative<StatsRequest>(request.body)) return door.send(peer.route, stats_reply(request.request_id, peer));
   if (auto* open = std::get_if<OpenSessionRequest>(&request.body)) {
-    if (auto refused = resolve_open(*open, peer, request.request_id)) return refuse(door, peer.route, peer.principal, *refused);
+    if (auto resolved = resolve_open(*open, peer, request.request_id); !resolved.ok()) {
+      return refuse(door, peer.route, peer.principal, resolved.error());
+    }
   }
   auto admitted = scheduler_.admit(QueuedRequest{peer.route, peer.principal, std::move(request), received}, received);
   if (!admitted) refuse(door, peer.route, peer.principal, admitted.error());
 }
 
-std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& open, const Peer& peer,
-                                                         uint64_t request_id) const {
+RequestStatus RequestHandler::resolve_open(OpenSessionRequest& open, const Peer& peer, uint64_t request_id) const {
   if (!serves(open.config.mode)) {
     return RequestError{fb::ErrorCode::Unsupported,
                         std::string("this server does not serve mode ") + fb::EnumNameAttentionMode(open.config.mode) +
@@ -159,7 +160,7 @@ std::optional<RequestError> RequestHandler::resolve_open(OpenSessionRequest& ope
     return RequestError{fb::ErrorCode::UnknownAdapter, *unknown, request_id, 0};
   }
   open.config.cache_scope = cache_scope_of(peer.principal);
-  return std::nullopt;
+  return {};
 }
 
 std::optional<std::string> RequestHandler::resolve_adapter(std::string& adapter) const {

@@ -140,8 +140,8 @@ bool RequestHandler::frame_encoded(const Work& work) {
 
 Outcome RequestHandler::open_session(const Work& work, ReplySink& out) {
   const auto& open = std::get<OpenSessionRequest>(work.item.request.body);
-  if (auto failed = backend_.open_session(work.session_id, open.config)) {
-    fail(out, work, failed->code, failed->message);
+  if (auto opened = backend_.open_session(work.session_id, open.config); !opened.ok()) {
+    fail(out, work, opened.error().code, opened.error().message);
     return Outcome::kSessionGone;
   }
   log_.info("session opened", {{"session", hex_id(work.session_id)},
@@ -176,9 +176,8 @@ Outcome RequestHandler::apply_frame(const Work& work, ReplySink& out) {
   return Outcome::kFrameApplied;
 }
 
-// Why a query taken from the queue is not run, if it is not.
-std::optional<RequestError> RequestHandler::unrunnable(const Work& work, const QueuedRequest& item,
-                                                       double queue_ms) const {
+// ok() if a query taken from the queue may run, else why it is not run.
+RequestStatus RequestHandler::check_runnable(const Work& work, const QueuedRequest& item, double queue_ms) const {
   const auto& query = std::get<QueryRequest>(item.request.body);
   const SessionView& session = work.session;
   auto refusal = [&](fb::ErrorCode code, std::string message) {
@@ -202,7 +201,7 @@ std::optional<RequestError> RequestHandler::unrunnable(const Work& work, const Q
                        (session.applied_frame ? "the session is on frame " + std::to_string(*session.applied_frame)
                                               : std::string("no frame of this session has been applied")));
   }
-  return std::nullopt;
+  return {};
 }
 
 // The taken query and those batched behind it: each is checked on its own,
@@ -212,7 +211,7 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   // A query that will be refused needs no encoding; the others encode their
   // frame a step per turn first (step_tokens), then are answered.
   const Clock::time_point encoding_started = now();
-  if (!unrunnable(work, work.item, ms_between(work.item.received, now())) && !frame_encoded(work)) {
+  if (check_runnable(work, work.item, ms_between(work.item.received, now())).ok() && !frame_encoded(work)) {
     return Outcome::kDeferred;
   }
   // The steps that finished its frame this turn: encoding, not queueing.
@@ -228,14 +227,15 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   std::vector<const QueuedRequest*> items = {&work.item};
   for (const QueuedRequest& item : work.batch) items.push_back(&item);
 
-  std::vector<std::optional<RequestError>> refused(items.size());
+  std::vector<RequestStatus> checks(items.size());
   std::vector<size_t> runnable;  // indices into items
   std::vector<double> queue_ms(items.size(), 0);
   for (size_t i = 0; i < items.size(); ++i) {
     const QueuedRequest& item = *items[i];
     const double waited = ms_between(item.received, taken);
     queue_ms[i] = std::max(0.0, waited - item.encoding_ms - encoded_now_ms);
-    if ((refused[i] = unrunnable(work, item, waited))) continue;
+    checks[i] = check_runnable(work, item, waited);
+    if (!checks[i].ok()) continue;
     stats_.add_stage(Stage::kQueue, queue_ms[i]);
     runnable.push_back(i);
   }
@@ -264,8 +264,8 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
 
   for (size_t i = 0, k = 0; i < items.size(); ++i) {
     const QueuedRequest& item = *items[i];
-    if (refused[i]) {
-      refuse(out, item.route, item.principal, *refused[i]);
+    if (!checks[i].ok()) {
+      refuse(out, item.route, item.principal, checks[i].error());
       continue;
     }
     const size_t answer_index = k++;
@@ -301,8 +301,8 @@ void RequestHandler::run_across(const Work& work, std::vector<Work> companions, 
     const QueuedRequest& item = w.item;
     const double waited = ms_between(item.received, taken);
     queue_ms[i] = std::max(0.0, waited - item.encoding_ms - (i == 0 ? encoded_now_ms : 0));
-    if (auto refused = unrunnable(w, item, waited)) {
-      refuse(out, item.route, item.principal, *refused);
+    if (auto runnable = check_runnable(w, item, waited); !runnable.ok()) {
+      refuse(out, item.route, item.principal, runnable.error());
       done(i);
       continue;
     }

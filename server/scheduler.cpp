@@ -40,8 +40,8 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   }
   if (auto tenant = tenants_.find(item.principal); tenant != tenants_.end()) tenant->second.last_request = now;
   if (const auto* open = std::get_if<OpenSessionRequest>(&body)) {
-    if (auto full = check_room(nullptr, item, 0)) return *full;
-    if (auto over = check_open_quota(item, open->config.context_tokens)) return *over;
+    if (auto room = check_room(nullptr, item, 0); !room.ok()) return room.error();
+    if (auto quota = check_open_quota(item, open->config.context_tokens); !quota.ok()) return quota.error();
     const uint64_t id = fresh_session_id();
     Session& session = sessions_[id];
     session.principal = item.principal;
@@ -66,14 +66,16 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   }
   Session& session = found->second;
   if (const auto* frame = std::get_if<FrameRequest>(&body)) {
-    if (auto refused = check_frame(session, *frame)) return error(refused->code, refused->message, item, id);
-    if (auto full = check_room(&session, item, id)) return *full;
+    if (auto checked = check_frame(session, *frame); !checked.ok()) {
+      return error(checked.error().code, checked.error().message, item, id);
+    }
+    if (auto room = check_room(&session, item, id); !room.ok()) return room.error();
     if (frame->format == fb::FrameFormat::Whole) supersede_frames(session);
     session.latest_frame = frame->frame_number;
     session.has_whole_frame = session.has_whole_frame || frame->format == fb::FrameFormat::Whole;
   } else if (const auto* query = std::get_if<QueryRequest>(&body)) {
-    if (auto refused = check_query(session, *query, item, now)) return *refused;
-    if (auto full = check_room(&session, item, id)) return *full;
+    if (auto checked = check_query(session, *query, item, now); !checked.ok()) return checked.error();
+    if (auto room = check_room(&session, item, id); !room.ok()) return room.error();
   } else if (std::holds_alternative<CloseSessionRequest>(body)) {
     // Never refused as Busy: it frees what the queues hold. Its quota share
     // goes back now: a client that got SessionClosed may open another at once,
@@ -86,7 +88,7 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   return id;
 }
 
-std::optional<RequestError> Scheduler::check_frame(const Session& session, const FrameRequest& frame) const {
+RequestStatus Scheduler::check_frame(const Session& session, const FrameRequest& frame) const {
   if (frame.format != fb::FrameFormat::Whole && !session.has_whole_frame) {
     return RequestError{fb::ErrorCode::OutOfOrder, "a patch before any whole frame: send the whole gamecore first"};
   }
@@ -96,11 +98,11 @@ std::optional<RequestError> Scheduler::check_frame(const Session& session, const
                                                        std::to_string(*session.latest_frame) +
                                                        ": frame numbers must increase"};
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<RequestError> Scheduler::check_query(const Session& session, const QueryRequest& query,
-                                                   const QueuedRequest& item, Clock::time_point now) const {
+RequestStatus Scheduler::check_query(const Session& session, const QueryRequest& query,
+                                     const QueuedRequest& item, Clock::time_point now) const {
   const uint64_t id = query.session_id;
   if (!session.latest_frame) {
     return error(fb::ErrorCode::OutOfOrder, "a query before any frame: send the game state first", item, id);
@@ -125,11 +127,10 @@ std::optional<RequestError> Scheduler::check_query(const Session& session, const
                    item, id);
     }
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<RequestError> Scheduler::check_room(const Session* session, const QueuedRequest& item,
-                                                  uint64_t session_id) const {
+RequestStatus Scheduler::check_room(const Session* session, const QueuedRequest& item, uint64_t session_id) const {
   const uint64_t request_id = item.request.request_id;
   if (queued_ >= limits_.max_queue) {
     return RequestError{fb::ErrorCode::Busy,
@@ -149,10 +150,10 @@ std::optional<RequestError> Scheduler::check_room(const Session* session, const 
                             " requests waiting, its quota: wait for replies before sending more",
                         request_id, session_id};
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<RequestError> Scheduler::check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const {
+RequestStatus Scheduler::check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const {
   Tenant held;
   if (auto tenant = tenants_.find(item.principal); tenant != tenants_.end()) held = tenant->second;
   if (held.sessions >= quotas_.sessions) {
@@ -169,7 +170,7 @@ std::optional<RequestError> Scheduler::check_open_quota(const QueuedRequest& ite
                             ": ask for fewer OpenSession.context_tokens or close a session",
                         item.request.request_id, 0};
   }
-  return std::nullopt;
+  return {};
 }
 
 void Scheduler::dequeued(const QueuedRequest& item) {

@@ -39,7 +39,7 @@ class BlockContext final : public KvContext {
   Status prepare(const FramePrompt& prompt, QueryReport& report) override {
     Stopwatch watch(engine_.model().device());
     if (*prompt.prefix != prefix_) {
-      if (auto failed = load_prefix(*prompt.prefix)) return *failed;
+      if (Status loaded = load_prefix(*prompt.prefix); !loaded.ok()) return loaded.error();
       report.tokens_encoded += static_cast<int64_t>(prefix_.size());
     }
 
@@ -73,7 +73,7 @@ class BlockContext final : public KvContext {
       placed.push_back({block.id, ref});
     }
     ahead_.clear();  // what was encoded ahead is in `current` now, or not in this frame
-    if (auto failed = encode(prompt, keys, missing, current, report)) return *failed;
+    if (Status encoded = encode(prompt, keys, missing, current, report); !encoded.ok()) return encoded;
     for (size_t i : missing) placed[i].kv = current.at(keys[i]);
     report.ms.encode = watch.lap();
 
@@ -91,7 +91,7 @@ class BlockContext final : public KvContext {
     report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
     report.ms.reposition = watch.lap();
     if (params_.block_heads > 0 || params_.blend_ratio > 0) {
-      if (auto failed = refine(prompt, keys, report)) return failed;
+      if (Status refined = refine(prompt, keys, report); !refined.ok()) return refined;
       report.ms.encode += watch.lap();
     }
     return kv_.reserve(std::min(kv_.cache().length + prompt.tail, kv_.max_capacity()));
@@ -102,7 +102,7 @@ class BlockContext final : public KvContext {
   // store); blocks the store holds are taken from it, as prepare() would.
   Result<int64_t> encode_ahead(const FramePrompt& prompt, int64_t max_tokens, QueryReport& report) override {
     if (*prompt.prefix != prefix_) {
-      if (auto failed = load_prefix(*prompt.prefix)) return *failed;
+      if (Status loaded = load_prefix(*prompt.prefix); !loaded.ok()) return loaded.error();
       report.tokens_encoded += static_cast<int64_t>(prefix_.size());
     }
     std::vector<kv_diff::BlockKey> keys;
@@ -126,9 +126,9 @@ class BlockContext final : public KvContext {
         left += n;
       }
     }
-    if (auto failed = encode(prompt, keys, chosen, ahead_, report)) {
+    if (Status encoded = encode(prompt, keys, chosen, ahead_, report); !encoded.ok()) {
       for (auto it = ahead_.begin(); it != ahead_.end();) it = it->second ? std::next(it) : ahead_.erase(it);
-      return *failed;
+      return encoded.error();
     }
     return left;
   }
@@ -144,8 +144,7 @@ class BlockContext final : public KvContext {
   // memory: a block the layout rewrote from the store has lost its refined
   // KV) to the end. What a block gets depends only on what precedes it, so
   // a frame that keeps refined blocks answers as one that refines them all.
-  std::optional<Error> refine(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
-                              QueryReport& report) {
+  Status refine(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys, QueryReport& report) {
     const std::vector<kv_diff::SlotInfo> slots = kv_.slots();
     size_t first = 0;
     while (first < slots.size() && first < refined_.size() && refined_[first].key == keys[first] &&
@@ -180,12 +179,13 @@ class BlockContext final : public KvContext {
     // Values a blend selected last frame may still be in the buffer (a block
     // that moved keeps its values): blending starts from the blocks' own KV.
     if (blend) {
-      if (auto failed = kv_.restore(first)) return failed;
+      if (Status restored = kv_.restore(first); !restored.ok()) return restored;
     }
     if (!tokens.empty()) {
-      if (auto failed = engine_.model().recompute(kv_.cache(), tokens, entries, positions, kv_.entry_positions(),
-                                                  blend ? &selection : nullptr)) {
-        return failed;  // refined_ stays empty: the next frame refines every block again
+      Status recomputed = engine_.model().recompute(kv_.cache(), tokens, entries, positions, kv_.entry_positions(),
+                                                    blend ? &selection : nullptr);
+      if (!recomputed.ok()) {
+        return recomputed;  // refined_ stays empty: the next frame refines every block again
       }
       // Tokens that stopped after the selection's layer count for the share of layers they ran.
       const int64_t layers = engine_.model().config().n_layer;
@@ -193,11 +193,11 @@ class BlockContext final : public KvContext {
       report.tokens_encoded += kept + (stopped * (selection.at_layer + 1) + layers - 1) / layers;
     }
     for (size_t b = 0; b < slots.size(); ++b) refined_.push_back({keys[b], slots[b].offset, slots[b].position});
-    return std::nullopt;
+    return {};
   }
 
   // Runs the prefix into a fresh buffer; every block is keyed by it.
-  std::optional<Error> load_prefix(const std::vector<TokenId>& prefix) {
+  Status load_prefix(const std::vector<TokenId>& prefix) {
     kv_.reset();
     assembled_.clear();
     ahead_.clear();
@@ -217,13 +217,13 @@ class BlockContext final : public KvContext {
     if (params_.blocks_after_prefix) seeds[2] = XXH3_64bits(prefix.data(), prefix.size() * sizeof(TokenId));
     if (params_.block_temperature != 1) std::memcpy(&seeds[4], &params_.block_temperature, sizeof(float));
     context_id_ = XXH3_64bits(seeds, sizeof(seeds));
-    return std::nullopt;
+    return {};
   }
 
   // Encodes the missing blocks into the store and `current`, in batches of
   // at most kEncodeTokensPerCall tokens; a text that repeats is encoded once.
-  std::optional<Error> encode(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
-                              const std::vector<size_t>& missing, KeyMap& current, QueryReport& report) {
+  Status encode(const FramePrompt& prompt, const std::vector<kv_diff::BlockKey>& keys,
+                const std::vector<size_t>& missing, KeyMap& current, QueryReport& report) {
     // The prefix as the encoder's context: its entries only.
     KvCache context = kv_.cache();
     context.length = context.next_position = kv_.prefix_length();
@@ -233,8 +233,8 @@ class BlockContext final : public KvContext {
     std::vector<std::vector<int32_t>> batch;
     std::vector<kv_diff::BlockKey> batch_keys;
     int64_t batch_tokens = 0;
-    auto flush = [&]() -> std::optional<Error> {
-      if (batch.empty()) return std::nullopt;
+    auto flush = [&]() -> Status {
+      if (batch.empty()) return {};
       auto encoded = engine_.model().encode_blocks(batch, after);
       if (!encoded) return encoded.error();
       for (size_t b = 0; b < batch.size(); ++b) {
@@ -248,7 +248,7 @@ class BlockContext final : public KvContext {
       batch.clear();
       batch_keys.clear();
       batch_tokens = 0;
-      return std::nullopt;
+      return {};
     };
     for (size_t i : missing) {
       if (!current.emplace(keys[i], nullptr).second) {  // claimed by an earlier block of this frame
@@ -257,7 +257,7 @@ class BlockContext final : public KvContext {
       }
       const auto& tokens = *(*prompt.blocks)[i].tokens;
       if (batch_tokens + static_cast<int64_t>(tokens.size()) > kEncodeTokensPerCall) {
-        if (auto failed = flush()) return failed;
+        if (Status flushed = flush(); !flushed.ok()) return flushed;
       }
       batch.push_back(tokens);
       batch_keys.push_back(keys[i]);

@@ -46,7 +46,7 @@ class CausalContext final : public KvContext {
     cached_.insert(cached_.end(), rest.begin(), rest.end());
     report.tokens_encoded += static_cast<int64_t>(rest.size());
     report.ms.encode = watch.lap();
-    return std::nullopt;
+    return {};
   }
 
   KvCache& cache() override { return cache_; }

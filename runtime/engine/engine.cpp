@@ -93,16 +93,16 @@ uint64_t Engine::fingerprint(const LoraAdapter* adapter) const {
 const std::shared_ptr<LoraAdapter>& Engine::default_adapter() const { return impl_->default_adapter; }
 
 Status Engine::set_adapter(std::shared_ptr<LoraAdapter> adapter) {
-  if (auto failed = impl_->model->set_adapter(adapter)) return failed;
+  if (Status set = impl_->model->set_adapter(adapter); !set.ok()) return set;
   impl_->default_adapter = std::move(adapter);
   const uint64_t fingerprint = impl_->model->context_fingerprint();
   if (fingerprint != impl_->fingerprint) impl_->store.clear();
   impl_->fingerprint = fingerprint;
-  return std::nullopt;
+  return {};
 }
 
 Status Engine::use_adapter(const std::shared_ptr<LoraAdapter>& adapter) {
-  if (impl_->model->adapter() == adapter) return std::nullopt;
+  if (impl_->model->adapter() == adapter) return {};
   return impl_->model->set_adapter(adapter);
 }
 const std::vector<TokenId>& Engine::stop_tokens() const { return impl_->stop_tokens; }
@@ -110,8 +110,8 @@ SchemaCache& Engine::schemas() { return impl_->schemas; }
 
 Result<PromptSample> Engine::render_prompt(const SessionParams& params, std::string_view frame_json,
                                            const std::string& instruction) const {
-  if (auto bad = json_blocker::check_rules(params.rules)) {
-    return Error{ErrorCode::kInvalidArgument, "bad block rules: " + bad->to_string()};
+  if (auto checked = json_blocker::check_rules(params.rules); !checked.ok()) {
+    return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
   }
   if (instruction.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
   auto partition = json_blocker::partition(frame_json, params.rules);

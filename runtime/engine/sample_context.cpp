@@ -37,7 +37,7 @@ Result<const KvCache*> SampleContext::prepare(const PromptSample& sample, QueryR
     entries.push_back({XXH3_64bits(&b, sizeof b), XXH3_64bits(tokens.data(), tokens.size() * sizeof(TokenId)), &tokens});
   }
   impl_->context->finish({});  // forget the previous sample's query tokens, if any
-  if (auto failed = impl_->context->prepare({&sample.prefix, &entries}, report)) return *failed;
+  if (auto status = impl_->context->prepare({&sample.prefix, &entries}, report); !status.ok()) return status.error();
   return &impl_->context->cache();
 }
 

@@ -160,10 +160,11 @@ Session::~Session() = default;
 Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionParams& requested) {
   SessionParams params = requested;
   if (!params.adapter) params.adapter = engine.default_adapter();
-  if (auto failed = engine.use_adapter(*params.adapter)) return *failed;  // the shape checked once, here
+  // The adapter's shape is checked once, here.
+  if (auto status = engine.use_adapter(*params.adapter); !status.ok()) return status.error();
   AdapterInUse adapter(engine, params);
-  if (auto bad = json_blocker::check_rules(params.rules)) {
-    return Error{ErrorCode::kInvalidArgument, "bad block rules: " + bad->to_string()};
+  if (auto checked = json_blocker::check_rules(params.rules); !checked.ok()) {
+    return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
   }
   if (params.context < 16) return Error{ErrorCode::kInvalidArgument, "a session needs a context of at least 16 tokens"};
   if (!(params.blend_ratio >= 0 && params.blend_ratio <= 1)) {
@@ -232,7 +233,7 @@ Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens)
     // The schema's vocabulary ends the JSON with the engine's stop tokens.
     out.generate.stop_tokens = engine.stop_tokens();
   }
-  if (auto bad = Decoder::check(out.generate)) return *bad;
+  if (auto checked = Decoder::check(out.generate); !checked.ok()) return checked.error();
   out.final_block = engine.tokenizer().encode(task.instruction + frame.final_suffix);
   if (out.final_block.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
   const auto query_tokens = static_cast<int64_t>(out.final_block.size());
@@ -249,24 +250,24 @@ Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens)
 
 Status Session::Impl::warm() {
   // full is the baseline that recomputes the whole prompt at every query.
-  if (stream.frames() == 0 || params.mode == AttentionMode::kFull) return std::nullopt;
+  if (stream.frames() == 0 || params.mode == AttentionMode::kFull) return {};
   Stopwatch watch(engine.model().device());
   QueryReport report;
   const FramePrompt prompt = frame_prompt(report);
-  const Status failed = context->prepare(prompt, report);
+  const Status prepared = context->prepare(prompt, report);
   context->finish({});
-  if (failed) return failed;
+  if (!prepared.ok()) return prepared;
   ahead.blocks_encoded += report.blocks_encoded;
   ahead.cache_hits += report.cache_hits;
   ahead.blocks_repositioned += report.blocks_repositioned;
   ahead.tokens_encoded += report.tokens_encoded;
   ahead.encode_ms += watch.lap();
-  return std::nullopt;
+  return {};
 }
 
 Result<int64_t> Session::Impl::warm_step(int64_t max_tokens) {
   if (max_tokens <= 0 || stream.frames() == 0 || params.mode == AttentionMode::kFull) {
-    if (auto failed = warm()) return *failed;
+    if (auto status = warm(); !status.ok()) return status.error();
     return int64_t{0};
   }
   Stopwatch watch(engine.model().device());
@@ -280,7 +281,7 @@ Result<int64_t> Session::Impl::warm_step(int64_t max_tokens) {
   ahead.encode_ms += watch.lap();
   if (*left > 0) return left;
   // Nothing left to encode: placing the blocks (and the fidelity knobs' work) finishes the frame.
-  if (auto failed = warm()) return *failed;
+  if (auto status = warm(); !status.ok()) return status.error();
   return int64_t{0};
 }
 
@@ -305,9 +306,9 @@ Result<std::unique_ptr<RunningQuery>> Session::Impl::start(const Task& task) {
   report.ms.tokenize = watch.lap();
 
   // The mode brings the frame's KV up to date; the final block runs after it.
-  if (auto failed = context->prepare(prompt, report)) {
+  if (Status prepared = context->prepare(prompt, report); !prepared.ok()) {
     context->finish({});
-    return *failed;
+    return prepared.error();
   }
   count_ahead(report);
   return run;
@@ -342,7 +343,7 @@ Result<Answer> Session::Impl::end(RunningQuery& run, const Status& decoded) {
   std::vector<TokenId> appended = run.task.final_block;
   appended.insert(appended.end(), generation.tokens.begin(), generation.tokens.end());
   context->finish(appended);
-  if (decoded) return *decoded;
+  if (!decoded.ok()) return decoded.error();
   pending_partition_ms = 0;
   finish_answer(run.answer, std::move(generation), *run.decoder, run.prefill_done, run.timer);
   return std::move(run.answer);
@@ -451,10 +452,11 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
     ended[i] = true;
     if (tasks[i].on_answer) tasks[i].on_answer(results[i]);
   };
-  for (size_t k = 0; k < sequences.size(); ++k) sequences[k].on_done = [&end_task, k] { end_task(k, std::nullopt); };
-  const Status decoded = sequences.empty() ? std::nullopt : decode_together(model, sequences);
+  for (size_t k = 0; k < sequences.size(); ++k) sequences[k].on_done = [&end_task, k] { end_task(k, Status()); };
+  const Status decoded = sequences.empty() ? Status() : decode_together(model, sequences);
   for (size_t k = 0; k < decoding.size(); ++k) {
-    if (!ended[decoding[k]]) end_task(k, decoded ? decoded : Status(Error{ErrorCode::kBackend, "decoding stopped"}));
+    if (ended[decoding[k]]) continue;
+    end_task(k, decoded.ok() ? Status(Error{ErrorCode::kBackend, "decoding stopped"}) : decoded);
   }
   return results;
 }
@@ -493,9 +495,9 @@ std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& 
   shared.ms.tokenize = watch.lap();
 
   // The work they share: the frame's KV, once.
-  if (auto failed = context->prepare(prompt, shared)) {
+  if (Status prepared = context->prepare(prompt, shared); !prepared.ok()) {
     context->finish({});
-    return fail_all(*failed);
+    return fail_all(prepared.error());
   }
   count_ahead(shared);
   watch.restart();
@@ -530,9 +532,9 @@ std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& 
     decoders.emplace_back(engine.tokenizer(), ready_tasks[i]->generate, timers[k].wrap(tasks[i].on_chunk));
   }
   GenerateStats stats;
-  const Status failed = decode_branches(model, frame_kv, *branches, first_logits, decoders, stats);
+  const Status decoded = decode_branches(model, frame_kv, *branches, first_logits, decoders, stats);
   context->finish({});
-  if (failed) return fail_all(*failed);
+  if (!decoded.ok()) return fail_all(decoded.error());
   pending_partition_ms = 0;
 
   const int64_t shared_tokens = shared.tokens_encoded;

@@ -38,7 +38,7 @@ Status dequantize_tensor(const GgufTensorInfo& tensor, float* dst) {
                      "BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K or Q6_K"};
   }
   dequantize(tensor.type, tensor.data, dst, tensor.n_elements());
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace kvframe::runtime

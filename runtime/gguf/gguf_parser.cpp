@@ -28,11 +28,11 @@ Status check_magic(const ParseContext& ctx, const uint8_t* data, uint64_t size) 
                                                shown + ", not \"GGUF\"");
   }
   if (n < sizeof kMagic) return ctx.truncated("the GGUF header");
-  return std::nullopt;
+  return {};
 }
 
 Status check_version(const ParseContext& ctx, uint32_t version) {
-  if (version == 2 || version == 3) return std::nullopt;
+  if (version == 2 || version == 3) return {};
   if (byte_swap(version) == 2 || byte_swap(version) == 3) {
     return ctx.error(ErrorCode::kUnsupportedVersion,
                      "a big-endian GGUF file; kvframe reads little-endian files only");
@@ -71,14 +71,14 @@ Result<uint64_t> alignment_of(const ParseContext& ctx, const Metadata& metadata)
 Result<ParsedGguf> parse_gguf(const uint8_t* data, uint64_t size, const std::string& source) {
   ParseContext ctx{ByteReader(data, size), source};
   if (size == 0) return ctx.truncated("the GGUF header (the file is empty)");
-  if (Status status = check_magic(ctx, data, size)) return *status;
+  if (Status status = check_magic(ctx, data, size); !status.ok()) return status.error();
 
   ParsedGguf parsed;
   uint32_t magic = 0;
   uint64_t n_tensors = 0;
   uint64_t n_kv = 0;
   if (!ctx.in.read(magic) || !ctx.in.read(parsed.version)) return ctx.truncated("the GGUF header");
-  if (Status status = check_version(ctx, parsed.version)) return *status;
+  if (Status status = check_version(ctx, parsed.version); !status.ok()) return status.error();
   if (!ctx.in.read(n_tensors) || !ctx.in.read(n_kv)) return ctx.truncated("the GGUF header");
 
   Result<Metadata> metadata = read_metadata(ctx, n_kv);
@@ -96,8 +96,8 @@ Result<ParsedGguf> parse_gguf(const uint8_t* data, uint64_t size, const std::str
   // offset is at most the file size and alignment below 2^32, so no overflow.
   const uint64_t data_start =
       (ctx.in.offset() + parsed.alignment - 1) / parsed.alignment * parsed.alignment;
-  if (Status status = place_tensors(ctx, data, data_start, parsed.alignment, parsed.tensors)) {
-    return *status;
+  if (Status status = place_tensors(ctx, data, data_start, parsed.alignment, parsed.tensors); !status.ok()) {
+    return status.error();
   }
   return parsed;
 }

@@ -243,7 +243,7 @@ Status GgufWriter::write(const std::string& path) const {
   std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
   out.close();
-  if (out && std::rename(partial.c_str(), path.c_str()) == 0) return std::nullopt;
+  if (out && std::rename(partial.c_str(), path.c_str()) == 0) return {};
   std::remove(partial.c_str());
   return Error{ErrorCode::kIo, "cannot write " + path + ": check that its folder exists and is writable"};
 }

@@ -40,7 +40,7 @@ Status read_raw_info(ParseContext& ctx, uint64_t index, RawInfo& info) {
     if (!in.read(dim)) return ctx.truncated(where(info.name));
   }
   if (!in.read(info.type) || !in.read(info.offset)) return ctx.truncated(where(info.name));
-  return std::nullopt;
+  return {};
 }
 
 std::string dims_text(const std::vector<uint64_t>& dims) {
@@ -107,7 +107,7 @@ Result<std::vector<GgufTensorInfo>> read_tensor_infos(ParseContext& ctx, uint64_
   std::unordered_set<std::string> names;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     RawInfo raw;
-    if (Status status = read_raw_info(ctx, i, raw)) return *status;
+    if (Status status = read_raw_info(ctx, i, raw); !status.ok()) return status.error();
     if (!names.insert(raw.name).second) {
       return ctx.error(ErrorCode::kCorrupt,
                        where(raw.name) + " appears twice; the file is corrupt");
@@ -160,7 +160,7 @@ Status place_tensors(const ParseContext& ctx, const uint8_t* file, uint64_t data
                            "); the file is corrupt");
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace kvframe::runtime::gguf_detail

@@ -96,11 +96,11 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   for (size_t b = 0; b < blocks.size(); ++b) {
     if (blocks[b].empty()) return Error{ErrorCode::kInvalidArgument, "block " + std::to_string(b) + " has no tokens"};
   }
-  if (auto bad = check_ids(blocks, "block")) return *bad;
+  if (auto checked = check_ids(blocks, "block"); !checked.ok()) return checked.error();
   if (blocks.empty()) return std::vector<BlockKv>{};
   int64_t S = 0;
   if (context) {
-    if (auto bad = check_cache(*context, "the context")) return *bad;
+    if (auto checked = check_cache(*context, "the context"); !checked.ok()) return checked.error();
     S = context->length;
   }
   c10::InferenceMode inference;  // no autograd bookkeeping

@@ -105,8 +105,8 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
   if (!fits) {
     return Error{ErrorCode::kInvalidArgument, "the branches are not a BranchCache of this model (use Model::new_branches)"};
   }
-  if (auto bad = check_cache(shared, "the shared cache")) return *bad;
-  if (auto bad = check_ids(tokens, "row")) return *bad;
+  if (auto checked = check_cache(shared, "the shared cache"); !checked.ok()) return checked.error();
+  if (auto checked = check_ids(tokens, "row"); !checked.ok()) return checked.error();
   for (size_t b = 0; b < tokens.size(); ++b) {
     const auto n = static_cast<int64_t>(tokens[b].size());
     if (branches.length[b] + n > branches.capacity) {

@@ -80,7 +80,7 @@ Status Decoder::check(const GenerateParams& params) {
                      " tokens but max_tokens is " + std::to_string(params.max_tokens) +
                      " — raise max_tokens or shorten the schema (fewer required properties, smaller minItems)"};
   }
-  return std::nullopt;
+  return {};
 }
 
 TokenId Decoder::pick(const at::Tensor& logits) {

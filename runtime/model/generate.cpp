@@ -54,7 +54,7 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
                             const ChunkCallback& on_chunk) {
   if (prompt.empty()) return Error{ErrorCode::kInvalidArgument, "the prompt has no tokens"};
   if (params.prefill_chunk < 0) return Error{ErrorCode::kInvalidArgument, "prefill_chunk must be at least 1 (0: auto)"};
-  if (auto bad = Decoder::check(params)) return *bad;
+  if (auto checked = Decoder::check(params); !checked.ok()) return checked.error();
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   const int64_t context = params.context > 0 ? params.context : n_prompt + params.max_tokens;
   if (n_prompt >= context) {
@@ -71,7 +71,7 @@ Result<Generation> generate(const Model& model, const Tokenizer& tokenizer,
   const double prefill_seconds = seconds_since(start);
   Decoder decoder(tokenizer, params, on_chunk);
   GenerateStats stats;
-  if (auto failed = decode(model, cache, *logits, decoder, stats)) return *failed;
+  if (auto status = decode(model, cache, *logits, decoder, stats); !status.ok()) return status.error();
   Generation out = decoder.finish();
   out.stats.prompt_tokens = n_prompt;
   out.stats.prefill_seconds = prefill_seconds;
@@ -126,7 +126,7 @@ Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& de
     logits = std::move(step).value();
   }
   stats.decode_seconds += seconds_since(start);
-  return std::nullopt;
+  return {};
 }
 
 Status decode_together(const Model& model, std::vector<DecodingSequence>& sequences) {
@@ -162,7 +162,7 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
       count_step(sequences[stepping[k]].stats, steps[k].tokens);
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 Status decode_branches(const Model& model, const KvCache& shared, BranchCache& branches, const at::Tensor& logits,
@@ -194,7 +194,7 @@ Status decode_branches(const Model& model, const KvCache& shared, BranchCache& b
     rows = step->to(at::kCPU);
   }
   stats.decode_seconds += seconds_since(start);
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace kvframe::runtime

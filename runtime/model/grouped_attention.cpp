@@ -158,7 +158,7 @@ Status Model::Impl::check_ids(const std::vector<std::vector<int32_t>>& rows, con
       }
     }
   }
-  return std::nullopt;
+  return {};
 }
 
 Status Model::Impl::check_cache(const KvCache& cache, const std::string& what) const {

@@ -59,7 +59,7 @@ Result<at::Tensor> read_tensor(const GgufTensorInfo& info) {
   }
   // torch order: outermost first, the reverse of GGUF's dims.
   at::Tensor out = at::empty({info.dims[1], info.dims[0]}, at::kFloat);
-  if (auto failed = dequantize_tensor(info, out.data_ptr<float>())) return *failed;
+  if (auto status = dequantize_tensor(info, out.data_ptr<float>()); !status.ok()) return status.error();
   if (!at::isfinite(out).all().item<bool>()) {
     return Error{ErrorCode::kCorrupt, "adapter tensor '" + info.name + "' holds NaN or infinite values"};
   }

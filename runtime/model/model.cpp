@@ -137,7 +137,7 @@ void Model::Impl::use_fused_kernels(bool cuda_graphs) {
 
 Status Model::Impl::check_padding(const KvCache& cache) const {
   const at::Tensor& p = cache.padding;
-  if (!p.defined()) return std::nullopt;
+  if (!p.defined()) return {};
   // The cache's tensors name their device fully ("cuda:0"), the model's may not ("cuda").
   const at::Device cache_device = cache.k.empty() ? device : cache.k.front().device();
   if (p.scalar_type() != at::kBool || p.dim() != 1 || p.size(0) != cache.capacity || p.device() != cache_device) {
@@ -146,7 +146,7 @@ Status Model::Impl::check_padding(const KvCache& cache) const {
                      "] on the cache's device " + cache_device.str() + "; got " + std::string(p.toString()) +
                      " of shape " + c10::str(p.sizes()) + " on " + p.device().str()};
   }
-  return std::nullopt;
+  return {};
 }
 
 Error backend_error(const c10::Error& e, const std::string& doing) {
@@ -236,9 +236,9 @@ Result<std::unique_ptr<Model>> Model::load_here(const GgufFile& file, const Mode
       auto adapter = LoraAdapter::load(params.lora, model->config(), *device);
       if (!adapter) return adapter.error();
       if (params.lora_merge) {
-        if (auto failed = model->impl_->merge(**adapter)) return *failed;
-      } else if (auto failed = model->set_adapter(std::move(adapter).value())) {
-        return *failed;
+        if (Status merged = model->impl_->merge(**adapter); !merged.ok()) return merged.error();
+      } else if (Status set = model->set_adapter(std::move(adapter).value()); !set.ok()) {
+        return set.error();
       }
     }
     return model;
@@ -308,7 +308,7 @@ Status Model::set_adapter(std::shared_ptr<LoraAdapter> adapter) {
     }
   }
   impl_->adapter = std::move(adapter);
-  return std::nullopt;
+  return {};
 }
 
 Status Model::Impl::merge(const LoraAdapter& merged) {
@@ -331,7 +331,7 @@ Status Model::Impl::merge(const LoraAdapter& merged) {
   }
   merged_adapter ^= merged.fingerprint();
   if (step) merged_step_lora.push_back(LoraAccess::of(merged).fuse(at::kFloat));
-  return std::nullopt;
+  return {};
 }
 
 Result<KvCache> Model::new_cache(int64_t capacity) const {
@@ -368,7 +368,7 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
                                               " tokens; " + std::to_string(cache.length) + " + " +
                                               std::to_string(n) + " do not fit — allocate a larger cache"};
   }
-  if (auto bad = check_padding(cache)) return *bad;
+  if (auto checked = check_padding(cache); !checked.ok()) return checked.error();
   c10::InferenceMode inference;  // no autograd bookkeeping
   // On the host: the step path reads them there, and the check costs no device sync.
   const at::Tensor ids = tokens.to(at::kCPU, at::kLong).reshape({n}).contiguous();
@@ -423,7 +423,7 @@ Result<at::Tensor> Model::Impl::forward_sequences(const std::vector<SequenceStep
     for (size_t t = 0; t < s; ++t) {
       if (steps[t].cache == one.cache) return Error{ErrorCode::kInvalidArgument, which + " shares its cache"};
     }
-    if (auto bad = check_cache(*one.cache, which + "'s cache")) return *bad;
+    if (auto checked = check_cache(*one.cache, which + "'s cache"); !checked.ok()) return checked.error();
     const auto n = static_cast<int64_t>(one.tokens.size());
     if (one.cache->length + n > one.cache->capacity) {
       return Error{ErrorCode::kContextFull, which + "'s cache holds " + std::to_string(one.cache->capacity) +

@@ -142,8 +142,8 @@ Status Model::Impl::recompute(KvCache& cache, const std::vector<int32_t>& tokens
   if (T == 0 || entries.size() != tokens.size() || positions.size() != tokens.size()) {
     return Error{ErrorCode::kInvalidArgument, "recompute() needs tokens, entries and positions of one size (> 0)"};
   }
-  if (auto bad = check_cache(cache, "the cache")) return *bad;
-  if (auto bad = check_ids({tokens}, "row")) return *bad;
+  if (auto checked = check_cache(cache, "the cache"); !checked.ok()) return checked.error();
+  if (auto checked = check_ids({tokens}, "row"); !checked.ok()) return checked.error();
   std::unordered_set<int64_t> seen;
   for (int64_t e : entries) {
     if (e < 0 || e >= cache.length || !seen.insert(e).second) {
@@ -168,7 +168,7 @@ Status Model::Impl::recompute(KvCache& cache, const std::vector<int32_t>& tokens
   RecomputePlan plan(config, dtype, cache, id_tensor(entries, device), visible, selection);
   std::vector<int64_t> ids(tokens.begin(), tokens.end());
   run(id_tensor(ids, device), rope.table(at_positions, dtype), plan, adapts(PromptPart::kContext));
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace kvframe::runtime

@@ -130,8 +130,8 @@ Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMas
   for (size_t b = 0; b < sample.blocks.size(); ++b) {
     if (sample.blocks[b].empty()) return Error{ErrorCode::kInvalidArgument, "block " + std::to_string(b) + " has no tokens"};
   }
-  if (auto bad = check_ids({sample.prefix}, "prefix")) return *bad;
-  if (auto bad = check_ids(sample.blocks, "block")) return *bad;
+  if (auto checked = check_ids({sample.prefix}, "prefix"); !checked.ok()) return checked.error();
+  if (auto checked = check_ids(sample.blocks, "block"); !checked.ok()) return checked.error();
   // The context runs without autograd unless the adapter changes it.
   at::AutoGradMode grad(at::GradMode::is_enabled() && adapts(PromptPart::kContext));
   const AttentionShape shape{config.n_head, config.n_head_kv, config.head_dim, dtype};
@@ -176,8 +176,8 @@ Result<at::Tensor> Model::Impl::forward_over(const std::vector<int32_t>& tokens,
   if (logit_rows < 1 || logit_rows > n) {
     return Error{ErrorCode::kInvalidArgument, "forward_over(): logit_rows must lie in [1, " + std::to_string(n) + "]"};
   }
-  if (auto bad = check_ids({tokens}, "row")) return *bad;
-  if (auto bad = check_cache(context, "the context")) return *bad;
+  if (auto checked = check_ids({tokens}, "row"); !checked.ok()) return checked.error();
+  if (auto checked = check_cache(context, "the context"); !checked.ok()) return checked.error();
   const PackedRows packed = pack_rows({tokens}, {0}, context.next_position);
   at::Tensor padding;
   if (context.length > 0 && context.padding.defined()) padding = context.padding.narrow(0, 0, context.length);

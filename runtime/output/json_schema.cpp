@@ -217,7 +217,7 @@ const TokenMask& JsonConstraint::allowed(int32_t budget) {
   return s.allowed(impl_->state, budget);
 }
 
-std::optional<SchemaError> JsonConstraint::accept(int32_t token) {
+SchemaResult<void> JsonConstraint::accept(int32_t token) {
   CompiledSchema::Impl& s = impl_->schema->impl();
   const auto refuse = [&](std::string why) {
     return schema::schema_error(SchemaErrorCode::kInvalid, "token " + std::to_string(token) + " refused: " + why, "");
@@ -229,7 +229,7 @@ std::optional<SchemaError> JsonConstraint::accept(int32_t token) {
   if (std::find(ends.begin(), ends.end(), token) != ends.end()) {
     if (!s.dfa->accepting(impl_->state)) return refuse("an end token before the JSON is complete");
     impl_->ended = true;
-    return std::nullopt;
+    return {};
   }
   if (vocab.special[static_cast<size_t>(token)]) return refuse("a control token inside the JSON");
   const std::string& bytes = vocab.bytes[static_cast<size_t>(token)];
@@ -242,7 +242,7 @@ std::optional<SchemaError> JsonConstraint::accept(int32_t token) {
   if (s.dfa->min_bytes(next) >= kInf) return refuse("no completion after it can be written");
   impl_->state = next;
   impl_->text += bytes;
-  return std::nullopt;
+  return {};
 }
 
 bool JsonConstraint::complete() const { return impl_->schema->impl().dfa->accepting(impl_->state); }

@@ -201,8 +201,8 @@ class Parser {
   SchemaResult<Node> array(const Keywords& k, const std::string& path, int depth);
   SchemaResult<Node> string(const Keywords& k, const std::string& path);
   SchemaResult<Node> number(bool integer, const Keywords& k, const std::string& path);
-  std::optional<SchemaError> literal_fits(const element& value, const Keywords& k, const PatternDfa* pattern,
-                                          const std::string& path, bool& fits);
+  SchemaResult<void> literal_fits(const element& value, const Keywords& k, const PatternDfa* pattern,
+                                  const std::string& path, bool& fits);
 };
 
 SchemaResult<Keywords> Parser::keywords(const simdjson::dom::object& object, const std::string& path) {
@@ -294,8 +294,8 @@ SchemaResult<Node> Parser::any_of(const Keywords& k, const std::string& path, in
 // Whether an enum / const value also satisfies the schema's other keywords
 // (type, lengths, pattern, bounds, item counts, required names), so that
 // only values valid against the whole schema are generated.
-std::optional<SchemaError> Parser::literal_fits(const element& value, const Keywords& k, const PatternDfa* pattern,
-                                                const std::string& path, bool& fits) {
+SchemaResult<void> Parser::literal_fits(const element& value, const Keywords& k, const PatternDfa* pattern,
+                                        const std::string& path, bool& fits) {
   fits = false;
   std::vector<std::string_view> types;
   switch (value.type()) {
@@ -326,17 +326,17 @@ std::optional<SchemaError> Parser::literal_fits(const element& value, const Keyw
     const bool typed_ok = std::any_of(types.begin(), types.end(), [&](std::string_view t) {
       return std::find(allowed.begin(), allowed.end(), t) != allowed.end();
     });
-    if (!typed_ok) return std::nullopt;
+    if (!typed_ok) return {};
   }
   if (value.type() == element_type::STRING) {
-    if (pattern != nullptr && !pattern->matches(value.get_string().value())) return std::nullopt;
+    if (pattern != nullptr && !pattern->matches(value.get_string().value())) return {};
     const size_t n = code_points(value.get_string().value());
     for (const auto& [bound, name, is_min] : {std::tuple{k.min_length, "minLength", true},
                                               std::tuple{k.max_length, "maxLength", false}}) {
       if (!bound) continue;
       auto limit = non_negative_integer(*bound, child_path(path, name));
       if (!limit) return limit.error();
-      if (is_min ? static_cast<int64_t>(n) < *limit : static_cast<int64_t>(n) > *limit) return std::nullopt;
+      if (is_min ? static_cast<int64_t>(n) < *limit : static_cast<int64_t>(n) > *limit) return {};
     }
   } else if (is_number(value)) {
     const double v = value.get_double().value();
@@ -349,7 +349,7 @@ std::optional<SchemaError> Parser::literal_fits(const element& value, const Keyw
       const std::string_view n(name);
       if ((n == "minimum" && v < b) || (n == "maximum" && v > b) || (n == "exclusiveMinimum" && v <= b) ||
           (n == "exclusiveMaximum" && v >= b)) {
-        return std::nullopt;
+        return {};
       }
     }
   } else if (value.type() == element_type::ARRAY) {
@@ -359,17 +359,17 @@ std::optional<SchemaError> Parser::literal_fits(const element& value, const Keyw
       if (!bound) continue;
       auto limit = non_negative_integer(*bound, child_path(path, name));
       if (!limit) return limit.error();
-      if (is_min ? n < *limit : n > *limit) return std::nullopt;
+      if (is_min ? n < *limit : n > *limit) return {};
     }
   } else if (value.type() == element_type::OBJECT && k.required && k.required->type() == element_type::ARRAY) {
     const auto object = object_of(value);
     for (const element name : array_of(*k.required)) {
       if (name.type() != element_type::STRING) continue;
-      if (object.at_key(name.get_string().value()).error() != simdjson::SUCCESS) return std::nullopt;
+      if (object.at_key(name.get_string().value()).error() != simdjson::SUCCESS) return {};
     }
   }
   fits = true;
-  return std::nullopt;
+  return {};
 }
 
 SchemaResult<Node> Parser::literals(const Keywords& k, const std::string& path) {
@@ -399,7 +399,7 @@ SchemaResult<Node> Parser::literals(const Keywords& k, const std::string& path) 
   node.path = path;
   for (const element& value : values) {
     bool fits = false;
-    if (auto error = literal_fits(value, k, pattern->get(), path, fits)) return *error;
+    if (auto checked = literal_fits(value, k, pattern->get(), path, fits); !checked.ok()) return checked.error();
     std::string text = simdjson::minify(value);
     if (fits && std::find(node.texts.begin(), node.texts.end(), text) == node.texts.end()) {
       node.texts.push_back(std::move(text));

@@ -95,7 +95,7 @@ struct Tokenizer::Impl {
     Result<std::vector<std::string>> merges = file.get_string_array("tokenizer.ggml.merges");
     if (!merges) return merges.error();
     bpe.emplace(BytePairEncoder::create(vocab, token_bytes, *merges, std::move(*pre)));
-    return std::nullopt;
+    return {};
   }
 
   Status init_sentencepiece(const GgufFile& file) {
@@ -109,7 +109,7 @@ struct Tokenizer::Impl {
     Result<SentencePieceEncoder> encoder = SentencePieceEncoder::create(vocab, add_space_prefix);
     if (!encoder) return encoder.error();
     spm.emplace(std::move(*encoder));
-    return std::nullopt;
+    return {};
   }
 };
 
@@ -129,7 +129,7 @@ Result<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
   if (!vocab) return vocab.error();
   auto impl = std::make_unique<Impl>(model, std::move(*vocab));
   const Status status = model == Model::kBytePairGpt2 ? impl->init_byte_pair(file) : impl->init_sentencepiece(file);
-  if (status) return *status;
+  if (!status.ok()) return status.error();
   return Tokenizer(std::move(impl));
 }
 

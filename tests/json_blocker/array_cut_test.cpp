@@ -114,9 +114,9 @@ TEST(ArrayCut, BadRulesAreTypedErrorsNamingTheRule) {
 TEST(ArrayCut, RulesBuiltInCodeAreCheckedToo) {
   for (const ArrayRule& bad : {ArrayRule{"g", ArrayCut::kChunk, 0}, ArrayRule{"g", ArrayCut::kRows, 5}}) {
     const Rules rules = with_arrays({bad});
-    const auto error = check_rules(rules);
-    ASSERT_TRUE(error.has_value());
-    EXPECT_NE(error->message.find(R"(arrays[0] ("g"))"), std::string::npos) << error->message;
+    const Status checked = check_rules(rules);
+    ASSERT_FALSE(checked.ok());
+    EXPECT_NE(checked.error().message.find(R"(arrays[0] ("g"))"), std::string::npos) << checked.error().message;
     EXPECT_FALSE(Partitioner(rules).partition(R"({"g": [1]})").ok());
   }
 }

@@ -160,9 +160,9 @@ TEST(Quantize, RulesBuiltInCodeAreCheckedToo) {
   for (const Quantize& bad : {levels_at("g", {0, std::nan("")}), levels_at("g", {5, 1}), round_to("g", 99),
                               Quantize{"g", std::nullopt, {}}}) {
     const Rules rules = with_quantize({bad});
-    const auto error = check_rules(rules);
-    ASSERT_TRUE(error.has_value());
-    EXPECT_NE(error->message.find(R"(quantize[0] ("g"))"), std::string::npos) << error->message;
+    const Status checked = check_rules(rules);
+    ASSERT_FALSE(checked.ok());
+    EXPECT_NE(checked.error().message.find(R"(quantize[0] ("g"))"), std::string::npos) << checked.error().message;
     auto result = Partitioner(rules).partition(R"({"g": 1})");
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().code, ErrorCode::kInvalidRules);

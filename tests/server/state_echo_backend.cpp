@@ -3,13 +3,15 @@
 namespace kvframe::server::test {
 
 BackendStatus StateEchoBackend::open_session(uint64_t session_id, const SessionConfig& config) {
-  if (auto bad = json_blocker::check_rules(config.rules)) return BackendError{fb::ErrorCode::BadRequest, bad->to_string()};
+  if (auto checked = json_blocker::check_rules(config.rules); !checked.ok()) {
+    return BackendError{fb::ErrorCode::BadRequest, checked.error().to_string()};
+  }
   sessions_.emplace(session_id, Session{json_blocker::FrameStream(config.rules), config.context_tokens, 0});
   scopes.push_back(config.cache_scope);
   block_heads.push_back(config.block_heads);
   blend_ratios.push_back(config.blend_ratio);
   temperatures.push_back(config.block_temperature);
-  return std::nullopt;
+  return {};
 }
 
 BackendResult<FrameSummary> StateEchoBackend::apply_frame(uint64_t session_id, fb::FrameFormat format,

@@ -221,7 +221,7 @@ int run_train(TrainOptions& o) {
     }
   }
   const std::string adapter = o.out + "/adapter.gguf";
-  if (auto failed = t.save_adapter(adapter)) return fail(*failed, "check --out");
+  if (auto saved = t.save_adapter(adapter); !saved.ok()) return fail(saved.error(), "check --out");
   std::cerr << "[finetune] wrote " << adapter << " (" << fs::file_size(adapter) / 1024 << " KiB)\n";
   plot_losses(o.out);
   return kSuccess;
@@ -324,7 +324,7 @@ int run_distill(const DistillOptions& o) {
   for (ft::Example& e : *examples) {
     if (e.target.empty()) e.target = report->records[next++].modes[0].text;
   }
-  if (auto failed = ft::write_examples(o.out, *examples)) return fail(*failed, "check --out");
+  if (auto written = ft::write_examples(o.out, *examples); !written.ok()) return fail(written.error(), "check --out");
   std::cerr << "[finetune] " << missing.size() << " targets from full mode; wrote " << o.out << "\n";
   return kSuccess;
 }

@@ -41,4 +41,7 @@ struct Error {
 template <class T>
 using Result = common::Result<T, Error>;
 
+// For operations that return nothing: ok() on success, else error().
+using Status = Result<void>;
+
 }  // namespace kvframe::json_blocker

@@ -123,7 +123,7 @@ const char* block_order_name(BlockOrder order);
 Result<Rules> parse_rules(std::string_view json);
 // Checks ranges and patterns of rules built in code (parse_rules does this
 // too). A Partitioner given invalid rules answers every call with this error.
-std::optional<Error> check_rules(const Rules& rules);
+Status check_rules(const Rules& rules);
 // Reads and parses a rules file.
 Result<Rules> load_rules(const std::string& path);
 

@@ -145,7 +145,7 @@ class AssembledKv {
   runtime::Status check_blocks(const std::vector<PlacedBlock>& blocks) const;
   void set_padding();
   // Applies the writes; on failure forgets every block and says why.
-  std::optional<runtime::Error> place(const std::vector<Placement>& placements);
+  runtime::Status place(const std::vector<Placement>& placements);
 
   at::Tensor k_, v_;  // [n_layer, n_head_kv, capacity, head_dim]
   at::Tensor padding_;  // bool [capacity]: cache_.padding when the buffer has gaps

@@ -46,7 +46,7 @@ struct Error {
 template <class T>
 using Result = common::Result<T, Error>;
 
-// For operations that return nothing: empty on success.
-using Status = std::optional<Error>;
+// For operations that return nothing: ok() on success, else error().
+using Status = Result<void>;
 
 }  // namespace kvframe::runtime

@@ -186,7 +186,7 @@ class JsonConstraint {
   const TokenMask& allowed(int32_t budget);
   // Advances by one token, which must be in allowed() (kInvalid otherwise:
   // the state is then unchanged). An end token marks the output finished.
-  std::optional<SchemaError> accept(int32_t token);
+  SchemaResult<void> accept(int32_t token);
 
   bool complete() const;   // the output so far is a whole valid value
   bool finished() const;   // complete and nothing may follow but an end token (or an end token was accepted)

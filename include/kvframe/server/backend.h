@@ -27,7 +27,7 @@ struct BackendError {
 };
 template <class T>
 using BackendResult = common::Result<T, BackendError>;
-using BackendStatus = std::optional<BackendError>;
+using BackendStatus = common::Result<void, BackendError>;
 
 struct BackendInfo {
   std::string model;      // the model's name, for HelloReply and logs

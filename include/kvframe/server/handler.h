@@ -129,7 +129,7 @@ class RequestHandler {
   // Takes a token from the principal's bucket; false when it is empty.
   bool within_rate(const std::string& principal, Clock::time_point now);
   // Checks the mode, resolves context_tokens (0: the default) and sets the cache scope.
-  std::optional<RequestError> resolve_open(OpenSessionRequest& open, const Peer& peer, uint64_t request_id) const;
+  RequestStatus resolve_open(OpenSessionRequest& open, const Peer& peer, uint64_t request_id) const;
   std::string cache_scope_of(const std::string& principal) const;  // cache_groups, else its own
   // An OpenSession's adapter name, empty resolved to the default; why it
   // cannot be served, if it cannot.
@@ -148,7 +148,7 @@ class RequestHandler {
   // finished with the scheduler as its answer goes out.
   // encoded_now_ms: the steps that finished work's frame in this turn.
   void run_across(const Work& work, std::vector<Work> companions, double encoded_now_ms, ReplySink& out);
-  std::optional<RequestError> unrunnable(const Work& work, const QueuedRequest& item, double queue_ms) const;
+  RequestStatus check_runnable(const Work& work, const QueuedRequest& item, double queue_ms) const;
   void send_result(ReplySink& out, const Work& work, const QueuedRequest& item, QueryAnswer& answer, double queue_ms,
                    uint32_t batch_size);
   Outcome close_session(const Work& work, ReplySink& out);

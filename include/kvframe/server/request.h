@@ -65,6 +65,8 @@ struct RequestError {
   uint64_t request_id = 0;
   uint64_t session_id = 0;
 };
+// ok(), or why a request is refused.
+using RequestStatus = common::Result<void, RequestError>;
 
 struct RequestLimits {
   std::size_t max_message_bytes = protocol::kDefaultMaxMessageBytes;

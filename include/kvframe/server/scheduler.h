@@ -153,18 +153,17 @@ class Scheduler {
     bool running = false;
   };
 
-  std::optional<RequestError> check_frame(const Session& session, const FrameRequest& frame) const;
-  std::optional<RequestError> check_query(const Session& session, const QueryRequest& query,
-                                          const QueuedRequest& item, Clock::time_point now) const;
+  RequestStatus check_frame(const Session& session, const FrameRequest& frame) const;
+  RequestStatus check_query(const Session& session, const QueryRequest& query,
+                            const QueuedRequest& item, Clock::time_point now) const;
   struct Tenant {
     std::size_t sessions = 0, queued = 0;
     uint64_t context_tokens = 0;
     Clock::time_point last_request;  // idle expiry counts from it
   };
 
-  std::optional<RequestError> check_room(const Session* session, const QueuedRequest& item,
-                                         uint64_t session_id) const;
-  std::optional<RequestError> check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const;
+  RequestStatus check_room(const Session* session, const QueuedRequest& item, uint64_t session_id) const;
+  RequestStatus check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const;
   // After a request left a session's queue (taken, dropped or shut down).
   void dequeued(const QueuedRequest& item);
   void forget_session(const Session& session);  // its tenant's share; drops an idle tenant

@@ -22,7 +22,7 @@ void use_everything(const GgufFile& file) {
     EXPECT_EQ(file.find_tensor(t.name), &t);
     if (!dequantize_supported(t.type)) continue;
     std::vector<float> out(static_cast<std::size_t>(t.n_elements()));
-    EXPECT_FALSE(dequantize_tensor(t, out.data()).has_value());
+    EXPECT_TRUE(dequantize_tensor(t, out.data()).ok());
     touched += out.size();
   }
   EXPECT_GT(touched + 1, 0u);

@@ -28,7 +28,7 @@ class SchemaMasks : public ::testing::Test {
   static void feed(JsonConstraint& c, const std::vector<int32_t>& tokens, int32_t budget = 1000) {
     for (int32_t t : tokens) {
       ASSERT_TRUE(c.allowed(budget).contains(t)) << "token " << t << " after '" << c.text() << "'";
-      ASSERT_FALSE(c.accept(t).has_value()) << "token " << t << " after '" << c.text() << "'";
+      ASSERT_TRUE(c.accept(t).ok()) << "token " << t << " after '" << c.text() << "'";
       --budget;
     }
   }
@@ -81,25 +81,25 @@ TEST_F(SchemaMasks, MultiByteTokensCrossStructure) {
   EXPECT_TRUE(c.finished());
   EXPECT_EQ(c.allowed(5).ids(), std::vector<int32_t>{kByteEos});
   EXPECT_EQ(c.text(), "{\"action\":\"fold\",\"amount\":1960, \"say\": \"\xE2\x82\xAC\"}");
-  EXPECT_FALSE(c.accept(kByteEos).has_value());
+  EXPECT_TRUE(c.accept(kByteEos).ok());
   EXPECT_TRUE(c.finished());
   EXPECT_TRUE(c.allowed(5).empty());
-  EXPECT_TRUE(c.accept('a').has_value());
+  EXPECT_FALSE(c.accept('a').ok());
 }
 
 TEST_F(SchemaMasks, AcceptRefusesWithoutChangingState) {
   auto schema = schema_test::compile_or_die(kHoldem, vocab_);
   JsonConstraint c(schema);
-  EXPECT_TRUE(c.accept(word_token("[\"")).has_value());
-  EXPECT_TRUE(c.accept(kByteEos).has_value());      // not complete yet
-  EXPECT_TRUE(c.accept(schema_test::kBytePad).has_value());
-  EXPECT_TRUE(c.accept(-1).has_value());
-  EXPECT_TRUE(c.accept(vocab_->size()).has_value());
-  const auto error = c.accept(word_token("]"));
-  ASSERT_TRUE(error.has_value());
-  EXPECT_EQ(error->code, SchemaErrorCode::kInvalid);
+  EXPECT_FALSE(c.accept(word_token("[\"")).ok());
+  EXPECT_FALSE(c.accept(kByteEos).ok());  // not complete yet
+  EXPECT_FALSE(c.accept(schema_test::kBytePad).ok());
+  EXPECT_FALSE(c.accept(-1).ok());
+  EXPECT_FALSE(c.accept(vocab_->size()).ok());
+  const auto refused = c.accept(word_token("]"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, SchemaErrorCode::kInvalid);
   EXPECT_EQ(c.text(), "");
-  EXPECT_FALSE(c.accept(word_token("{\"")).has_value());
+  EXPECT_TRUE(c.accept(word_token("{\"")).ok());
   EXPECT_EQ(c.text(), "{\"");
 }
 
@@ -120,7 +120,7 @@ TEST_F(SchemaMasks, BudgetGuardCompletesInTime) {
       if (t == kByteEos) continue;
       if (pick == kByteEos || vocab_->bytes(t).size() > vocab_->bytes(pick).size()) pick = t;
     }
-    ASSERT_FALSE(c.accept(pick).has_value());
+    ASSERT_TRUE(c.accept(pick).ok());
     --budget;
     ASSERT_LE(c.tokens_to_complete(), budget) << c.text();
   }
@@ -136,7 +136,7 @@ TEST_F(SchemaMasks, BudgetFiltersNearTheEnd) {
   const TokenMask& tight = c.allowed(2);
   EXPECT_TRUE(tight.contains('"'));
   EXPECT_TRUE(tight.contains(word_token("\"\"")));
-  ASSERT_FALSE(c.accept('"').has_value());
+  ASSERT_TRUE(c.accept('"').ok());
   const TokenMask& last = c.allowed(1);
   EXPECT_TRUE(last.contains('"'));
   EXPECT_FALSE(last.contains('a'));

@@ -66,7 +66,7 @@ inline std::shared_ptr<CompiledSchema> compile_or_die(std::string_view schema,
 inline bool accepts(const std::shared_ptr<CompiledSchema>& schema, std::string_view text) {
   JsonConstraint c(schema);
   for (char ch : text) {
-    if (c.accept(static_cast<uint8_t>(ch))) return false;
+    if (!c.accept(static_cast<uint8_t>(ch)).ok()) return false;
   }
   return c.complete();
 }
@@ -75,7 +75,7 @@ inline bool accepts(const std::shared_ptr<CompiledSchema>& schema, std::string_v
 inline bool accepts_prefix(const std::shared_ptr<CompiledSchema>& schema, std::string_view text) {
   JsonConstraint c(schema);
   for (char ch : text) {
-    if (c.accept(static_cast<uint8_t>(ch))) return false;
+    if (!c.accept(static_cast<uint8_t>(ch)).ok()) return false;
   }
   return true;
 }
