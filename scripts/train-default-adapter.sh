@@ -34,16 +34,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/training.sh
-work=${KVFRAME_TRAIN_DIR:-build/train-default}
-tools=build/tools
-mkdir -p "$work/holdem" "$work/moba" "$work/general"
+training_dirs build/train-default holdem moba general
 
-if [ ! -s "$work/holdem/heldout.jsonl" ]; then
-  echo "[train] Hold'em data" >&2
-  rm -f "$work/holdem/train.jsonl" "$work/holdem/heldout.jsonl"
-  holdem_decisions "$work/holdem/train.jsonl" 30 $(seq 1001 1012)
-  holdem_decisions "$work/holdem/heldout.jsonl" 30 2001 2002
-fi
+holdem_datasets "$work/holdem/train.jsonl" "$work/holdem/heldout.jsonl" 30 1001-1012 2001-2002
 
 if [ ! -s "$work/moba/train.jsonl" ]; then
   echo "[train] MOBA frames and their full-mode answers" >&2

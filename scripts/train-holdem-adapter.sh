@@ -22,16 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/training.sh
-work=${KVFRAME_TRAIN_DIR:-build/train-holdem}
-tools=build/tools
-mkdir -p "$work/data"
-
-if [ ! -s "$work/data/heldout.jsonl" ]; then
-  echo "[train-holdem] rule-bot decisions" >&2
-  rm -f "$work/data/decisions.jsonl" "$work/data/heldout.jsonl"
-  holdem_decisions "$work/data/decisions.jsonl" 2 $(seq 1101 1140)
-  holdem_decisions "$work/data/heldout.jsonl" 2 2101 2102
-fi
+training_dirs build/train-holdem data
+holdem_datasets "$work/data/decisions.jsonl" "$work/data/heldout.jsonl" 2 1101-1140 2101-2102
 
 if [ ! -s "$work/data/balanced.jsonl" ]; then
   python3 scripts/balance_actions.py --data "$work/data/decisions.jsonl" --per-class 600 --seed 11 \

@@ -1,5 +1,15 @@
 # What the adapter recipes (scripts/train-*-adapter.sh) share; sourced, not run.
 
+# training_dirs DEFAULT [SUBDIR...]: sets work (KVFRAME_TRAIN_DIR, else
+# DEFAULT) and tools, and makes work's SUBDIRs.
+training_dirs() {
+  work=${KVFRAME_TRAIN_DIR:-$1}
+  tools=build/tools
+  shift
+  local sub
+  for sub in "$@"; do mkdir -p "$work/$sub"; done
+}
+
 # Appends the Hold'em decisions of rule-bot matches to a kvframe-finetune
 # dataset: holdem_decisions OUT HISTORY SEED...
 holdem_decisions() {
@@ -9,6 +19,16 @@ holdem_decisions() {
     build/tools/kvframe-holdem --bots tag,tag,station,random --hands 40 --seed "$seed" --history "$history" \
       --dataset "$out" >/dev/null
   done
+}
+
+# holdem_datasets TRAIN HELDOUT HISTORY FIRST-LAST FIRST-LAST: the decisions
+# of the training seeds' and the held-out seeds' matches, unless both exist.
+holdem_datasets() {
+  [ -s "$2" ] && return 0
+  echo "[train] Hold'em rule-bot decisions" >&2
+  rm -f "$1" "$2"
+  holdem_decisions "$1" "$3" $(seq "${4%-*}" "${4#*-}")
+  holdem_decisions "$2" "$3" $(seq "${5%-*}" "${5#*-}")
 }
 
 # --general FILE for each text the adapter must leave as the base model has
