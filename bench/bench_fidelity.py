@@ -2,9 +2,9 @@
 """Block mode's fidelity dial: how close to `full` each setting of its knobs
 brings the answers, and what it costs.
 
-For each setting — `heads:N` (SessionParams::block_heads, `all`: every token
-of the blocks from the first change on), `blend:R` (SessionParams::blend_ratio)
-or `temp:T` (SessionParams::block_temperature) — it runs, on the default model (docs/block_attention.md):
+For each setting — `heads:N` (BlockFidelity::block_heads, `all`: every token
+of the blocks from the first change on), `blend:R` (BlockFidelity::blend_ratio)
+or `temp:T` (BlockFidelity::block_temperature) — it runs, on the default model (docs/block_attention.md):
 
   - MOBA frames at each --tokens size (bench_game_frames, every frame answered
     in `full` and `block`): tokens encoded per query against `full`'s, time

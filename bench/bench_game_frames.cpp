@@ -112,7 +112,7 @@ struct Options {
   std::string plot = "bench_game_frames.png";
   bool json = false;
   bool warm = false;
-  kvframe::cli::FidelityOptions fidelity;  // --block-heads, --blend, --block-temperature
+  kvframe::common::BlockFidelity fidelity;  // --block-heads, --blend, --block-temperature
 };
 
 // One query's measurements.
@@ -334,9 +334,7 @@ int main(int argc, char** argv) {
     params.context = context;
     params.layout = layout;
     params.blocks_after_prefix = o.blocks_after_prefix;
-    params.block_heads = o.fidelity.block_heads;
-    params.blend_ratio = o.fidelity.blend_ratio;
-    params.block_temperature = o.fidelity.block_temperature;
+    params.fidelity = o.fidelity;
     auto opened = rt::Session::open(engine, params);
     if (!opened) return engine_fail(opened.error(), "opening a session");
     sessions[m] = std::move(opened).value();

@@ -47,9 +47,7 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
     if (!slot) {
       rt::SessionParams sp = session_params(e, params.modes[m], params.blocks_after_prefix);
       sp.context = context;
-      sp.block_heads = params.block_heads;
-      sp.blend_ratio = params.blend_ratio;
-      sp.block_temperature = params.block_temperature;
+      sp.fidelity = params.fidelity;
       auto opened = rt::Session::open(engine, sp);
       if (!opened) return opened.error();
       slot = std::move(opened).value();

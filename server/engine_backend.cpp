@@ -182,9 +182,7 @@ BackendStatus EngineBackend::open_session(uint64_t session_id, const SessionConf
   params.system_prompt = config.system_prompt;
   params.rules = config.rules;
   params.context = config.context_tokens;
-  params.block_heads = config.block_heads;
-  params.blend_ratio = config.blend_ratio;
-  params.block_temperature = config.block_temperature;
+  params.fidelity = config.fidelity;
   if (!config.cache_scope.empty()) params.cache_scope = store_scope(config.cache_scope);
   // Empty: the engine's default adapter (SessionParams::adapter left unset).
   if (config.adapter == "none") {

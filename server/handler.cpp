@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "replies.h"
@@ -26,15 +27,24 @@ std::string mode_list(const std::vector<fb::AttentionMode>& modes) {
   return out;
 }
 
+// A knob's value or limit as people write it: 0.25, 4, 1.5.
+template <typename T>
+std::string knob_text(T value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 // An OpenSession knob: -1 takes the server's default, anything else must lie
-// in [lo, hi] (NaN never does). Why not, naming the field, if it does not.
+// in [lo, hi] (NaN never does). Why not, naming the field, if it does not;
+// `meaning` says what values mean, e.g. "0: off".
 template <typename T>
 std::optional<std::string> resolve_knob(T& value, T server_default, T lo, T hi, const char* field,
-                                        const std::string& range) {
+                                        const char* meaning) {
   if (value == T(-1)) value = server_default;
   if (value >= lo && value <= hi) return std::nullopt;
-  return std::string("OpenSession.") + field + " is " + std::to_string(value) + "; it takes " + range +
-         ", or -1 for this server's default (" + std::to_string(server_default) + ")";
+  return std::string("OpenSession.") + field + " is " + knob_text(value) + "; it takes " + knob_text(lo) + " .. " +
+         knob_text(hi) + " (" + meaning + "), or -1 for this server's default (" + knob_text(server_default) + ")";
 }
 
 // What the backend measured and the caller left unset.
@@ -145,15 +155,19 @@ RequestStatus RequestHandler::resolve_open(OpenSessionRequest& open, const Peer&
                         request_id, 0};
   }
   // Block mode's fidelity knobs.
-  std::optional<std::string> bad_knob = resolve_knob(open.config.block_heads, params_.block_heads, 0, kMaxBlockHeads,
-                                                     "block_heads", "0 (off) .. " + std::to_string(kMaxBlockHeads));
+  using common::BlockFidelity;
+  BlockFidelity& fidelity = open.config.fidelity;
+  const BlockFidelity& defaults = params_.fidelity;
+  std::optional<std::string> bad_knob =
+      resolve_knob(fidelity.block_heads, defaults.block_heads, 0, kMaxBlockHeads, "block_heads", "0: off");
   if (!bad_knob) {
-    bad_knob = resolve_knob(open.config.blend_ratio, params_.blend_ratio, 0.0f, 1.0f, "blend_ratio",
-                            "0 (off) .. 1 (every token)");
+    bad_knob = resolve_knob(fidelity.blend_ratio, defaults.blend_ratio, 0.0f, BlockFidelity::kMaxBlendRatio,
+                            "blend_ratio", "0: off, 1: every token");
   }
   if (!bad_knob) {
-    bad_knob = resolve_knob(open.config.block_temperature, params_.block_temperature, 0.25f, 4.0f,
-                            "block_temperature", "0.25 .. 4 (1: off)");
+    bad_knob = resolve_knob(fidelity.block_temperature, defaults.block_temperature,
+                            BlockFidelity::kMinBlockTemperature, BlockFidelity::kMaxBlockTemperature,
+                            "block_temperature", "1: off");
   }
   if (bad_knob) return RequestError{fb::ErrorCode::BadRequest, *bad_knob, request_id, 0};
   if (auto unknown = resolve_adapter(open.config.adapter)) {

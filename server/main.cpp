@@ -79,7 +79,7 @@ struct Options : kvframe::cli::ModelOptions {
   std::string mode = "any";
   int64_t cache_mb = 2048;
   uint32_t context = 4096;
-  kvframe::cli::FidelityOptions fidelity;
+  kvframe::common::BlockFidelity fidelity;
   uint32_t max_context = 0;
   uint32_t max_tokens = 4096;
   double max_message_mb = static_cast<double>(kvframe::protocol::kDefaultMaxMessageBytes >> 20);
@@ -382,9 +382,7 @@ int main(int argc, char** argv) {
   params.shutdown_grace = std::chrono::milliseconds(o.shutdown_grace_ms);
   params.handler.modes = served_modes(o.mode);
   params.handler.default_context = o.context;
-  params.handler.block_heads = o.fidelity.block_heads;
-  params.handler.blend_ratio = o.fidelity.blend_ratio;
-  params.handler.block_temperature = o.fidelity.block_temperature;
+  params.handler.fidelity = o.fidelity;
   params.handler.max_context = o.max_context;
   params.handler.warm_frames = o.warm_frames;
   params.handler.max_sessions_together = o.max_sessions_together;

@@ -29,9 +29,9 @@ Parsed open_session(uint64_t id, const fb::OpenSession& m) {
   open.config.mode = m.mode();
   open.config.system_prompt = text_of(m.system_prompt());
   open.config.context_tokens = m.context_tokens();
-  open.config.block_heads = m.block_heads();
-  open.config.blend_ratio = m.blend_ratio();
-  open.config.block_temperature = m.block_temperature();
+  open.config.fidelity.block_heads = m.block_heads();
+  open.config.fidelity.blend_ratio = m.blend_ratio();
+  open.config.fidelity.block_temperature = m.block_temperature();
   open.config.adapter = text_of(m.adapter());
   const std::string rules = text_of(m.rules_json());
   if (!rules.empty()) {

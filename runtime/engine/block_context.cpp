@@ -90,7 +90,7 @@ class BlockContext final : public KvContext {
     const int64_t fresh = static_cast<int64_t>(placed.size()) - from_session;
     report.blocks_repositioned = assembled->blocks_rotated + std::max<int64_t>(0, assembled->blocks_written - fresh);
     report.ms.reposition = watch.lap();
-    if (params_.block_heads > 0 || params_.blend_ratio > 0) {
+    if (params_.fidelity.block_heads > 0 || params_.fidelity.blend_ratio > 0) {
       if (Status refined = refine(prompt, keys, report); !refined.ok()) return refined;
       report.ms.encode += watch.lap();
     }
@@ -138,7 +138,7 @@ class BlockContext final : public KvContext {
   void finish(const std::vector<TokenId>&) override { kv_.truncate_to_assembly(); }
 
  private:
-  // The fidelity knobs (SessionParams::block_heads, blend_ratio): block
+  // The fidelity knobs (BlockFidelity::block_heads, blend_ratio): block
   // tokens re-encoded in context, from the first block whose context changed
   // since that was last done (its tokens, where it lies, or where it sits in
   // memory: a block the layout rewrote from the store has lost its refined
@@ -151,14 +151,15 @@ class BlockContext final : public KvContext {
            refined_[first].offset == slots[first].offset && refined_[first].position == slots[first].position) {
       ++first;
     }
-    const bool blend = params_.blend_ratio > 0;
+    const common::BlockFidelity& fidelity = params_.fidelity;
+    const bool blend = fidelity.blend_ratio > 0;
     std::vector<int32_t> tokens;
     std::vector<int64_t> entries, positions;
     RecomputeSelection selection;
     int64_t kept = 0;  // tokens that run every layer
     for (size_t b = first; b < slots.size(); ++b) {
       const std::vector<TokenId>& block = *(*prompt.blocks)[b].tokens;
-      const int64_t length = slots[b].length, heads = std::min<int64_t>(params_.block_heads, length);
+      const int64_t length = slots[b].length, heads = std::min<int64_t>(fidelity.block_heads, length);
       const int64_t n = blend ? length : heads;  // blending runs every token's first layer
       for (int64_t t = 0; t < n; ++t) {
         tokens.push_back(block[static_cast<size_t>(t)]);
@@ -167,7 +168,7 @@ class BlockContext final : public KvContext {
         if (blend) selection.always.push_back(t < heads ? 1 : 0);
       }
       if (blend) {
-        const auto share = static_cast<int64_t>(std::ceil(params_.blend_ratio * static_cast<double>(length)));
+        const auto share = static_cast<int64_t>(std::ceil(fidelity.blend_ratio * static_cast<double>(length)));
         selection.group_sizes.push_back(length);
         selection.keep.push_back(std::min(share, length - heads));
         kept += heads + selection.keep.back();
@@ -215,7 +216,8 @@ class BlockContext final : public KvContext {
     const uint64_t model = engine_.fingerprint(params_.adapter.value_or(engine_.default_adapter()).get());
     uint64_t seeds[5] = {model, 0x626c6f636bull /* "block" */, 0, params_.cache_scope, 0};
     if (params_.blocks_after_prefix) seeds[2] = XXH3_64bits(prefix.data(), prefix.size() * sizeof(TokenId));
-    if (params_.block_temperature != 1) std::memcpy(&seeds[4], &params_.block_temperature, sizeof(float));
+    const float temperature = params_.fidelity.block_temperature;
+    if (temperature != 1) std::memcpy(&seeds[4], &temperature, sizeof(float));
     context_id_ = XXH3_64bits(seeds, sizeof(seeds));
     return {};
   }
@@ -239,8 +241,8 @@ class BlockContext final : public KvContext {
       if (!encoded) return encoded.error();
       for (size_t b = 0; b < batch.size(); ++b) {
         BlockKv& kv = (*encoded)[b];
-        // SessionParams::block_temperature: logits against these keys divided by it.
-        if (params_.block_temperature != 1) kv.k = kv.k * (1.0 / params_.block_temperature);
+        // BlockFidelity::block_temperature: logits against these keys divided by it.
+        if (params_.fidelity.block_temperature != 1) kv.k = kv.k * (1.0 / params_.fidelity.block_temperature);
         current[batch_keys[b]] = engine_.store().insert(batch_keys[b], std::move(kv), params_.cache_scope);
       }
       report.blocks_encoded += static_cast<int64_t>(batch.size());

@@ -4,6 +4,7 @@
 // batch.
 
 #include <algorithm>
+#include <sstream>
 
 #include "kv_context.h"
 #include "kvframe/json_blocker/frame_stream.h"
@@ -16,6 +17,13 @@ using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// A fidelity knob's value or limit as people write it: 0.25, 4, 1.5.
+std::string fidelity_text(float value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
 }
 
 // A task ready to run: its final block, and what decoding it needs.
@@ -167,14 +175,20 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
     return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
   }
   if (params.context < 16) return Error{ErrorCode::kInvalidArgument, "a session needs a context of at least 16 tokens"};
-  if (!(params.blend_ratio >= 0 && params.blend_ratio <= 1)) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "blend_ratio is " + std::to_string(params.blend_ratio) + "; it takes 0 (off) to 1 (every token)"};
+  using common::BlockFidelity;
+  const BlockFidelity& fidelity = params.fidelity;
+  if (!(fidelity.blend_ratio >= 0 && fidelity.blend_ratio <= BlockFidelity::kMaxBlendRatio)) {
+    return Error{ErrorCode::kInvalidArgument, "blend_ratio is " + fidelity_text(fidelity.blend_ratio) +
+                                                  "; it takes 0 (off) to " +
+                                                  fidelity_text(BlockFidelity::kMaxBlendRatio) + " (every token)"};
   }
-  if (params.block_heads < 0) return Error{ErrorCode::kInvalidArgument, "block_heads is negative; 0 turns it off"};
-  if (!(params.block_temperature >= 0.25f && params.block_temperature <= 4)) {
-    return Error{ErrorCode::kInvalidArgument, "block_temperature is " + std::to_string(params.block_temperature) +
-                                                  "; it takes 0.25 .. 4 (1: off)"};
+  if (fidelity.block_heads < 0) return Error{ErrorCode::kInvalidArgument, "block_heads is negative; 0 turns it off"};
+  if (!(fidelity.block_temperature >= BlockFidelity::kMinBlockTemperature &&
+        fidelity.block_temperature <= BlockFidelity::kMaxBlockTemperature)) {
+    return Error{ErrorCode::kInvalidArgument,
+                 "block_temperature is " + fidelity_text(fidelity.block_temperature) + "; it takes " +
+                     fidelity_text(BlockFidelity::kMinBlockTemperature) + " .. " +
+                     fidelity_text(BlockFidelity::kMaxBlockTemperature) + " (1: off)"};
   }
   auto context = params.mode == AttentionMode::kBlock ? make_block_context(engine, params)
                                                        : make_causal_context(engine.model(), params.mode, params.context);

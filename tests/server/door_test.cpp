@@ -113,7 +113,7 @@ TEST_F(HandlerTest, HelloSaysWhatTheServerServes) {
 
 TEST_F(HandlerTest, SessionsGetTheServersBlockHeadsUnlessTheyAsk) {
   HandlerParams params;
-  params.block_heads = 8;
+  params.fidelity.block_heads = 8;
   start(params);
   send(open_session_message(1));                                         // -1: the server's
   send(open_session_message(2, fb::AttentionMode::Block, 0, {}, 0));     // off
@@ -124,8 +124,8 @@ TEST_F(HandlerTest, SessionsGetTheServersBlockHeadsUnlessTheyAsk) {
 
 TEST_F(HandlerTest, SessionsGetTheServersBlendAndTemperatureUnlessTheyAsk) {
   HandlerParams params;
-  params.blend_ratio = 0.15f;
-  params.block_temperature = 1.15f;
+  params.fidelity.blend_ratio = 0.15f;
+  params.fidelity.block_temperature = 1.15f;
   start(params);
   send(open_session_message(1));                                                 // -1: the server's
   send(open_session_message(2, fb::AttentionMode::Block, 0, {}, -1, 0, 1));     // off

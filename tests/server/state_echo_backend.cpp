@@ -8,9 +8,9 @@ BackendStatus StateEchoBackend::open_session(uint64_t session_id, const SessionC
   }
   sessions_.emplace(session_id, Session{json_blocker::FrameStream(config.rules), config.context_tokens, 0});
   scopes.push_back(config.cache_scope);
-  block_heads.push_back(config.block_heads);
-  blend_ratios.push_back(config.blend_ratio);
-  temperatures.push_back(config.block_temperature);
+  block_heads.push_back(config.fidelity.block_heads);
+  blend_ratios.push_back(config.fidelity.blend_ratio);
+  temperatures.push_back(config.fidelity.block_temperature);
   return {};
 }
 

@@ -93,9 +93,9 @@ TEST(CliModelOptions, LoraFileIsResolveLoras) {
   EXPECT_EQ(cli::lora_file(o, "holdem"), kvframe::runtime::resolve_lora("auto", o.model, "holdem"));
 }
 
-// Block mode's fidelity knobs: the runtime's defaults (all off), their ranges.
+// Block mode's fidelity knobs: their defaults (all off), their ranges.
 TEST(CliFidelityOptions, TheFlagsSetTheKnobsWithinTheirRanges) {
-  auto parse_knobs = [](cli::FidelityOptions& o, std::vector<std::string> args, int32_t max_heads) {
+  auto parse_knobs = [](kvframe::common::BlockFidelity& o, std::vector<std::string> args, int32_t max_heads) {
     CLI::App app{"test"};
     cli::add_fidelity_options(app, o, "for tests", max_heads);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -106,7 +106,7 @@ TEST(CliFidelityOptions, TheFlagsSetTheKnobsWithinTheirRanges) {
     }
     return true;
   };
-  cli::FidelityOptions o;
+  kvframe::common::BlockFidelity o;
   EXPECT_EQ(o.block_heads, 0);
   EXPECT_EQ(o.blend_ratio, 0.0f);
   EXPECT_EQ(o.block_temperature, 1.0f);
@@ -114,7 +114,7 @@ TEST(CliFidelityOptions, TheFlagsSetTheKnobsWithinTheirRanges) {
   EXPECT_EQ(o.block_heads, 4);
   EXPECT_FLOAT_EQ(o.blend_ratio, 0.25f);
   EXPECT_FLOAT_EQ(o.block_temperature, 0.5f);
-  cli::FidelityOptions bad;
+  kvframe::common::BlockFidelity bad;
   EXPECT_FALSE(parse_knobs(bad, {"--blend", "1.5"}, 4096));
   EXPECT_FALSE(parse_knobs(bad, {"--block-temperature", "8"}, 4096));
   EXPECT_FALSE(parse_knobs(bad, {"--block-heads", "5000"}, 4096));

@@ -236,7 +236,7 @@ struct EvalOptions {
   int64_t limit = 0;
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
-  kvframe::cli::FidelityOptions fidelity;  // block sessions' knobs
+  kvframe::common::BlockFidelity fidelity;  // block sessions' knobs
   bool json_output = false;
 };
 
@@ -251,9 +251,7 @@ int run_eval(const EvalOptions& o) {
   if (params.modes.empty()) return fail({rt::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
   params.max_tokens = o.max_tokens;
   params.blocks_after_prefix = o.blocks_after_prefix;
-  params.block_heads = o.fidelity.block_heads;
-  params.blend_ratio = o.fidelity.blend_ratio;
-  params.block_temperature = o.fidelity.block_temperature;
+  params.fidelity = o.fidelity;
   auto examples = read_all(o.data);
   if (!examples) return fail(examples.error(), "fix the --data files");
   if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kvframe/common/block_fidelity.h"
 #include "kvframe/finetune/dataset.h"
 #include "kvframe/runtime/session.h"
 
@@ -19,9 +20,7 @@ struct EvalParams {
   std::vector<runtime::AttentionMode> modes = {runtime::AttentionMode::kFull, runtime::AttentionMode::kBlock};
   int32_t max_tokens = 32;
   bool blocks_after_prefix = false;
-  int32_t block_heads = 0;  // block sessions' fidelity knobs (SessionParams::block_heads, blend_ratio)
-  float blend_ratio = 0;
-  float block_temperature = 1;
+  common::BlockFidelity fidelity;  // block sessions' fidelity knobs
 };
 
 struct ModeAnswer {

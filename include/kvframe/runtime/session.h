@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvframe/common/block_fidelity.h"
 #include "kvframe/json_blocker/diff.h"
 #include "kvframe/json_blocker/patch.h"
 #include "kvframe/json_blocker/rules.h"
@@ -139,35 +140,7 @@ struct SessionParams {
   // Measured in docs/block_attention.md: blocks alone stayed closer to full
   // attention's first-token distribution (KL) on the default model.
   bool blocks_after_prefix = false;
-  // block mode, a fidelity knob: after assembling a frame, re-encode the first
-  // `block_heads` tokens of every block whose context changed (its own
-  // tokens, an earlier block's or its position), in context: attending to
-  // everything before them, as full attention would, instead of starting
-  // blind like a block encoded alone (its "attention sink" at the start is
-  // what misleads the final block most; EPIC, arXiv 2410.15332). Costs those
-  // tokens per frame, counted in QueryReport::tokens_encoded. 0: off; at
-  // least every block's length: every block token re-encoded in context,
-  // which is `full` attention (to fp32 rounding).
-  int32_t block_heads = 0;
-  // block mode, a fidelity knob (CacheBlend, arXiv 2405.16444): after
-  // assembling a frame, every token of the blocks whose context changed runs
-  // the model's first layer in context; then, in each block, the
-  // ceil(blend_ratio x its length) tokens whose second-layer values that
-  // moved most from the block's own (besides its `block_heads` first
-  // tokens) run on through every layer, and the others keep their block KV
-  // above the second layer. Costs, in QueryReport::tokens_encoded, the
-  // tokens that run on plus the others' share of the layers they ran (2 of
-  // 30 on the default model, counted whole). 0: off; 1: every block token in context, which is
-  // `full` attention (to fp32 rounding). kInvalidArgument outside [0, 1].
-  float blend_ratio = 0;
-  // block mode, a fidelity knob (APE's attention temperature, arXiv
-  // 2502.05431): blocks' keys are stored divided by it, so every token that
-  // attends to a block — the final block, the answer — sees that block's
-  // attention logits divided by it: below 1 sharpens what blocks encoded
-  // alone spread out. The prefix and tokens the other knobs recompute in
-  // context keep their keys. Free at query time (the keys are scaled once,
-  // when a block is encoded). 1: off. kInvalidArgument outside [0.25, 4].
-  float block_temperature = 1;
+  common::BlockFidelity fidelity;  // block mode's fidelity knobs (kvframe/common/block_fidelity.h)
   // The LoRA adapter this session's model runs with (lora.h): unset, the
   // engine's default_adapter(); a null pointer, none (the base model). One
   // of scope kQuery changes only the final block and the answer, so the

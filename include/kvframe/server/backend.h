@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvframe/common/block_fidelity.h"
 #include "kvframe/common/result.h"
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/protocol/protocol.h"
@@ -46,9 +47,7 @@ struct SessionConfig {
   std::string system_prompt;  // empty: the chat template's default
   json_blocker::Rules rules;
   uint32_t context_tokens = 0;  // resolved by the server: never 0 here
-  int32_t block_heads = 0;      // resolved by the server: never -1 here
-  float blend_ratio = 0;        // resolved by the server: never -1 here
-  float block_temperature = 1;  // resolved by the server: never -1 here
+  common::BlockFidelity fidelity;  // resolved by the server: never -1 here
   // The adapter the session runs: one of BackendInfo::adapters, "none", or
   // empty: the default (the server resolves it to its name).
   std::string adapter;

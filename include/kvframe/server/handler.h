@@ -63,14 +63,10 @@ struct HandlerParams {
   std::vector<fb::AttentionMode> modes = {fb::AttentionMode::Full, fb::AttentionMode::Prefix,
                                           fb::AttentionMode::Block};  // served
   uint32_t default_context = 4096;  // when OpenSession says 0 (capped at max_context)
-  // Block mode's fidelity knob (SessionParams::block_heads) when OpenSession
-  // says -1; a session may ask for 0 .. kMaxBlockHeads.
-  int32_t block_heads = 0;
-  // The other (SessionParams::blend_ratio) when OpenSession says -1; a
-  // session may ask for 0 .. 1.
-  float blend_ratio = 0;
-  // And SessionParams::block_temperature (a session may ask for 0.25 .. 4).
-  float block_temperature = 1;
+  // Block mode's fidelity knobs a session gets for each one its OpenSession
+  // says -1 for; it may ask for any value in BlockFidelity's ranges, with
+  // block_heads up to kMaxBlockHeads.
+  common::BlockFidelity fidelity;
   uint32_t max_context = 0;         // 0: the backend's
   // After a frame is applied, when no request waits, encode it at once
   // (Backend::warm) so the game's next query runs only its final block.

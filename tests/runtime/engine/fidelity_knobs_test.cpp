@@ -1,4 +1,4 @@
-// Block mode's fidelity knobs (SessionParams::block_heads, blend_ratio,
+// Block mode's fidelity knobs (BlockFidelity::block_heads, blend_ratio,
 // block_temperature) on tiny random-weight models (fp32, CPU; Llama and
 // Qwen2): at their "recompute everything" end they are full attention, and
 // reusing a session's buffer with a knob on gives the logits of recomputing
@@ -76,7 +76,7 @@ int64_t expect_reuse_equals_recomputation(const EngineMaker& make, const Session
 // blocks: full attention, in both layouts and both architectures.
 TEST(BlockHeads, EveryTokenReencodedIsFullAttention) {
   SessionParams params = block_session(kv_diff::Layout::kSlack);
-  params.block_heads = 1 << 20;
+  params.fidelity.block_heads = 1 << 20;
   expect_full_attention(llama2, params, 11, 12, "llama, slack");
   params.layout = kv_diff::Layout::kCompact;
   expect_full_attention(qwen2, params, 11, 12, "qwen2, compact");
@@ -87,7 +87,7 @@ TEST(BlockHeads, EveryTokenReencodedIsFullAttention) {
 TEST(BlockHeads, ReuseGivesTheLogitsOfRecomputation) {
   for (const kv_diff::Layout layout : {kv_diff::Layout::kSlack, kv_diff::Layout::kCompact}) {
     SessionParams params = block_session(layout);
-    params.block_heads = 3;
+    params.fidelity.block_heads = 3;
     // Re-encoded head tokens are counted as encoded: fewer than afresh when some were kept.
     EXPECT_GT(expect_reuse_equals_recomputation(llama2, params, 12, 40, kv_diff::layout_name(layout)), 0);
   }
@@ -100,7 +100,7 @@ TEST(BlockHeads, ChangeTheAnswerAndCountTheirTokens) {
   frames.edit();
   SessionParams params = session_params(AttentionMode::kBlock);
   auto plain = open(*engine, params);
-  params.block_heads = 2;
+  params.fidelity.block_heads = 2;
   auto headed = open(*other, params);
   const Answer a = ask(*plain, frames.json()), b = ask(*headed, frames.json());
   EXPECT_GT(relative_error(b.first_logits, a.first_logits), kRelativeTolerance);
@@ -110,7 +110,7 @@ TEST(BlockHeads, ChangeTheAnswerAndCountTheirTokens) {
 // Every token selected runs every layer in context: full attention.
 TEST(BlendRatio, EveryTokenSelectedIsFullAttention) {
   SessionParams params = block_session(kv_diff::Layout::kSlack);
-  params.blend_ratio = 1;
+  params.fidelity.blend_ratio = 1;
   expect_full_attention(llama4, params, 21, 12, "llama, slack");
   params.layout = kv_diff::Layout::kCompact;
   expect_full_attention(qwen4, params, 21, 12, "qwen2, compact");
@@ -121,8 +121,8 @@ TEST(BlendRatio, EveryTokenSelectedIsFullAttention) {
 // the logits of a session that blends the whole frame afresh.
 TEST(BlendRatio, ReuseGivesTheLogitsOfRecomputation) {
   SessionParams params = block_session(kv_diff::Layout::kSlack);
-  params.blend_ratio = 0.3f;
-  params.block_heads = 1;
+  params.fidelity.blend_ratio = 0.3f;
+  params.fidelity.block_heads = 1;
   EXPECT_GT(expect_reuse_equals_recomputation(llama4, params, 22, 40, "llama, slack"), 0);
   params.layout = kv_diff::Layout::kCompact;
   EXPECT_GT(expect_reuse_equals_recomputation(qwen4, params, 22, 40, "qwen2, compact"), 0);
@@ -136,7 +136,7 @@ TEST(BlendRatio, ChangesTheAnswerAndCountsItsTokens) {
   auto ask_with = [&](float ratio) {
     auto engine = llama4();  // its own store: every block encoded
     SessionParams params = session_params(AttentionMode::kBlock);
-    params.blend_ratio = ratio;
+    params.fidelity.blend_ratio = ratio;
     auto session = open(*engine, params);
     return ask(*session, frames.json());
   };
@@ -152,8 +152,8 @@ TEST(BlendRatio, ChangesTheAnswerAndCountsItsTokens) {
 // tokens recomputed in context keep their own keys.
 TEST(BlockTemperature, EveryTokenReencodedIsStillFullAttention) {
   SessionParams params = block_session(kv_diff::Layout::kSlack);
-  params.block_temperature = 0.5f;
-  params.block_heads = 1 << 20;
+  params.fidelity.block_temperature = 0.5f;
+  params.fidelity.block_heads = 1 << 20;
   expect_full_attention(llama2, params, 31, 8, "llama, slack");
 }
 
@@ -161,7 +161,7 @@ TEST(BlockTemperature, EveryTokenReencodedIsStillFullAttention) {
 // whole frame afresh, and sessions of another temperature never reuse them.
 TEST(BlockTemperature, ReuseGivesTheLogitsOfRecomputationAndTemperaturesDoNotMix) {
   SessionParams params = block_session(kv_diff::Layout::kCompact);
-  params.block_temperature = 0.7f;
+  params.fidelity.block_temperature = 0.7f;
   expect_reuse_equals_recomputation(llama2, params, 32, 20, "compact");
 
   auto engine = tiny_engine();
@@ -184,12 +184,12 @@ TEST(FidelityKnobs, OutOfRangeSettingsAreRefused) {
     return !session.ok() && session.error().code == ErrorCode::kInvalidArgument;
   };
   for (const float bad : {-0.1f, 1.5f, std::nanf("")}) {
-    EXPECT_TRUE(refused([&](SessionParams& p) { p.blend_ratio = bad; })) << "blend_ratio " << bad;
+    EXPECT_TRUE(refused([&](SessionParams& p) { p.fidelity.blend_ratio = bad; })) << "blend_ratio " << bad;
   }
   for (const float bad : {0.0f, 0.2f, 5.0f, std::nanf("")}) {
-    EXPECT_TRUE(refused([&](SessionParams& p) { p.block_temperature = bad; })) << "block_temperature " << bad;
+    EXPECT_TRUE(refused([&](SessionParams& p) { p.fidelity.block_temperature = bad; })) << "block_temperature " << bad;
   }
-  EXPECT_TRUE(refused([](SessionParams& p) { p.block_heads = -1; }));
+  EXPECT_TRUE(refused([](SessionParams& p) { p.fidelity.block_heads = -1; }));
 }
 
 }  // namespace
