@@ -13,8 +13,10 @@ Prints a table and writes bench_bot.png (action mix beside the target's).
 
     python3 bench/bench_bot.py --seeds 6001-6004 --hands 500            # the tuned bot, default adapter
     python3 bench/bench_bot.py --seeds 6001-6004 --hands 500 --lora none --tag-baseline
+    python3 bench/bench_bot.py --seeds 6001-6002 --jobs 2 --threads 1   # two matches at once, a core each
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -79,7 +81,9 @@ def main():
     p.add_argument("--history", type=int, default=10)
     p.add_argument("--lora", default="auto", help="the in-process model's adapter (kvframe-holdem --lora)")
     p.add_argument("--model", default="", help="GGUF model (default: kvframe-holdem's)")
-    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="threads per match (0: kvframe-holdem's default)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="matches played at once; with --jobs N give each --threads (cores / N)")
     p.add_argument("--dtype", default="")
     p.add_argument("--tag-baseline", action="store_true", help="also play the seeds with tag in the LLM's seat")
     p.add_argument("--holdem", default="build/tools/kvframe-holdem")
@@ -94,8 +98,20 @@ def main():
     matrix = {want: dict.fromkeys(KINDS, 0) for want in KINDS}
     decisions = invalid = agree_full = compared_full = 0
     started = time.time()
-    for n, seed in enumerate(seeds, 1):
+    done = 0
+
+    def play_seed(seed):
+        nonlocal done
         report = play(args, seed, args.bots, args.modes)
+        tag = play(args, seed, args.bots.replace("llm", "tag", 1), args.modes) if args.tag_baseline else None
+        done += 1
+        print(f"[bench_bot] seed {seed} ({done}/{len(seeds)}): {report['llm'][0]['decisions']} decisions, "
+              f"{time.time() - started:.0f} s", file=sys.stderr)
+        return report, tag
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        played = list(pool.map(play_seed, seeds))
+    for report, tag in played:
         llm = report["llm"][0]
         seat = llm["id"]
         standing = next(row for row in report["standings"] if row["id"] == seat)
@@ -111,12 +127,9 @@ def main():
         for mode in llm["modes"][1:]:
             compared_full += mode["valid"]
             agree_full += round(mode["agreement"] * mode["valid"])
-        if args.tag_baseline:
-            tag = play(args, seed, args.bots.replace("llm", "tag", 1), args.modes)
+        if tag:
             row = next(r for r in tag["standings"] if r["id"] == seat)
             baseline.add(tag["hands"], row["bb_per_100"], row["ci95"])
-        print(f"[bench_bot] seed {seed} ({n}/{len(seeds)}): {llm['decisions']} decisions, "
-              f"{time.time() - started:.0f} s", file=sys.stderr)
 
     agreed = sum(matrix[k][k] for k in KINDS)
     compared = sum(sum(row.values()) for row in matrix.values())
