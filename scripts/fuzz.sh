@@ -26,39 +26,28 @@ default_max_len=4096
 build=$root/build-fuzz
 torch=OFF
 case "$target" in
-  json_blocker)
-    seeds=$root/tests/fuzz/corpus
-    work_corpus=$build/fuzz-corpus
-    artifacts=$build/fuzz-artifacts
-    log=$build/fuzz.log ;;
-  gguf)
-    seeds=$root/tests/fuzz/gguf_corpus
-    work_corpus=$build/fuzz-corpus-gguf
-    artifacts=$build/fuzz-artifacts-gguf
-    log=$build/fuzz-gguf.log ;;
+  json_blocker|gguf|schema) ;;
   server)
-    seeds=$root/tests/fuzz/server_corpus
-    work_corpus=$build/fuzz-corpus-server
-    artifacts=$build/fuzz-artifacts-server
-    log=$build/fuzz-server.log
     default_max_len=12288 ;;
-  schema)
-    seeds=$root/tests/fuzz/schema_corpus
-    work_corpus=$build/fuzz-corpus-schema
-    artifacts=$build/fuzz-artifacts-schema
-    log=$build/fuzz-schema.log ;;
   lora)
     torch=ON
     build=$root/build-fuzz-torch
-    seeds=$root/tests/fuzz/lora_corpus
-    work_corpus=$build/fuzz-corpus-lora
-    artifacts=$build/fuzz-artifacts-lora
-    log=$build/fuzz-lora.log
     default_max_len=20000 ;;
   *)
     echo "usage: $0 [SECONDS] [json_blocker|gguf|lora|server|schema]" >&2
     exit 2 ;;
 esac
+# Each target's folders and log are named after it (the table above);
+# json_blocker, the first target, keeps the names without a suffix.
+seeds=$root/tests/fuzz/${target}_corpus
+suffix=-$target
+if [ "$target" = json_blocker ]; then
+  seeds=$root/tests/fuzz/corpus
+  suffix=
+fi
+work_corpus=$build/fuzz-corpus$suffix
+artifacts=$build/fuzz-artifacts$suffix
+log=$build/fuzz$suffix.log
 max_len=${FUZZ_MAX_LEN:-$default_max_len}
 binary=$build/tests/fuzz/fuzz_$target
 dict_args=()  # a target without a dictionary runs without one
