@@ -8,8 +8,7 @@ holdem=$1 write_tiny=$2 serve=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 source "$(dirname "$0")/../tools/expect.sh"
 
-tiny=$work/tiny.gguf
-"$write_tiny" "$tiny" llama 4096 || { echo "FAIL: write_tiny_model"; exit 1; }
+tiny_model "$write_tiny" llama 4096
 
 expect 0 "--help" -- "$holdem" --help
 expect_in out.txt "Exit codes"

@@ -3,6 +3,8 @@
 #   expect CODE DESCRIPTION -- COMMAND...   stdout -> $work/out.txt, stderr -> $work/err.txt
 #   expect_in out.txt|err.txt TEXT          the last command printed TEXT
 #   finish MESSAGE                          exit 1 if anything failed, else print MESSAGE
+#   tiny_model WRITE_TINY_MODEL [ARGS...]   a tiny model written to $work/tiny.gguf, its path
+#                                           in $tiny (exit 1 if the writer fails)
 failures=0
 expect() {
   local want=$1 what=$2
@@ -21,4 +23,10 @@ expect_in() {
 finish() {
   [ "$failures" -eq 0 ] || { echo "$failures failed"; exit 1; }
   echo "$1"
+}
+tiny_model() {
+  local writer=$1
+  shift
+  tiny=$work/tiny.gguf
+  "$writer" "$tiny" "$@" || { echo "FAIL: write_tiny_model"; exit 1; }
 }

@@ -8,8 +8,7 @@ finetune=$1 write_tiny=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 source "$(dirname "$0")/expect.sh"
 
-tiny=$work/tiny.gguf
-"$write_tiny" "$tiny" || { echo "FAIL: write_tiny_model"; exit 1; }
+tiny_model "$write_tiny"
 for i in 1 2 3 4; do
   printf '{"frame":{"hp":%d,"team":"red"},"instruction":"hp?","target":"%d"}\n' "$i" "$i"
 done >"$work/data.jsonl"

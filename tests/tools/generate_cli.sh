@@ -7,8 +7,7 @@ generate=$1 write_tiny=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 source "$(dirname "$0")/expect.sh"
 
-tiny=$work/tiny.gguf
-"$write_tiny" "$tiny" || { echo "FAIL: write_tiny_model"; exit 1; }
+tiny_model "$write_tiny"
 head -c 2000 "$tiny" >"$work/truncated.gguf"
 
 expect 0 "--help" -- "$generate" --help
