@@ -22,6 +22,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SKIP = 77
 
+
+def holdem_dataset(path):
+    """A command writing a one-hand Hold'em dataset (rule bots) to `path`, in the bench's folder."""
+    return (f"rm -f {path} && {{b}}/tools/kvframe-holdem --bots tag,station,random --hands 1 --seed 1 "
+            f"--history 0 --commentary off --dataset {path} > /dev/null")
+
+
 # bench -> (programs it needs, relative to the build folder; its command; a line its table prints).
 # {b}: the build folder, {m}: the tiny model, {py}: this Python, {venv}: a Python with the kvframe
 # package, {bench}: bench/. Options are the smallest each bench takes.
@@ -69,8 +76,7 @@ BENCHES = {
                       "{py} {bench}/bench_serving.py --build {b} --model {m} --threads 1 --matches 1 --together 1 "
                       "--hands 1 --history 0", r"dec/s"),
     "bench_fidelity": (["tools/kvframe-holdem", "tools/kvframe-finetune", "bench/bench_game_frames"],
-                       "rm -f heldout.jsonl && {b}/tools/kvframe-holdem --bots tag,station,random --hands 1 --seed 1 "
-                       "--history 0 --commentary off --dataset heldout.jsonl > /dev/null && "
+                       holdem_dataset("heldout.jsonl") + " && "
                        "{py} {bench}/bench_fidelity.py --build {b} --model {m} --threads 1 --settings heads:0 "
                        "--tokens 256 --drop shop --frames 2 --holdem-data heldout.jsonl --holdem-limit 1",
                        r"heads:0 \|"),
@@ -78,8 +84,7 @@ BENCHES = {
                          "{venv} {bench}/bench_contention.py --serve {b}/server/kvframe-serve --model {m} --busy 0 "
                          "--configs 1 --questions 1", r"busy cores"),
     "protocol_probe": (["server/kvframe-serve", "tools/kvframe-holdem", "venv"],
-                       "rm -f seat.jsonl && {b}/tools/kvframe-holdem --bots tag,station,random --hands 1 --seed 1 "
-                       "--history 0 --commentary off --dataset seat.jsonl > /dev/null || exit 1; "
+                       holdem_dataset("seat.jsonl") + " || exit 1; "
                        "{b}/server/kvframe-serve --model {m} --threads 1 --bind tcp://127.0.0.1:0 "
                        "--ready-file ready > serve.log 2>&1 & server=$!; "
                        "trap 'kill $server' EXIT; "
