@@ -1,11 +1,22 @@
-# kvframe_add_stage(NAME SOURCES ...): one pipeline stage = one library target
-# kvframe::NAME, public headers in include/kvframe/NAME/, warnings on.
+# kvframe_add_stage(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]): one
+# pipeline stage = one library target kvframe::NAME, public headers in
+# include/kvframe/NAME/, warnings on.
 function(kvframe_add_stage name)
+  kvframe_library(${name} $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> ${ARGN})
+endfunction()
+
+# kvframe_add_example(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...]): a
+# sample game's library kvframe::NAME, its headers under examples/, warnings on.
+function(kvframe_add_example name)
+  kvframe_library(${name} ${PROJECT_SOURCE_DIR}/examples ${ARGN})
+endfunction()
+
+# What both share: library kvframe_NAME, alias kvframe::NAME, INCLUDE_DIR public.
+function(kvframe_library name include_dir)
   cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(kvframe_${name} ${ARG_SOURCES})
   add_library(kvframe::${name} ALIAS kvframe_${name})
-  target_include_directories(kvframe_${name} PUBLIC
-    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
+  target_include_directories(kvframe_${name} PUBLIC ${include_dir})
   target_link_libraries(kvframe_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   kvframe_warnings(kvframe_${name})
 endfunction()

@@ -1,8 +1,8 @@
 """README.md's module map (folder -> library -> depends on -> needs torch) against the CMakeLists files.
 
 The map is read from the CMake files as they are: every library a folder
-defines (kvframe_add_stage, add_library) and the kvframe libraries it links
-(kvframe_add_stage's PUBLIC_DEPS / PRIVATE_DEPS, target_link_libraries),
+defines (kvframe_add_stage, kvframe_add_example, add_library) and the kvframe
+libraries it links (their PUBLIC_DEPS / PRIVATE_DEPS, target_link_libraries),
 whatever `if()` they sit under; "needs torch" follows the links down to
 kvframe::torch. tests/ and bench/ are left out (they are not libraries a game
 links). The test fails when a library, or a link between kvframe libraries,
@@ -52,8 +52,9 @@ def libraries(files: dict[str, str]) -> dict[str, dict]:
     """{target: {"folder", "name" (the kvframe:: alias if any), "links" (every name it links)}}."""
     libs, aliases, links = {}, {}, []
     for folder, text in files.items():
-        for command, args in commands(text, ("kvframe_add_stage", "add_library", "target_link_libraries")):
-            if command == "kvframe_add_stage":
+        for command, args in commands(text, ("kvframe_add_stage", "kvframe_add_example", "add_library",
+                                             "target_link_libraries")):
+            if command in ("kvframe_add_stage", "kvframe_add_example"):
                 target = "kvframe_" + args[0]
                 libs[target] = {"folder": folder, "name": "kvframe::" + args[0], "links": []}
                 aliases["kvframe::" + args[0]] = target
