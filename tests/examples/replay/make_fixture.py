@@ -152,11 +152,15 @@ def record():
     decisions = []
     stacks = [START] * 6
 
+    def deal(number, button, hole):
+        """A hand on the current stacks, Ada the LLM seat, blinds posted left of the button."""
+        h = Hand(number, button, stacks, hole, decisions, rng, llm_seat=0)
+        h.blind((button + 1) % len(stacks), SMALL_BLIND, "small blind")
+        h.blind((button + 2) % len(stacks), BIG_BLIND, "big blind")
+        return h
+
     # Hand 1: Ada (LLM) raises, two callers, a showdown with two pair.
-    h = Hand(1, 0, stacks, [["Ah", "Kd"], ["9c", "9d"], ["Qs", "Jh"], ["7s", "2c"], ["Tc", "8c"], ["5h", "5s"]],
-             decisions, rng, llm_seat=0)
-    h.blind(1, SMALL_BLIND, "small blind")
-    h.blind(2, BIG_BLIND, "big blind")
+    h = deal(1, 0, [["Ah", "Kd"], ["9c", "9d"], ["Qs", "Jh"], ["7s", "2c"], ["Tc", "8c"], ["5h", "5s"]])
     h.act(3, "fold")
     h.act(4, "call")
     h.act(5, "fold")
@@ -184,10 +188,7 @@ def record():
     stacks = [s + n for s, n in zip(stacks, hand1["net"])]
 
     # Hand 2: Esme opens, the comment comes at step 4, Ada 3-bets, all fold.
-    h = Hand(2, 1, stacks, [["Qc", "Qd"], ["Ad", "Jc"], ["8h", "6h"], ["Ks", "4d"], ["3c", "3s"], ["Jd", "Td"]],
-             decisions, rng, llm_seat=0)
-    h.blind(2, SMALL_BLIND, "small blind")
-    h.blind(3, BIG_BLIND, "big blind")
+    h = deal(2, 1, [["Qc", "Qd"], ["Ad", "Jc"], ["8h", "6h"], ["Ks", "4d"], ["3c", "3s"], ["Jd", "Td"]])
     h.act(4, "raise", 30)
     h.comment(EXPECT["hand2_step5_comment"] + ": a standard 3x raise.")
     h.act(5, "call")
@@ -203,10 +204,7 @@ def record():
     stacks = [s + n for s, n in zip(stacks, hand2["net"])]
 
     # Hand 3: the board plays a straight, Chiara and Esme split.
-    h = Hand(3, 2, stacks, [["Kc", "2s"], ["4h", "4c"], ["Ac", "6d"], ["9h", "3d"], ["Kh", "6s"], ["8s", "8d"]],
-             decisions, rng, llm_seat=0)
-    h.blind(3, SMALL_BLIND, "small blind")
-    h.blind(4, BIG_BLIND, "big blind")
+    h = deal(3, 2, [["Kc", "2s"], ["4h", "4c"], ["Ac", "6d"], ["9h", "3d"], ["Kh", "6s"], ["8s", "8d"]])
     h.act(5, "fold")
     h.act(0, "call")
     h.act(1, "fold")
