@@ -79,7 +79,7 @@ def executables() -> set[str]:
     names = set()
     for cmake in ROOT.rglob("CMakeLists.txt"):
         if not cmake.relative_to(ROOT).parts[0].startswith("build"):
-            names.update(re.findall(r"add_executable\(\s*([\w-]+)", cmake.read_text()))
+            names.update(re.findall(r"(?:add_executable|kvframe_add_bench)\(\s*([\w-]+)", cmake.read_text()))
     return names
 
 
