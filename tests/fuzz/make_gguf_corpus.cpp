@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "corpus_files.h"
 #include "gguf_samples.h"
 #include "gguf_writer.h"
 
@@ -56,27 +57,8 @@ GgufWriter tiny_model(uint32_t version = 3, uint64_t alignment = 32) {
 
 void patch_u64(Bytes& bytes, std::size_t at, uint64_t v) { std::memcpy(bytes.data() + at, &v, 8); }
 
-bool save(const std::string& dir, const std::string& name, const Bytes& bytes) {
-  const std::string path = dir + "/" + name;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
-    std::fprintf(stderr, "cannot write %s\n", path.c_str());
-    if (f != nullptr) std::fclose(f);
-    return false;
-  }
-  std::fclose(f);
-  return true;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
-    return 2;
-  }
-  const std::string dir = argv[1];
-  std::vector<std::pair<std::string, Bytes>> seeds;
+std::vector<kvframe::test::SeedFile> gguf_seeds() {
+  std::vector<kvframe::test::SeedFile> seeds;
   const Bytes model = tiny_model().bytes();
   seeds.emplace_back("valid_tiny_model", model);
   seeds.emplace_back("valid_tiny_model_v2_align64", tiny_model(2, 64).bytes());
@@ -133,9 +115,9 @@ int main(int argc, char** argv) {
     w.add_tensor_f32("t", {1}, {2.0f});
     seeds.emplace_back("corrupt_bool_and_duplicate", w.bytes());
   }
-  for (const auto& [name, bytes] : seeds) {
-    if (!save(dir, name, bytes)) return 1;
-  }
-  std::printf("wrote %zu seeds to %s\n", seeds.size(), dir.c_str());
-  return 0;
+  return seeds;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return kvframe::test::write_corpus(argc, argv, gguf_seeds); }

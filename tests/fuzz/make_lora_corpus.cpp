@@ -10,29 +10,15 @@
 
 #include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/model.h"
+#include "corpus_files.h"
 #include "tiny_model.h"
 
 namespace {
 
 using namespace kvframe::runtime;
 
-void write(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
-    std::fprintf(stderr, "cannot write %s\n", path.c_str());
-    std::exit(1);
-  }
-  std::fclose(f);
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
-    return 2;
-  }
-  const std::string dir = argv[1];
+std::vector<kvframe::test::SeedFile> lora_seeds() {
+  std::vector<kvframe::test::SeedFile> files;
   kvframe::test::TinyModelSpec spec;
   spec.n_layer = 2;
   const std::vector<uint8_t> model_bytes = kvframe::test::tiny_model_bytes(spec);
@@ -60,13 +46,17 @@ int main(int argc, char** argv) {
     for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.01);
     const std::vector<uint8_t> bytes = adapter->bytes(s.type);
     if (first.empty()) first = bytes;
-    write(dir + "/" + s.name + ".gguf", bytes);
+    files.emplace_back(s.name + ".gguf", bytes);
   }
   // Damaged copies of the first: cut short, and with bytes flipped in the
   // metadata and in a tensor's data.
-  write(dir + "/truncated.gguf", std::vector<uint8_t>(first.begin(), first.begin() + first.size() / 3));
+  files.emplace_back("truncated.gguf", std::vector<uint8_t>(first.begin(), first.begin() + first.size() / 3));
   std::vector<uint8_t> flipped = first;
   for (size_t i = 40; i < flipped.size(); i += flipped.size() / 7) flipped[i] ^= 0x5A;
-  write(dir + "/flipped.gguf", flipped);
-  return 0;
+  files.emplace_back("flipped.gguf", flipped);
+  return files;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return kvframe::test::write_corpus(argc, argv, lora_seeds); }

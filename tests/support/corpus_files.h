@@ -1,0 +1,20 @@
+// What the fuzz corpus writers (tests/fuzz/make_*_corpus) share: their one
+// argument, the output folder, and a file per seed in it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kvframe::test {
+
+using SeedFile = std::pair<std::string, std::vector<uint8_t>>;  // file name, bytes
+
+// main() of a corpus writer: writes make_seeds()'s files into the folder
+// argv[1] names. Returns the exit status: 0 written, 1 a file could not be
+// written (named on stderr), 2 usage.
+int write_corpus(int argc, char** argv, const std::function<std::vector<SeedFile>()>& make_seeds);
+
+}  // namespace kvframe::test
