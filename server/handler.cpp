@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "replies.h"
@@ -27,14 +26,6 @@ std::string mode_list(const std::vector<fb::AttentionMode>& modes) {
   return out;
 }
 
-// A knob's value or limit as people write it: 0.25, 4, 1.5.
-template <typename T>
-std::string knob_text(T value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
 // An OpenSession knob: -1 takes the server's default, anything else must lie
 // in [lo, hi] (NaN never does). Why not, naming the field, if it does not;
 // `meaning` says what values mean, e.g. "0: off".
@@ -43,6 +34,7 @@ std::optional<std::string> resolve_knob(T& value, T server_default, T lo, T hi, 
                                         const char* meaning) {
   if (value == T(-1)) value = server_default;
   if (value >= lo && value <= hi) return std::nullopt;
+  using common::knob_text;
   return std::string("OpenSession.") + field + " is " + knob_text(value) + "; it takes " + knob_text(lo) + " .. " +
          knob_text(hi) + " (" + meaning + "), or -1 for this server's default (" + knob_text(server_default) + ")";
 }

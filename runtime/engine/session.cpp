@@ -4,7 +4,6 @@
 // batch.
 
 #include <algorithm>
-#include <sstream>
 
 #include "kv_context.h"
 #include "kvframe/json_blocker/frame_stream.h"
@@ -17,13 +16,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-// A fidelity knob's value or limit as people write it: 0.25, 4, 1.5.
-std::string fidelity_text(float value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
 }
 
 // A task ready to run: its final block, and what decoding it needs.
@@ -178,17 +170,17 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
   using common::BlockFidelity;
   const BlockFidelity& fidelity = params.fidelity;
   if (!(fidelity.blend_ratio >= 0 && fidelity.blend_ratio <= BlockFidelity::kMaxBlendRatio)) {
-    return Error{ErrorCode::kInvalidArgument, "blend_ratio is " + fidelity_text(fidelity.blend_ratio) +
+    return Error{ErrorCode::kInvalidArgument, "blend_ratio is " + common::knob_text(fidelity.blend_ratio) +
                                                   "; it takes 0 (off) to " +
-                                                  fidelity_text(BlockFidelity::kMaxBlendRatio) + " (every token)"};
+                                                  common::knob_text(BlockFidelity::kMaxBlendRatio) + " (every token)"};
   }
   if (fidelity.block_heads < 0) return Error{ErrorCode::kInvalidArgument, "block_heads is negative; 0 turns it off"};
   if (!(fidelity.block_temperature >= BlockFidelity::kMinBlockTemperature &&
         fidelity.block_temperature <= BlockFidelity::kMaxBlockTemperature)) {
     return Error{ErrorCode::kInvalidArgument,
-                 "block_temperature is " + fidelity_text(fidelity.block_temperature) + "; it takes " +
-                     fidelity_text(BlockFidelity::kMinBlockTemperature) + " .. " +
-                     fidelity_text(BlockFidelity::kMaxBlockTemperature) + " (1: off)"};
+                 "block_temperature is " + common::knob_text(fidelity.block_temperature) + "; it takes " +
+                     common::knob_text(BlockFidelity::kMinBlockTemperature) + " .. " +
+                     common::knob_text(BlockFidelity::kMaxBlockTemperature) + " (1: off)"};
   }
   auto context = params.mode == AttentionMode::kBlock ? make_block_context(engine, params)
                                                        : make_causal_context(engine.model(), params.mode, params.context);

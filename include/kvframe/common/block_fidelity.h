@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <sstream>
+#include <string>
 
 namespace kvframe::common {
 
@@ -47,5 +49,15 @@ struct BlockFidelity {
   static constexpr float kMinBlockTemperature = 0.25f;
   static constexpr float kMaxBlockTemperature = 4;
 };
+
+// A knob's value or limit as people write it (0.25, 4, 1.5, not
+// std::to_string's 0.250000), for the range errors of the runtime and the
+// server.
+template <typename T>
+std::string knob_text(T value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
 
 }  // namespace kvframe::common
