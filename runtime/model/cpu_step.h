@@ -1,15 +1,6 @@
-// The CPU step path: a few new tokens appended to one KV cache — a decoding
-// step, or a run of tokens a JSON schema forces — through the model with
-// quant_matrix.h's kernels and plain loops instead of libtorch ops.
-//
-// Why a second way through the layers beside forward_pass.cpp: a step of the
-// default model is 30 layers of ~40 libtorch ops, and each op's dispatch and
-// allocation cost microseconds, more than the step's arithmetic. A step is
-// also memory-bound, so it reads the GGUF file's own 4/8-bit blocks where
-// forward_pass.cpp reads weights dequantized to the compute dtype. Everything
-// else — the packed batches of prefill, block encoding, branches, training —
-// stays on the one forward. tests/runtime/model/cpu_step_test.cpp holds the
-// two to the same logits.
+// The CPU step backend's weights (step_kernels.h): the GGUF file's own
+// 4/8-bit blocks, read by quant_matrix.h's kernels, since a step is
+// memory-bound. Biases and norms come from libtorch's weights.
 #pragma once
 
 #include <cstdint>

@@ -1,15 +1,23 @@
 // The model's one forward pass. Every way through the model — a prefill or a
 // decoding step into a KV cache (model.cpp), block attention's encoder
-// (block_encoder.cpp), batched branches (branches.cpp) and training
-// (training.cpp) — runs Model::Impl::run over a packed batch of tokens:
+// (block_encoder.cpp), batched branches (branches.cpp), training
+// (training.cpp) and the CPU's decoding steps (cpu_step.cpp) — runs
+// forward_layers() (forward_pass.cpp), one layer loop:
 //
 //   x = embed(ids)
 //   per layer:  q, k, v = Wqkv · rms(x)            (+ the adapter, when it applies)
-//               x += Wo · plan.attend(l, rope(q), rope(k), k, v)
+//               x += Wo · attend(l, rope(q), rope(k), v)
 //               x += Wdown · (silu(Wgate · rms(x)) * Wup · rms(x))
 //
-// What differs between the paths is only the attention plan: which keys each
-// token may see, at which positions, and where its keys and values go.
+// The loop is written once over a kernel backend, as llama.cpp runs one graph
+// on several backends: TorchKernels (torch_kernels.h) computes each step with
+// libtorch ops on any device, for packed batches of any length and for
+// training; StepKernels (step_kernels.h) computes a few tokens' step on the
+// CPU with quant_matrix.h's kernels over the file's own quantized blocks,
+// where libtorch's per-op dispatch would cost more than the arithmetic.
+// What differs between the libtorch paths is only the attention plan: which
+// keys each token may see, at which positions, and where its keys and values
+// go.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -36,5 +44,25 @@ class AttentionPlan {
   // (the block engine's deviation-selected recompute) narrows the pass here.
   virtual at::Tensor rows_after(int64_t /*layer*/) { return {}; }
 };
+
+// A layer's two norms and four (fused) projections, as the loop names them
+// to its backend.
+enum class Norm { kAttention, kFeedForward };
+enum class Projection { kQkv, kOutput, kGateUp, kDown };
+
+// The loop over n_layer layers on a kernel backend K, which supplies:
+//   K::Rows                       the tokens' activations, one row a token
+//   embed()                       the tokens' embeddings
+//   rms_norm(x, l, norm)          layer l's RMS norm of x
+//   project(x, l, projection)     x W^T (+ bias) (+ the adapter's update)
+//   rope(qkv)                     queries and keys rotated at their positions
+//   attend(l, rotated)            the attention's output, or an ended() value
+//                                 when the pass stops after layer l's keys
+//   keep_rows(x, l)               x's rows the pass goes on with
+//   add_projection(x, y, l, p)    x + project(y, l, p)
+//   swiglu(gate_up)               silu(gate) * up
+// Returns the last hidden states (or those of the layer where it ended).
+template <class K>
+typename K::Rows forward_layers(K& kernels, int64_t n_layer);
 
 }  // namespace kvframe::runtime

@@ -1,9 +1,10 @@
 // Model::Impl: the loaded model and its one forward pass (forward_pass.h),
 // which the KV-cache path (model.cpp), block attention's encoder
 // (block_encoder.cpp), branch decoding (branches.cpp) and training
-// (training.cpp) all run, each with its own attention plan. Shapes: n or T
-// new tokens, L keys, H query heads, KH key/value heads (GQA: H = KH * G),
-// d head size.
+// (training.cpp) all run on its libtorch backend, each with its own
+// attention plan, and the CPU's decoding steps on its step backend. Shapes:
+// n or T new tokens, L keys, H query heads, KH key/value heads
+// (GQA: H = KH * G), d head size.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -66,16 +67,16 @@ struct Model::Impl {
     return adapter && (adapter->params().scope == LoraScope::kAll || part == PromptPart::kQuery);
   }
 
-  // The forward pass (forward_pass.cpp): tokens ids [T] at rope_table's
-  // positions through every layer, attention as `plan` says, the adapter
-  // applied when `adapted`. Returns the last hidden states [T, n_embd] (or
-  // those of the layer where the plan ended the pass).
+  // The forward pass on its libtorch backend (torch_kernels.cpp): tokens
+  // ids [T] at rope_table's positions through every layer, attention as
+  // `plan` says, the adapter applied when `adapted`. Returns the last hidden
+  // states [T, n_embd] (or those of the layer where the plan ended the pass).
   at::Tensor run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan, bool adapted) const;
-  // Whether forward() of n tokens into `cache` takes the CPU step path, and
-  // that path (cpu_step.cpp) over one or several caches: segment s appends
-  // ids[first .. first + n) to its cache (the caller advances lengths and
-  // positions). The matrices are read once for all segments' tokens; each
-  // segment attends to its own cache only. Returns fp32 logits: every
+  // Whether forward() of n tokens into `cache` takes the CPU step backend,
+  // and the forward pass on it (step_kernels.cpp) over one or several
+  // caches: segment s appends ids[first .. first + n) to its cache (the
+  // caller advances lengths and positions). The matrices are read once for
+  // all segments' tokens; each segment attends to its own cache only. Returns fp32 logits: every
   // token's [n, n_vocab] when all_logits (one segment), else each segment's
   // last token's [segments, n_vocab].
   struct StepSegment {
@@ -85,6 +86,9 @@ struct Model::Impl {
   bool steps_on_cpu(const KvCache& cache, int64_t n) const;
   at::Tensor step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments, bool all_logits,
                          bool adapted) const;
+  // The forward pass's kernel backends (forward_pass.h).
+  class TorchKernels;  // torch_kernels.h
+  class StepKernels;   // step_kernels.h
   // fp32 logits [rows, n_vocab] of hidden states [rows, n_embd].
   at::Tensor head(const at::Tensor& hidden) const;
   // Adds an adapter of scope kAll into the weights (model.cpp).

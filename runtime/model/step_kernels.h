@@ -1,0 +1,64 @@
+// The forward pass's CPU step backend (forward_pass.h): a few new tokens
+// appended to one or several KV caches — decoding steps, or a run of tokens
+// a JSON schema forces — with quant_matrix.h's kernels and plain loops over
+// fp32 rows instead of libtorch ops. A step of the default model is 30
+// layers of ~40 libtorch ops whose dispatch and allocation cost more than the
+// step's arithmetic, and a step is memory-bound, so this backend reads the
+// GGUF file's own 4/8-bit blocks (cpu_step.h) where the libtorch backend
+// reads weights dequantized to the compute dtype. Activations stay fp32; each
+// cache keeps the model's dtype. tests/runtime/model/cpu_step_test.cpp holds
+// the two backends to the same logits.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "cpu_step.h"
+#include "forward_pass.h"
+#include "model_impl.h"
+
+namespace kvframe::runtime {
+
+class Model::Impl::StepKernels {
+ public:
+  // Each kernel writes its own buffer (reused across steps of a thread) and
+  // returns it; add_projection adds into x in place.
+  using Rows = float*;
+
+  // ids[first .. first + n) of segment s into its cache, at the cache's next
+  // positions; the adapter applied when `adapted`.
+  StepKernels(const Impl& model, const int64_t* ids, const std::vector<StepSegment>& segments,
+              bool adapted);
+
+  float* embed();
+  float* rms_norm(const float* x, int64_t layer, Norm norm);
+  float* project(const float* x, int64_t layer, Projection projection);
+  float* rope(float* qkv);
+  float* attend(int64_t layer, const float* qkv);
+  static bool ended(const float* /*attended*/) { return false; }  // a step runs every layer
+  float* keep_rows(float* x, int64_t /*layer*/) { return x; }
+  float* add_projection(float* x, const float* y, int64_t layer, Projection projection);
+  float* swiglu(const float* gate_up);
+
+  // fp32 logits of the last hidden states x: every token's [n, n_vocab] when
+  // all_logits, else each segment's last token's [segments, n_vocab].
+  at::Tensor logits(const float* x, bool all_logits);
+
+ private:
+  struct Scratch;
+  // The buffer `projection` writes.
+  float* output_of(Projection projection);
+
+  const Impl& model_;
+  const int64_t* ids_;
+  const std::vector<StepSegment>& segments_;
+  int64_t n_ = 0;  // tokens, over every segment
+  Scratch& scratch_;
+  // The adapter applied on the fly, and any merged into libtorch's weights
+  // (the quantized blocks here do not hold them), in fp32.
+  std::vector<const std::vector<LayerLora>*> loras_;
+};
+
+}  // namespace kvframe::runtime

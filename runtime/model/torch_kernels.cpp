@@ -1,0 +1,108 @@
+// The libtorch backend of the forward pass (torch_kernels.h), and
+// Model::Impl::run, which runs the layer loop on it.
+#include "torch_kernels.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include "kvframe/runtime/free_cores.h"
+
+namespace kvframe::runtime {
+namespace {
+
+const at::Tensor kNoBias;
+
+}  // namespace
+
+Model::Impl::TorchKernels::TorchKernels(const Impl& model, const at::Tensor& ids, const Rope::Table& rope_table,
+                           AttentionPlan& plan, bool adapted)
+    : model_(model), ids_(ids), table_(rope_table), plan_(plan) {
+  if (adapted && model.adapter) {
+    const LoraAdapter::Impl& a = LoraAccess::of(*model.adapter);
+    const bool grad = at::GradMode::is_enabled() && !a.parameters.empty() && a.parameters.front().requires_grad();
+    if (grad) trained_ = a.fuse(model.dtype);
+    lora_ = grad ? &trained_ : &a.fused(model.dtype);
+  }
+}
+
+Model::Impl::TorchKernels::Parts Model::Impl::TorchKernels::parts(int64_t layer, Projection projection) const {
+  const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
+  const LayerLora* pairs = lora_ ? &(*lora_)[static_cast<size_t>(layer)] : nullptr;
+  switch (projection) {
+    case Projection::kQkv: return {w.wqkv, w.bqkv, pairs ? &pairs->qkv : nullptr};
+    case Projection::kOutput: return {w.wo, kNoBias, pairs ? &pairs->o : nullptr};
+    case Projection::kGateUp: return {w.w_gate_up, kNoBias, pairs ? &pairs->gate_up : nullptr};
+    case Projection::kDown: break;
+  }
+  return {w.w_down, kNoBias, pairs ? &pairs->down : nullptr};
+}
+
+at::Tensor Model::Impl::TorchKernels::embed() const { return model_.weights.embed.index_select(0, ids_); }
+
+at::Tensor Model::Impl::TorchKernels::rms_norm(const at::Tensor& x, int64_t layer, Norm norm) const {
+  const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
+  return model_.rms_norm(x, norm == Norm::kAttention ? w.attn_norm : w.ffn_norm);
+}
+
+// x W^T (+ bias) (+ the adapter's low-rank update of this projection).
+at::Tensor Model::Impl::TorchKernels::project(const at::Tensor& x, int64_t layer, Projection projection) const {
+  const Parts p = parts(layer, projection);
+  at::Tensor y = at::linear(x, p.weight, p.bias);
+  if (p.lora && p.lora->a.defined()) y = y + p.lora->apply(x);
+  return y;
+}
+
+Model::Impl::TorchKernels::Rotated Model::Impl::TorchKernels::rope(const at::Tensor& qkv) const {
+  const ModelConfig& c = model_.config;
+  const int64_t heads = c.n_head + c.n_head_kv;
+  // Queries and keys are adjacent heads: one rotation for both.
+  return {qkv, Rope::apply(qkv.narrow(1, 0, heads * c.head_dim).view({qkv.size(0), heads, c.head_dim}), table_)};
+}
+
+at::Tensor Model::Impl::TorchKernels::attend(int64_t layer, const Rotated& rotated) {
+  const ModelConfig& c = model_.config;
+  const int64_t T = rotated.qkv.size(0), H = c.n_head, KH = c.n_head_kv, d = c.head_dim;
+  const at::Tensor k_raw = rotated.qkv.narrow(1, H * d, KH * d).view({T, KH, d});
+  const at::Tensor v = rotated.qkv.narrow(1, (H + KH) * d, KH * d).view({T, KH, d});
+  return plan_.attend(layer, rotated.qk.narrow(1, 0, H), rotated.qk.narrow(1, H, KH), k_raw, v);
+}
+
+at::Tensor Model::Impl::TorchKernels::keep_rows(const at::Tensor& x, int64_t layer) {
+  const at::Tensor kept = plan_.rows_after(layer);
+  if (!kept.defined()) return x;
+  table_ = table_.rows(kept);
+  return x.index_select(0, kept);
+}
+
+// residual + x W^T (+ the adapter's update): on CUDA, where each kernel
+// launch counts, one matmul that adds the residual as it writes (no bias, no
+// adapter pair, no gradients); elsewhere the projection, then the sum.
+at::Tensor Model::Impl::TorchKernels::add_projection(const at::Tensor& residual, const at::Tensor& x, int64_t layer,
+                                        Projection projection) const {
+  const Parts p = parts(layer, projection);
+  if (residual.is_cuda() && !p.bias.defined() && !(p.lora && p.lora->a.defined()) && !at::GradMode::is_enabled()) {
+    return at::addmm(residual, x, p.weight.t());
+  }
+  return residual + project(x, layer, projection);
+}
+
+at::Tensor Model::Impl::TorchKernels::swiglu(const at::Tensor& gate_up) const {
+  const int64_t F = model_.config.n_ff;
+  return at::silu(gate_up.narrow(1, 0, F)) * gate_up.narrow(1, F, F);
+}
+
+at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan,
+                            bool adapted) const {
+  if (device.is_cpu()) fit_threads_to_free_cores();
+  TorchKernels kernels(*this, ids, rope_table, plan, adapted);
+  return forward_layers(kernels, config.n_layer);
+}
+
+at::Tensor Model::Impl::head(const at::Tensor& hidden) const {
+  return at::linear(rms_norm(hidden, weights.output_norm), weights.output).to(at::kFloat);
+}
+
+at::Tensor id_tensor(const std::vector<int64_t>& ids, at::Device device) {
+  return at::tensor(ids, at::kLong).to(device);
+}
+
+}  // namespace kvframe::runtime
