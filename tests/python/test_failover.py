@@ -1,4 +1,4 @@
-"""Scale-out failover: 8 games through HAProxy (TCP mode, Debian's haproxy) to
+"""Scale-out failover: 4 games through HAProxy (TCP mode, Debian's haproxy) to
 two kvframe-serve workers, one of them killed mid-match (docs/deploy.md).
 
 Sessions live on a connection, so an L4 load balancer is enough: when a
@@ -24,8 +24,8 @@ import pytest
 import kvframe
 from conftest import free_port, start_server
 
-CLIENTS = 8
-DECISIONS = 12
+CLIENTS = 4
+DECISIONS = 6
 # What a lost worker can cause; anything else is a bug of the test or the server.
 TRANSIENT = (kvframe.DisconnectedError, kvframe.RequestTimeoutError, kvframe.UnknownSessionError,
              kvframe.ShuttingDownError, kvframe.BusyError, kvframe.OutOfOrderError)
