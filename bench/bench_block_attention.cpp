@@ -42,12 +42,12 @@
 
 #include "gnuplot_plot.h"
 #include "kvframe/json_blocker/partition.h"
-#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
-#include "kvframe/runtime/gguf.h"
-#include "kvframe/runtime/session.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/default_model/default_model.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "kvframe/runtime_engine/session.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 #include "engine_setup.h"
 #include "model_shapes.h"
 

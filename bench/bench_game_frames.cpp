@@ -49,8 +49,8 @@
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/kv_diff/assembled_kv.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/default_model.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/default_model/default_model.h"
+#include "kvframe/runtime_engine/session.h"
 #include "moba/moba_stream.h"
 
 namespace {

@@ -20,11 +20,11 @@
 
 #include "gnuplot_plot.h"
 #include "model_shapes.h"
-#include "kvframe/cli_options/model_params.h"
+#include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/generate.h"
 #include "kvframe/runtime/model.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 #include "moba/moba_stream.h"
 
 namespace {

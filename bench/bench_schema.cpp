@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "kvframe/cli_options/model_options.h"
-#include "kvframe/runtime/gguf.h"
-#include "kvframe/runtime/json_schema.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "kvframe/runtime_output/json_schema.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 #include "sample_stats.h"
 
 namespace {

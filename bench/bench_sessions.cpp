@@ -41,7 +41,7 @@
 #include "engine_setup.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/generate.h"
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "gnuplot_plot.h"
 
 namespace {

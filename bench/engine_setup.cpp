@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "kvframe/cli_options/model_params.h"
+#include "kvframe/cli_model/model_params.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "model_shapes.h"

@@ -12,7 +12,7 @@
 
 #include "kvframe/cli_options/model_options.h"
 #include "kvframe/json_blocker/rules.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::bench {
 

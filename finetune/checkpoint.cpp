@@ -6,7 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
-#include "kvframe/runtime/gguf_writer.h"
+#include "kvframe/runtime_gguf/gguf_writer.h"
 
 namespace kvframe::finetune {
 namespace {

@@ -16,7 +16,7 @@
 #include <random>
 
 #include "checkpoint.h"
-#include "kvframe/runtime/sample_context.h"
+#include "kvframe/runtime_engine/sample_context.h"
 
 namespace kvframe::finetune {
 

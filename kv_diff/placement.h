@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvframe/runtime/kv_cache.h"
-#include "kvframe/runtime/rope.h"
+#include "kvframe/runtime_kv/kv_cache.h"
+#include "kvframe/runtime_kv/rope.h"
 
 namespace kvframe::kv_diff {
 

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "kvframe/runtime/default_model.h"
+#include "kvframe/default_model/default_model.h"
 
 namespace kvframe::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvframe/server/curve_keys.h"
+#include "kvframe/server_core/curve_keys.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // The door: what the I/O thread does with each message.
-#include "kvframe/server/handler.h"
+#include "kvframe/server_core/handler.h"
 
 #include <algorithm>
 #include <optional>
@@ -12,7 +12,7 @@ namespace kvframe::server {
 
 namespace {
 
-// Session::open's own floor (include/kvframe/runtime/session.h).
+// Session::open's own floor (include/kvframe/runtime_engine/session.h).
 constexpr uint32_t kMinContext = 16;
 
 uint64_t random_instance_id() {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvframe/server/handler.h"
+#include "kvframe/server_core/handler.h"
 #include "replies.h"
 
 namespace kvframe::server {

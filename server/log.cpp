@@ -1,4 +1,4 @@
-#include "kvframe/server/log.h"
+#include "kvframe/server_core/log.h"
 
 #include <chrono>
 #include <cstdio>

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/cli_options/model_params.h"
+#include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/server/adapter_set.h"
-#include "kvframe/server/curve_keys.h"
+#include "kvframe/server_core/curve_keys.h"
 #include "kvframe/server/engine_backend.h"
-#include "kvframe/server/ping.h"
-#include "kvframe/server/server.h"
+#include "kvframe/server_core/ping.h"
+#include "kvframe/server_core/server.h"
 
 namespace {
 

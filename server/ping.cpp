@@ -1,11 +1,11 @@
-#include "kvframe/server/ping.h"
+#include "kvframe/server_core/ping.h"
 
 #include <zmq.hpp>
 
 #include <vector>
 
 #include "kvframe/protocol/protocol.h"
-#include "kvframe/server/curve_keys.h"
+#include "kvframe/server_core/curve_keys.h"
 
 namespace kvframe::server {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
-#include "kvframe/server/backend.h"
-#include "kvframe/server/stats.h"
+#include "kvframe/server_core/backend.h"
+#include "kvframe/server_core/stats.h"
 
 namespace kvframe::server::replies {
 

@@ -1,4 +1,4 @@
-#include "kvframe/server/request.h"
+#include "kvframe/server_core/request.h"
 
 #include <cmath>
 

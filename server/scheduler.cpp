@@ -1,4 +1,4 @@
-#include "kvframe/server/scheduler.h"
+#include "kvframe/server_core/scheduler.h"
 
 #include <algorithm>
 

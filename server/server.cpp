@@ -1,4 +1,4 @@
-#include "kvframe/server/server.h"
+#include "kvframe/server_core/server.h"
 
 #include <signal.h>
 
@@ -10,7 +10,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-#include "kvframe/server/curve_keys.h"
+#include "kvframe/server_core/curve_keys.h"
 #include "zap.h"
 
 namespace kvframe::server {

@@ -1,4 +1,4 @@
-#include "kvframe/server/stats.h"
+#include "kvframe/server_core/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 
 #include <zmq.hpp>
 
-#include "kvframe/server/log.h"
+#include "kvframe/server_core/log.h"
 
 namespace kvframe::server {
 

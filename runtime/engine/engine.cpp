@@ -1,7 +1,7 @@
 #include <xxhash.h>
 
 #include "kvframe/json_blocker/partition.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 #include "prompt_parts.h"
 
 namespace kvframe::runtime {

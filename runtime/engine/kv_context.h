@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 #include "prompt_parts.h"
 
 namespace kvframe::runtime {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "kvframe/json_blocker/partition.h"
-#include "kvframe/runtime/chat_template.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::runtime {
 

@@ -1,5 +1,5 @@
 // SampleContext: a mode's KvContext fed token ids instead of frames.
-#include "kvframe/runtime/sample_context.h"
+#include "kvframe/runtime_engine/sample_context.h"
 
 #include <xxhash.h>
 

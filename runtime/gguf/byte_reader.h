@@ -8,7 +8,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime::gguf_detail {
 

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "dequantize_kernels.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 

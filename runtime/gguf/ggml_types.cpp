@@ -1,5 +1,5 @@
 // Names and block sizes of the ggml tensor types GgmlType enumerates.
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 

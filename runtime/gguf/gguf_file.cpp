@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "gguf_parser.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 #include "mapped_file.h"
 
 namespace kvframe::runtime {

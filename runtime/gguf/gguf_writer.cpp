@@ -1,4 +1,4 @@
-#include "kvframe/runtime/gguf_writer.h"
+#include "kvframe/runtime_gguf/gguf_writer.h"
 
 #include <cmath>
 #include <cstdio>

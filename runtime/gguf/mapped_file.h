@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime::gguf_detail {
 

@@ -3,7 +3,7 @@
 #include <limits>
 #include <optional>
 
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "byte_reader.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime::gguf_detail {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "kvframe/runtime/gguf.h"
-#include "kvframe/runtime/gguf_writer.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "kvframe/runtime_gguf/gguf_writer.h"
 
 namespace kvframe::runtime {
 namespace {

@@ -1,4 +1,4 @@
-#include "kvframe/runtime/rope.h"
+#include "kvframe/runtime_kv/rope.h"
 
 #include <ATen/ATen.h>
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/runtime/model.h"
 #include "quant_matrix.h"
 #include "weights.h"

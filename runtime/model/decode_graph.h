@@ -28,8 +28,8 @@
 #include <optional>
 
 #include "forward_pass.h"
-#include "kvframe/runtime/kv_cache.h"
-#include "kvframe/runtime/rope.h"
+#include "kvframe/runtime_kv/kv_cache.h"
+#include "kvframe/runtime_kv/rope.h"
 
 namespace kvframe::runtime {
 

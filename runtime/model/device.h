@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "kvframe/runtime/gguf_writer.h"
+#include "kvframe/runtime_gguf/gguf_writer.h"
 #include "lora_impl.h"
 #include "weights.h"
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kvframe/runtime/gguf_writer.h"  // fp32_to_bf16
+#include "kvframe/runtime_gguf/gguf_writer.h"  // fp32_to_bf16
 
 
 #if defined(__x86_64__)

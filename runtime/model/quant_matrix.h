@@ -19,7 +19,7 @@
 #include <optional>
 #include <vector>
 
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 

@@ -6,8 +6,8 @@
 #include <functional>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/runtime/model.h"
 
 namespace kvframe::runtime {

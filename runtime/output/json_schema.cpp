@@ -41,7 +41,7 @@
 // code point count, so a string state's mask is a few bitset ORs plus a
 // walk over the few hundred tokens that are not (quotes, escapes, partial
 // UTF-8), instead of a walk over the whole trie.
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 
 #include <algorithm>
 #include <chrono>

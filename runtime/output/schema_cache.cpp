@@ -7,7 +7,7 @@
 #include <list>
 #include <unordered_map>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 
 namespace kvframe::runtime {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 
 namespace kvframe::runtime::schema {
 

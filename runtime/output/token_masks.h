@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "lazy_dfa.h"
 #include "schema_nodes.h"
 

@@ -1,4 +1,4 @@
-#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
 
 #include "known_templates.h"
 #include "utf8.h"

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime {
 

@@ -1,4 +1,4 @@
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 #include <unordered_map>
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/gguf.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::runtime {
 

@@ -14,8 +14,8 @@
 #include "holdem/simulator/match.h"
 #include "kvframe/finetune/dataset.h"
 #include "kvframe/finetune/evaluate.h"
-#include "kvframe/runtime/default_model.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/default_model/default_model.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::finetune {
 namespace {

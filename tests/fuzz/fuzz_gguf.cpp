@@ -9,7 +9,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_entry.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace {
 

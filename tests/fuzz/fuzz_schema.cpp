@@ -13,7 +13,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_entry.h"
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "schema_test_vocab.h"
 
 namespace {

@@ -49,29 +49,35 @@ def commands(text: str, names: tuple[str, ...]):
 
 
 def libraries(files: dict[str, str]) -> dict[str, dict]:
-    """{target: {"folder", "name" (the kvframe:: alias if any), "links" (every name it links)}}."""
-    libs, aliases, links = {}, {}, []
+    """{target: {"folder", "name" (the kvframe:: alias if any), "links" (every name it links), "sources"}}."""
+    libs, aliases, links, extra_sources = {}, {}, [], []
     for folder, text in files.items():
         for command, args in commands(text, ("kvframe_add_stage", "kvframe_add_example", "add_library",
-                                             "target_link_libraries")):
+                                             "target_link_libraries", "target_sources")):
             if command in ("kvframe_add_stage", "kvframe_add_example"):
                 target = "kvframe_" + args[0]
-                libs[target] = {"folder": folder, "name": "kvframe::" + args[0], "links": []}
-                aliases["kvframe::" + args[0]] = target
-                deps, on = [], False
+                deps, sources, on = [], [], False
                 for arg in args[1:]:
                     if arg in ("SOURCES", "PUBLIC_DEPS", "PRIVATE_DEPS"):
                         on = arg != "SOURCES"
-                    elif on:
-                        deps.append(arg)
+                    else:
+                        (deps if on else sources).append(arg)
+                libs[target] = {"folder": folder, "name": "kvframe::" + args[0], "links": [], "sources": sources}
+                aliases["kvframe::" + args[0]] = target
                 links.append((target, deps))
             elif command == "add_library":
                 if len(args) > 2 and args[1] == "ALIAS":
                     aliases[args[0]] = args[2]
                 elif "IMPORTED" not in args:
-                    libs.setdefault(args[0], {"folder": folder, "name": args[0], "links": []})
+                    libs.setdefault(args[0], {"folder": folder, "name": args[0], "links": [],
+                                              "sources": [a for a in args[1:] if a not in ("STATIC", "SHARED", "OBJECT")]})
+            elif command == "target_sources":
+                extra_sources.append((args[0], [a for a in args[1:] if a not in KEYWORDS]))
             else:
                 links.append((args[0], [a for a in args[1:] if a not in KEYWORDS]))
+    for target, sources in extra_sources:
+        if target in libs:
+            libs[target]["sources"] += sources
     for alias, target in aliases.items():
         if target in libs and alias.startswith("kvframe::"):
             libs[target]["name"] = alias
@@ -165,6 +171,78 @@ def test_an_undeclared_dependency_fails():
     files[folder] += "\ntarget_link_libraries(kvframe_json_blocker PRIVATE kvframe::protocol)\n"
     problems = differences(readme_map(), module_map(files))
     assert any("kvframe::json_blocker links kvframe::protocol" in p for p in problems), problems
+
+
+INCLUDE = re.compile(r'#\s*include\s+"kvframe/([a-z_]+)/[^"]+"')
+LOCAL_INCLUDE = re.compile(r'#\s*include\s+"([^"/][^"]*)"')
+
+
+def included_libraries(folder: Path, sources: list[str]) -> dict[str, str]:
+    """{header folder under include/kvframe/: the first file including it} for a
+    library's sources and the local headers they include, followed through."""
+    out, seen, todo = {}, set(), [folder / s for s in sources if "$" not in s]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        text = path.read_text(errors="replace")
+        for name in INCLUDE.findall(text):
+            out.setdefault(name, str(path.relative_to(ROOT)))
+        todo += [path.parent / local for local in LOCAL_INCLUDE.findall(text)]
+    return out
+
+
+def include_problems(files: dict[str, str] | None = None, root: Path = ROOT) -> list[str]:
+    """A header folder include/kvframe/X/ is library kvframe::X's, and a
+    library includes headers only of itself and the libraries it links."""
+    libs = libraries(cmake_files(root) if files is None else files)
+    by_name = {lib["name"]: target for target, lib in libs.items()}
+    problems = []
+    for header_folder in sorted(p.name for p in (root / "include" / "kvframe").iterdir() if p.is_dir()):
+        if "kvframe::" + header_folder not in by_name:
+            problems.append(f"include/kvframe/{header_folder}/ names no library: CMake defines no kvframe::{header_folder}")
+
+    def reach(target, seen):
+        for dep in libs[target]["links"]:
+            if dep in libs and dep not in seen:
+                seen.add(dep)
+                reach(dep, seen)
+        return seen
+
+    for target, lib in sorted(libs.items()):
+        if not lib["name"].startswith("kvframe::"):
+            continue
+        own = lib["name"].split("::")[1]
+        allowed = {libs[t]["name"].split("::")[1] for t in reach(target, {target}) if libs[t]["name"].startswith("kvframe::")}
+        sources = list(lib.get("sources", []))
+        headers = root / "include" / "kvframe" / own
+        if headers.is_dir():
+            sources += [str(h.relative_to(root / lib["folder"].rstrip("/")))
+                        if False else str(h) for h in sorted(headers.glob("*.h*"))]
+        for name, where in sorted(included_libraries(root / lib["folder"], sources).items()):
+            if name not in allowed:
+                problems.append(f"{lib['name']} includes kvframe/{name}/ ({where}) but does not link kvframe::{name}")
+    return problems
+
+
+def test_each_header_folder_is_a_library_and_includes_follow_links():
+    problems = include_problems()
+    assert not problems, "include paths and links disagree:\n  " + "\n  ".join(problems)
+
+
+def test_an_include_without_its_link_fails():
+    """The check itself: json_blocker including the protocol's header without linking it is reported."""
+    files = cmake_files()
+    folder = module_map()["kvframe::json_blocker"][0]
+    source = ROOT / folder / "module_map_probe.cpp"
+    source.write_text('#include "kvframe/protocol/protocol.h"\n')
+    try:
+        files[folder] += "\ntarget_sources(kvframe_json_blocker PRIVATE module_map_probe.cpp)\n"
+        problems = include_problems(files)
+    finally:
+        source.unlink()
+    assert any("kvframe::json_blocker includes kvframe/protocol/" in p for p in problems), problems
 
 
 if __name__ == "__main__":

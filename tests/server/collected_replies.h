@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/server/handler.h"
+#include "kvframe/server_core/handler.h"
 #include "messages.h"
 
 namespace kvframe::server::test {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "kvframe/client/kvframe_client.hpp"
-#include "kvframe/server/server.h"
+#include "kvframe/server_core/server.h"
 #include "state_echo_backend.h"
 
 namespace kvframe::server::test {

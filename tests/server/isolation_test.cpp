@@ -16,7 +16,7 @@
 #include <random>
 #include <sstream>
 
-#include "kvframe/server/curve_keys.h"
+#include "kvframe/server_core/curve_keys.h"
 #include "raw_client.h"
 #include "server_process.h"
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <sstream>
 
-#include "kvframe/server/curve_keys.h"
-#include "kvframe/server/log.h"
-#include "kvframe/server/server.h"
-#include "kvframe/server/stats.h"
+#include "kvframe/server_core/curve_keys.h"
+#include "kvframe/server_core/log.h"
+#include "kvframe/server_core/server.h"
+#include "kvframe/server_core/stats.h"
 
 namespace kvframe::server {
 namespace {

@@ -16,8 +16,8 @@
 
 #include <flatbuffers/flexbuffers.h>
 
-#include "kvframe/server/curve_keys.h"
-#include "kvframe/server/ping.h"
+#include "kvframe/server_core/curve_keys.h"
+#include "kvframe/server_core/ping.h"
 #include "raw_client.h"
 #include "server_process.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvframe/server/handler.h"
+#include "kvframe/server_core/handler.h"
 
 namespace kvframe::server::test {
 

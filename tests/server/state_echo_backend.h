@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kvframe/json_blocker/frame_stream.h"
-#include "kvframe/server/backend.h"
+#include "kvframe/server_core/backend.h"
 
 namespace kvframe::server::test {
 

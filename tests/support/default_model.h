@@ -6,14 +6,14 @@
 //     ...
 //   }
 //
-// The path is found as everywhere else (kvframe/runtime/default_model.h):
+// The path is found as everywhere else (kvframe/default_model/default_model.h):
 // $KVFRAME_MODEL, else $KVFRAME_MODELS/<file>, else ~/.cache/kvframe/models/<file>.
 #pragma once
 
 #include <filesystem>
 #include <string>
 
-#include "kvframe/runtime/default_model.h"
+#include "kvframe/default_model/default_model.h"
 
 #define KVFRAME_REQUIRE_DEFAULT_MODEL(path_variable)                                          \
   const std::string path_variable = ::kvframe::runtime::default_model_path();                \

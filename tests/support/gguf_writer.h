@@ -1,7 +1,7 @@
-// Tests write GGUF files with the runtime's writer (kvframe/runtime/gguf_writer.h).
+// Tests write GGUF files with the runtime's writer (kvframe/runtime_gguf/gguf_writer.h).
 #pragma once
 
-#include "kvframe/runtime/gguf_writer.h"
+#include "kvframe/runtime_gguf/gguf_writer.h"
 
 namespace kvframe::test {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::test {
 

@@ -18,12 +18,12 @@
 
 #include "gnuplot_plot.h"
 #include "kvframe/cli_options/fidelity_options.h"
-#include "kvframe/cli_options/model_params.h"
+#include "kvframe/cli_model/model_params.h"
 #include "kvframe/finetune/dataset.h"
 #include "kvframe/finetune/evaluate.h"
 #include "kvframe/finetune/trainer.h"
 #include "kvframe/runtime/cpu_process.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "kvframe/cli_options/model_params.h"
-#include "kvframe/runtime/chat_template.h"
+#include "kvframe/cli_model/model_params.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/generate.h"
 

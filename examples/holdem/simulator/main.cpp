@@ -18,10 +18,10 @@
 #include "holdem/simulator/llm_player.h"
 #include "holdem/simulator/match.h"
 #include "holdem/simulator/report.h"
-#include "kvframe/cli_options/model_params.h"
+#include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/server/engine_backend.h"
-#include "kvframe/server/server.h"
+#include "kvframe/server_core/server.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvframe/runtime/default_model.h"
+#include "kvframe/default_model/default_model.h"
 
 namespace kvframe::cli {
 

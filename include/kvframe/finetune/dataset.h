@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "kvframe/json_blocker/rules.h"
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 #include "kvframe/runtime/model.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::finetune {
 

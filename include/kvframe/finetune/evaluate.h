@@ -11,7 +11,7 @@
 
 #include "kvframe/common/block_fidelity.h"
 #include "kvframe/finetune/dataset.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::finetune {
 

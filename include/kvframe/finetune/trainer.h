@@ -25,7 +25,7 @@
 
 #include "kvframe/finetune/dataset.h"
 #include "kvframe/runtime/lora.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::finetune {
 

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "kvframe/kv_diff/block_store.h"
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/kv_cache.h"
-#include "kvframe/runtime/rope.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_kv/kv_cache.h"
+#include "kvframe/runtime_kv/rope.h"
 
 namespace kvframe::kv_diff {
 

@@ -19,12 +19,12 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "kvframe/runtime/model.h"
 #include "kvframe/runtime/sampling.h"
-#include "kvframe/runtime/text_output.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_output/text_output.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::runtime {
 

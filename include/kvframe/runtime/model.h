@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/gguf.h"
-#include "kvframe/runtime/kv_cache.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "kvframe/runtime_kv/kv_cache.h"
 #include "kvframe/runtime/lora.h"
-#include "kvframe/runtime/rope.h"
+#include "kvframe/runtime_kv/rope.h"
 
 namespace kvframe::runtime {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <random>
 
-#include "kvframe/runtime/json_schema.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_output/json_schema.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::runtime {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/session.h"
-#include "kvframe/server/backend.h"
+#include "kvframe/runtime_engine/session.h"
+#include "kvframe/server_core/backend.h"
 
 namespace kvframe::server {
 

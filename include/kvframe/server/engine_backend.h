@@ -17,8 +17,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "kvframe/runtime/session.h"
-#include "kvframe/server/backend.h"
+#include "kvframe/runtime_engine/session.h"
+#include "kvframe/server_core/backend.h"
 
 namespace kvframe::server {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 #include "tiny_model.h"
 
 namespace kvframe::runtime::engine_test {

@@ -8,7 +8,7 @@
 
 #include "default_model.h"
 #include "frame_edits.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::runtime {
 namespace {

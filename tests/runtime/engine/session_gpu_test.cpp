@@ -7,7 +7,7 @@
 #include <ATen/Context.h>
 
 #include "frame_edits.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 #include "tiny_model.h"
 
 namespace kvframe::runtime {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::test {
 

@@ -7,7 +7,7 @@
 
 #include "dequant_fixture.h"
 #include "default_model.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gguf_writer.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 

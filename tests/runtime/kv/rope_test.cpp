@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "kvframe/runtime/rope.h"
+#include "kvframe/runtime_kv/rope.h"
 
 namespace kvframe::runtime {
 namespace {

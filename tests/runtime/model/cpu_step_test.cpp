@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/model.h"
 #include "quant_matrix.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/gguf_writer.h"
+#include "kvframe/runtime_gguf/gguf_writer.h"
 #include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/model.h"
 #include "tiny_runtime.h"

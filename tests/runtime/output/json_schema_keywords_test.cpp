@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "schema_test_vocab.h"
 
 namespace kvframe::runtime {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "schema_test_vocab.h"
 
 namespace kvframe::runtime {

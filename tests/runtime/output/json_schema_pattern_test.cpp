@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "random_schema.h"
 #include "schema_test_vocab.h"
 #include "schema_walks.h"

@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 #include "random_schema.h"
 #include "schema_test_vocab.h"
 #include "schema_walks.h"

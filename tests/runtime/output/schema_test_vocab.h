@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 
 namespace kvframe::runtime::schema_test {
 

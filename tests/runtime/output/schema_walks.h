@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/json_schema.h"
+#include "kvframe/runtime_output/json_schema.h"
 
 namespace kvframe::runtime::schema_test {
 

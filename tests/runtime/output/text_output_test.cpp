@@ -1,4 +1,4 @@
-#include "kvframe/runtime/text_output.h"
+#include "kvframe/runtime_output/text_output.h"
 
 #include <algorithm>
 #include <random>

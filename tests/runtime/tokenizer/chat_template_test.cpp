@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
-#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
 #include "tiny_vocab.h"
 
 namespace kvframe::test {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::test {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/runtime/gguf.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::test {
 

@@ -10,7 +10,7 @@
 #include "default_model.h"
 #include "fixtures.h"
 #include "gguf_writer.h"
-#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
 #include "utf8.h"
 
 namespace kvframe::test {

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 

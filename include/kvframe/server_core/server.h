@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "kvframe/common/result.h"
-#include "kvframe/server/handler.h"
+#include "kvframe/server_core/handler.h"
 
 namespace kvframe::server {
 

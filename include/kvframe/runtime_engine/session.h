@@ -39,10 +39,10 @@
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/kv_diff/assembled_kv.h"
 #include "kvframe/kv_diff/block_store.h"
-#include "kvframe/runtime/chat_template.h"
+#include "kvframe/runtime_tokenizer/chat_template.h"
 #include "kvframe/runtime/generate.h"
 #include "kvframe/runtime/model.h"
-#include "kvframe/runtime/tokenizer.h"
+#include "kvframe/runtime_tokenizer/tokenizer.h"
 
 namespace kvframe::runtime {
 

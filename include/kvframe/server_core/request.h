@@ -11,7 +11,7 @@
 #include <string_view>
 #include <variant>
 
-#include "kvframe/server/backend.h"
+#include "kvframe/server_core/backend.h"
 
 namespace kvframe::server {
 

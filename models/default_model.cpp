@@ -1,4 +1,4 @@
-#include "kvframe/runtime/default_model.h"
+#include "kvframe/default_model/default_model.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -20,7 +20,7 @@
 #include <variant>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime {
 

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "kvframe/runtime/error.h"
-#include "kvframe/runtime/gguf.h"
+#include "kvframe/common/error.h"
+#include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime {
 

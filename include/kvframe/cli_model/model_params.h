@@ -1,7 +1,7 @@
-// ModelOptions as the runtime::ModelParams a program loads its model with.
-// Header-only: kvframe::cli_options itself needs no libtorch (bench_schema
-// takes --model for its tokenizer alone); a program that includes this loads
-// a model and so links kvframe::runtime already.
+// ModelOptions as the runtime::ModelParams a program loads its model with:
+// kvframe::cli_model, header-only, which links kvframe::cli_options and the
+// runtime (kvframe::cli_options itself needs no libtorch: bench_schema takes
+// --model for its tokenizer alone).
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "kvframe/runtime/error.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime {
 

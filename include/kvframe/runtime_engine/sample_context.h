@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "kvframe/runtime/model.h"
-#include "kvframe/runtime/session.h"
+#include "kvframe/runtime_engine/session.h"
 
 namespace kvframe::runtime {
 

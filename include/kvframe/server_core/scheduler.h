@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvframe/server/request.h"
+#include "kvframe/server_core/request.h"
 
 namespace kvframe::server {
 

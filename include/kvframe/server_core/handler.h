@@ -23,10 +23,10 @@
 
 #include <flatbuffers/flatbuffers.h>
 
-#include "kvframe/server/backend.h"
-#include "kvframe/server/log.h"
-#include "kvframe/server/scheduler.h"
-#include "kvframe/server/stats.h"
+#include "kvframe/server_core/backend.h"
+#include "kvframe/server_core/log.h"
+#include "kvframe/server_core/scheduler.h"
+#include "kvframe/server_core/stats.h"
 
 namespace kvframe::server {
 

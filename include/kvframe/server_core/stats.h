@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvframe/server/backend.h"
+#include "kvframe/server_core/backend.h"
 
 namespace kvframe::server {
 
