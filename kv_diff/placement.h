@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kvframe/runtime_kv/kv_cache.h"
-#include "kvframe/runtime_kv/rope.h"
+#include "kvframe/kv_core/kv_cache.h"
+#include "kvframe/kv_core/rope.h"
 
 namespace kvframe::kv_diff {
 

@@ -28,8 +28,8 @@
 #include <optional>
 
 #include "forward_pass.h"
-#include "kvframe/runtime_kv/kv_cache.h"
-#include "kvframe/runtime_kv/rope.h"
+#include "kvframe/kv_core/kv_cache.h"
+#include "kvframe/kv_core/rope.h"
 
 namespace kvframe::runtime {
 

@@ -26,8 +26,8 @@
 
 #include "kvframe/kv_diff/block_store.h"
 #include "kvframe/common/error.h"
-#include "kvframe/runtime_kv/kv_cache.h"
-#include "kvframe/runtime_kv/rope.h"
+#include "kvframe/kv_core/kv_cache.h"
+#include "kvframe/kv_core/rope.h"
 
 namespace kvframe::kv_diff {
 

@@ -26,7 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kvframe/runtime_kv/kv_cache.h"
+#include "kvframe/kv_core/kv_cache.h"
 
 namespace kvframe::kv_diff {
 

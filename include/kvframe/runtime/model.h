@@ -25,9 +25,9 @@
 
 #include "kvframe/common/error.h"
 #include "kvframe/runtime_gguf/gguf.h"
-#include "kvframe/runtime_kv/kv_cache.h"
+#include "kvframe/kv_core/kv_cache.h"
 #include "kvframe/runtime/lora.h"
-#include "kvframe/runtime_kv/rope.h"
+#include "kvframe/kv_core/rope.h"
 
 namespace kvframe::runtime {
 

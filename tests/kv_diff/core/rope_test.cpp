@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "kvframe/runtime_kv/rope.h"
+#include "kvframe/kv_core/rope.h"
 
 namespace kvframe::runtime {
 namespace {

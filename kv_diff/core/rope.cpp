@@ -1,4 +1,4 @@
-#include "kvframe/runtime_kv/rope.h"
+#include "kvframe/kv_core/rope.h"
 
 #include <ATen/ATen.h>
 
