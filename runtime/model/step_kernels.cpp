@@ -189,28 +189,29 @@ void write_entries(T* dst, const float* src, int64_t n, int64_t src_stride, int6
 // Buffers of one step, reused across steps of the same thread.
 struct Model::Impl::StepKernels::Scratch {
   std::vector<float> x, normed, qkv, attended, out, gate_up, act, rank, cos, sin, partials;
-  float *x_rows, *normed_rows, *qkv_rows, *attended_rows, *out_rows, *gate_up_rows, *act_rows, *cos_rows, *sin_rows;
   static Scratch& of_this_thread() {
     thread_local Scratch s;
     return s;
   }
 };
 
-Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, const std::vector<StepSegment>& segments, bool adapted)
+Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, const std::vector<StepSegment>& segments,
+                                      bool adapted)
     : model_(model), ids_(ids), segments_(segments), scratch_(Scratch::of_this_thread()) {
   const ModelConfig& c = model.config;
   for (const StepSegment& segment : segments) n_ += segment.n;
   const int64_t E = c.n_embd, H = c.n_head, KH = c.n_head_kv, d = c.head_dim, F = c.n_ff, half = d / 2;
+  // Sized once per step, so the kernels' pointers into them stay valid.
   Scratch& s = scratch_;
-  s.x_rows = sized(s.x, n_ * E);
-  s.normed_rows = sized(s.normed, n_ * std::max(E, H * d));
-  s.qkv_rows = sized(s.qkv, n_ * (H + 2 * KH) * d);
-  s.attended_rows = sized(s.attended, n_ * H * d);
-  s.out_rows = sized(s.out, n_ * E);
-  s.gate_up_rows = sized(s.gate_up, n_ * 2 * F);
-  s.act_rows = sized(s.act, n_ * F);
-  s.cos_rows = sized(s.cos, n_ * half);
-  s.sin_rows = sized(s.sin, n_ * half);
+  sized(s.x, n_ * E);
+  sized(s.normed, n_ * std::max(E, H * d));
+  sized(s.qkv, n_ * (H + 2 * KH) * d);
+  sized(s.attended, n_ * H * d);
+  sized(s.out, n_ * E);
+  sized(s.gate_up, n_ * 2 * F);
+  sized(s.act, n_ * F);
+  sized(s.cos, n_ * half);
+  sized(s.sin, n_ * half);
 
   const float* inv_freq = model.rope.inv_freq().data_ptr<float>();
   for (const StepSegment& segment : segments) {
@@ -219,8 +220,8 @@ Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, con
       const auto position = static_cast<float>(segment.cache->next_position + k);
       for (int64_t j = 0; j < half; ++j) {
         const float angle = position * inv_freq[j];
-        s.cos_rows[i * half + j] = std::cos(angle);
-        s.sin_rows[i * half + j] = std::sin(angle);
+        s.cos[static_cast<size_t>(i * half + j)] = std::cos(angle);
+        s.sin[static_cast<size_t>(i * half + j)] = std::sin(angle);
       }
     }
   }
@@ -230,38 +231,30 @@ Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, con
 
 float* Model::Impl::StepKernels::embed() {
   const int64_t E = model_.config.n_embd;
-  for (int64_t i = 0; i < n_; ++i) model_.step->embed().dequantize_row(ids_[i], scratch_.x_rows + i * E);
-  return scratch_.x_rows;
+  for (int64_t i = 0; i < n_; ++i) model_.step->embed().dequantize_row(ids_[i], scratch_.x.data() + i * E);
+  return scratch_.x.data();
 }
 
 float* Model::Impl::StepKernels::rms_norm(const float* x, int64_t layer, Norm norm) {
   const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
   const at::Tensor& weight = norm == Norm::kAttention ? w.attn_norm : w.ffn_norm;
-  rms_norm_rows(x, weight.data_ptr<float>(), n_, model_.config.n_embd, model_.config.rms_eps, scratch_.normed_rows);
-  return scratch_.normed_rows;
-}
-
-float* Model::Impl::StepKernels::output_of(Projection projection) {
-  switch (projection) {
-    case Projection::kQkv: return scratch_.qkv_rows;
-    case Projection::kGateUp: return scratch_.gate_up_rows;
-    case Projection::kOutput:
-    case Projection::kDown: break;
-  }
-  return scratch_.out_rows;
+  const ModelConfig& c = model_.config;
+  rms_norm_rows(x, weight.data_ptr<float>(), n_, c.n_embd, c.rms_eps, scratch_.normed.data());
+  return scratch_.normed.data();
 }
 
 float* Model::Impl::StepKernels::project(const float* x, int64_t layer, Projection projection) {
   const StepWeights::Layer& w = model_.step->layers[static_cast<size_t>(layer)];
+  // The matrix, the adapter's pair, and the buffer the result goes to.
   const QuantMatrix* matrix = &w.w_down;
   FusedLora LayerLora::*pair = &LayerLora::down;
+  float* y = scratch_.out.data();
   switch (projection) {
-    case Projection::kQkv: matrix = &w.wqkv, pair = &LayerLora::qkv; break;
+    case Projection::kQkv: matrix = &w.wqkv, pair = &LayerLora::qkv, y = scratch_.qkv.data(); break;
     case Projection::kOutput: matrix = &w.wo, pair = &LayerLora::o; break;
-    case Projection::kGateUp: matrix = &w.w_gate_up, pair = &LayerLora::gate_up; break;
+    case Projection::kGateUp: matrix = &w.w_gate_up, pair = &LayerLora::gate_up, y = scratch_.gate_up.data(); break;
     case Projection::kDown: break;
   }
-  float* y = output_of(projection);
   matrix->multiply(x, n_, y);
   for (const auto* lora : loras_) add_lora((*lora)[static_cast<size_t>(layer)].*pair, x, n_, y, scratch_.rank);
   if (projection == Projection::kQkv && !w.bqkv.empty()) {
@@ -276,8 +269,8 @@ float* Model::Impl::StepKernels::project(const float* x, int64_t layer, Projecti
 float* Model::Impl::StepKernels::rope(float* qkv) {
   const ModelConfig& c = model_.config;
   // Q and K heads lie side by side.
-  rotate(qkv, n_, c.n_head + c.n_head_kv, (c.n_head + 2 * c.n_head_kv) * c.head_dim, c.head_dim, scratch_.cos_rows,
-         scratch_.sin_rows);
+  rotate(qkv, n_, c.n_head + c.n_head_kv, (c.n_head + 2 * c.n_head_kv) * c.head_dim, c.head_dim, scratch_.cos.data(),
+         scratch_.sin.data());
   return qkv;
 }
 
@@ -299,7 +292,7 @@ float* Model::Impl::StepKernels::attend(int64_t layer, const float* qkv) {
     }
     const bool* padding = cache.padding.defined() ? cache.padding.data_ptr<bool>() : nullptr;
     attend_rows(c, seg_qkv, segment.n, keys, values, cache.capacity, cache.length, padding,
-                scratch_.attended_rows + segment.first * H * d, scratch_.partials);
+                scratch_.attended.data() + segment.first * H * d, scratch_.partials);
   };
   for (const StepSegment& segment : segments_) {
     if (model_.dtype == at::kFloat) {
@@ -308,7 +301,7 @@ float* Model::Impl::StepKernels::attend(int64_t layer, const float* qkv) {
       attend_in(c10::BFloat16{}, segment);
     }
   }
-  return scratch_.attended_rows;
+  return scratch_.attended.data();
 }
 
 float* Model::Impl::StepKernels::add_projection(float* x, const float* y, int64_t layer, Projection projection) {
@@ -320,7 +313,7 @@ float* Model::Impl::StepKernels::add_projection(float* x, const float* y, int64_
 
 float* Model::Impl::StepKernels::swiglu(const float* gate_up) {
   const int64_t F = model_.config.n_ff;
-  float* act = scratch_.act_rows;
+  float* act = scratch_.act.data();
   for (int64_t i = 0; i < n_; ++i) {
     const float* g = gate_up + i * 2 * F;
     for (int64_t j = 0; j < F; ++j) act[i * F + j] = g[j] / (1.0f + std::exp(-g[j])) * g[F + j];  // silu(gate) * up
@@ -332,7 +325,7 @@ at::Tensor Model::Impl::StepKernels::logits(const float* x, bool all_logits) {
   const ModelConfig& c = model_.config;
   const int64_t E = c.n_embd;
   const float* norm = model_.weights.output_norm.data_ptr<float>();
-  float* normed = scratch_.normed_rows;
+  float* normed = scratch_.normed.data();
   // The rows whose logits are asked for: every token, or each segment's last.
   const int64_t rows = all_logits ? n_ : static_cast<int64_t>(segments_.size());
   if (all_logits) {

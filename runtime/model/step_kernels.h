@@ -48,8 +48,6 @@ class Model::Impl::StepKernels {
 
  private:
   struct Scratch;
-  // The buffer `projection` writes.
-  float* output_of(Projection projection);
 
   const Impl& model_;
   const int64_t* ids_;

@@ -14,7 +14,7 @@ const at::Tensor kNoBias;
 }  // namespace
 
 Model::Impl::TorchKernels::TorchKernels(const Impl& model, const at::Tensor& ids, const Rope::Table& rope_table,
-                           AttentionPlan& plan, bool adapted)
+                                        AttentionPlan& plan, bool adapted)
     : model_(model), ids_(ids), table_(rope_table), plan_(plan) {
   if (adapted && model.adapter) {
     const LoraAdapter::Impl& a = LoraAccess::of(*model.adapter);
@@ -44,11 +44,14 @@ at::Tensor Model::Impl::TorchKernels::rms_norm(const at::Tensor& x, int64_t laye
 }
 
 // x W^T (+ bias) (+ the adapter's low-rank update of this projection).
-at::Tensor Model::Impl::TorchKernels::project(const at::Tensor& x, int64_t layer, Projection projection) const {
-  const Parts p = parts(layer, projection);
+at::Tensor Model::Impl::TorchKernels::apply(const Parts& p, const at::Tensor& x) {
   at::Tensor y = at::linear(x, p.weight, p.bias);
   if (p.lora && p.lora->a.defined()) y = y + p.lora->apply(x);
   return y;
+}
+
+at::Tensor Model::Impl::TorchKernels::project(const at::Tensor& x, int64_t layer, Projection projection) const {
+  return apply(parts(layer, projection), x);
 }
 
 Model::Impl::TorchKernels::Rotated Model::Impl::TorchKernels::rope(const at::Tensor& qkv) const {
@@ -76,13 +79,13 @@ at::Tensor Model::Impl::TorchKernels::keep_rows(const at::Tensor& x, int64_t lay
 // residual + x W^T (+ the adapter's update): on CUDA, where each kernel
 // launch counts, one matmul that adds the residual as it writes (no bias, no
 // adapter pair, no gradients); elsewhere the projection, then the sum.
-at::Tensor Model::Impl::TorchKernels::add_projection(const at::Tensor& residual, const at::Tensor& x, int64_t layer,
-                                        Projection projection) const {
+at::Tensor Model::Impl::TorchKernels::add_projection(const at::Tensor& residual, const at::Tensor& x,
+                                                     int64_t layer, Projection projection) const {
   const Parts p = parts(layer, projection);
   if (residual.is_cuda() && !p.bias.defined() && !(p.lora && p.lora->a.defined()) && !at::GradMode::is_enabled()) {
     return at::addmm(residual, x, p.weight.t());
   }
-  return residual + project(x, layer, projection);
+  return residual + apply(p, x);
 }
 
 at::Tensor Model::Impl::TorchKernels::swiglu(const at::Tensor& gate_up) const {

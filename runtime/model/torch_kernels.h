@@ -45,6 +45,7 @@ class Model::Impl::TorchKernels {
     const FusedLora* lora;
   };
   Parts parts(int64_t layer, Projection projection) const;
+  static at::Tensor apply(const Parts& p, const at::Tensor& x);
 
   const Impl& model_;
   at::Tensor ids_;

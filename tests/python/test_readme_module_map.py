@@ -197,10 +197,10 @@ def include_problems(files: dict[str, str] | None = None, root: Path = ROOT) -> 
     """A header folder include/kvframe/X/ is library kvframe::X's, and a
     library includes headers only of itself and the libraries it links."""
     libs = libraries(cmake_files(root) if files is None else files)
-    by_name = {lib["name"]: target for target, lib in libs.items()}
+    names = {lib["name"] for lib in libs.values()}
     problems = []
     for header_folder in sorted(p.name for p in (root / "include" / "kvframe").iterdir() if p.is_dir()):
-        if "kvframe::" + header_folder not in by_name:
+        if "kvframe::" + header_folder not in names:
             problems.append(f"include/kvframe/{header_folder}/ names no library: CMake defines no kvframe::{header_folder}")
 
     def reach(target, seen):
@@ -215,11 +215,8 @@ def include_problems(files: dict[str, str] | None = None, root: Path = ROOT) -> 
             continue
         own = lib["name"].split("::")[1]
         allowed = {libs[t]["name"].split("::")[1] for t in reach(target, {target}) if libs[t]["name"].startswith("kvframe::")}
-        sources = list(lib.get("sources", []))
-        headers = root / "include" / "kvframe" / own
-        if headers.is_dir():
-            sources += [str(h.relative_to(root / lib["folder"].rstrip("/")))
-                        if False else str(h) for h in sorted(headers.glob("*.h*"))]
+        # Its sources (relative to its folder) and its public headers (absolute paths: `/` keeps them whole).
+        sources = lib.get("sources", []) + [str(h) for h in sorted((root / "include" / "kvframe" / own).glob("*.h*"))]
         for name, where in sorted(included_libraries(root / lib["folder"], sources).items()):
             if name not in allowed:
                 problems.append(f"{lib['name']} includes kvframe/{name}/ ({where}) but does not link kvframe::{name}")
