@@ -275,9 +275,8 @@ std::optional<std::int64_t> whole_number(const Json& value) {
 // The viewer's own read of its decision; {} while another seat is to act or
 // once the hand is over, like legal_actions, so the key and its block stay.
 std::string your_read_json(const Hand& hand, int viewer, std::uint64_t hand_number) {
-  if (hand.to_act() != viewer) return "{}";
-  DeterministicRng rng(seat_read_seed(hand_number, viewer, hand.street()));
-  return seat_read_json(seat_read(hand, viewer, rng));
+  const std::optional<SeatRead> read = shown_read(hand, viewer, hand_number);
+  return read ? seat_read_json(*read) : "{}";
 }
 
 Json action_branch(const char* action) {

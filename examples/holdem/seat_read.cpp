@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
 #include "holdem/equity.h"
@@ -22,6 +23,11 @@ std::int64_t deepest_opponent_stack(const Hand& hand, int seat) {
 }
 
 int whole_percent(double share) { return static_cast<int>(std::lround(share * 100.0)); }
+
+double one_decimal(double value) { return std::round(value * 10.0) / 10.0; }
+
+// The shown numbers' difference, so the read never disagrees with itself.
+int call_edge_percent(const SeatRead& read) { return whole_percent(read.equity) - whole_percent(read.pot_odds); }
 
 }  // namespace
 
@@ -66,6 +72,12 @@ std::uint64_t seat_read_seed(std::uint64_t hand_number, int seat, Street street)
   return hand_number << 8 | static_cast<std::uint64_t>(seat) << 2 | static_cast<std::uint64_t>(street);
 }
 
+std::optional<SeatRead> shown_read(const Hand& hand, int viewer, std::uint64_t hand_number) {
+  if (hand.over() || hand.to_act() != viewer) return std::nullopt;
+  DeterministicRng rng(seat_read_seed(hand_number, viewer, hand.street()));
+  return seat_read(hand, viewer, rng);
+}
+
 std::string seat_read_json(const SeatRead& read) {
   nlohmann::ordered_json json;
   json["hand"] = read.hand;
@@ -73,10 +85,26 @@ std::string seat_read_json(const SeatRead& read) {
   json["opponents"] = read.opponents;
   json["to_call"] = read.to_call;
   json["pot_odds_pct"] = whole_percent(read.pot_odds);
-  // The shown numbers' difference, so the block never disagrees with itself.
-  json["call_edge_pct"] = whole_percent(read.equity) - whole_percent(read.pot_odds);
-  json["spr"] = std::round(read.spr * 10.0) / 10.0;
+  json["call_edge_pct"] = call_edge_percent(read);
+  json["spr"] = one_decimal(read.spr);
   return json.dump();
+}
+
+std::string seat_read_sentence(const SeatRead& read) {
+  std::ostringstream out;
+  out << "Your read: " << read.hand << "; equity " << whole_percent(read.equity) << "% against " << read.opponents
+      << (read.opponents == 1 ? " opponent; " : " opponents; ");
+  if (read.to_call > 0) {
+    const int edge = call_edge_percent(read);
+    // The edge's sign in words a model already knows the sense of.
+    const char* verdict = edge > 0 ? "a call pays" : edge < 0 ? "a call loses" : "break-even";
+    out << "to call " << read.to_call << ": pot odds " << whole_percent(read.pot_odds) << "%, call edge "
+        << (edge > 0 ? "+" : "") << edge << "% (" << verdict << "); ";
+  } else {
+    out << "nothing to call; ";
+  }
+  out << "SPR " << one_decimal(read.spr) << ".";
+  return out.str();
 }
 
 }  // namespace kvframe::examples::holdem

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/deterministic_rng.h"
@@ -57,9 +58,21 @@ SeatRead seat_read(const Hand& hand, int seat, DeterministicRng& rng, int trials
 // so the equity shown moves only when the street or the opponents in change.
 std::uint64_t seat_read_seed(std::uint64_t hand_number, int seat, Street street);
 
+// The read the gamecore shows `viewer` (seeded by seat_read_seed()), or
+// nullopt while another seat is to act or once the hand is over.
+std::optional<SeatRead> shown_read(const Hand& hand, int viewer, std::uint64_t hand_number);
+
 // The read as the gamecore's block, numbers rounded so its text is stable:
 // equity, pot odds and their difference in whole percent, the SPR to one
 // decimal.
 std::string seat_read_json(const SeatRead& read);
+
+// The same numbers as one sentence for the question, e.g. "Your read: top
+// pair, king kicker; equity 62% against 2 opponents; to call 40: pot odds
+// 25%, call edge +37% (a call pays); SPR 4.2." The question is the part of the prompt a
+// query-scope adapter runs on in both modes: numbers a decision rests on
+// are read there alike, not through block KV that full and block mode
+// encode differently.
+std::string seat_read_sentence(const SeatRead& read);
 
 }  // namespace kvframe::examples::holdem

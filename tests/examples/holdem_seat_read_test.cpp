@@ -181,6 +181,36 @@ TEST(HoldemSeatRead, PotOddsToCallAndStackToPot) {
   EXPECT_THROW(seat_read(hand, 0, rng), std::invalid_argument);  // not p1's turn
 }
 
+TEST(HoldemSeatRead, SentenceShowsTheBlocksNumbers) {
+  DeterministicRng rng(1);
+  const Hand hand = facing_a_raise({kStack, kStack, kStack});
+  SeatRead read = seat_read(hand, 2, rng, kTestTrials);
+  const Json json = Json::parse(seat_read_json(read));
+  const int equity_pct = json["equity_pct"].get<int>(), edge = json["call_edge_pct"].get<int>();
+  EXPECT_EQ(seat_read_sentence(read), "Your read: pocket queens; equity " + std::to_string(equity_pct) +
+                                          "% against 2 opponents; to call 20: pot odds 22%, call edge " +
+                                          (edge > 0 ? "+" : "") + std::to_string(edge) + "% (" +
+                                          (edge > 0 ? "a call pays" : edge < 0 ? "a call loses" : "break-even") +
+                                          "); SPR 13.9.");
+  read.to_call = 0;
+  read.pot_odds = 0;
+  read.opponents = 1;
+  read.equity = 0.304;
+  EXPECT_EQ(seat_read_sentence(read), "Your read: pocket queens; equity 30% against 1 opponent; nothing to call; SPR 13.9.");
+  read.to_call = 50;
+  read.pot_odds = 0.5;
+  EXPECT_NE(seat_read_sentence(read).find("call edge -20% (a call loses)"), std::string::npos);
+}
+
+TEST(HoldemSeatRead, ShownReadIsTheGamecoresAndOnlyTheActingSeats) {
+  const Hand hand = facing_a_raise({kStack, kStack, kStack});
+  DeterministicRng rng(seat_read_seed(9, 2, Street::kPreflop));
+  const std::optional<SeatRead> shown = shown_read(hand, 2, 9);
+  ASSERT_TRUE(shown.has_value());
+  EXPECT_EQ(seat_read_json(*shown), seat_read_json(seat_read(hand, 2, rng)));
+  EXPECT_FALSE(shown_read(hand, 0, 9).has_value());  // p1 is not to act
+}
+
 TEST(HoldemSeatRead, EquityIsDeterministicForASeed) {
   const Hand hand = facing_a_raise({kStack, kStack, kStack});
   DeterministicRng a(42), b(42), c(43);

@@ -41,7 +41,7 @@ void DatasetWriter::decision(const DecisionView& view, const std::vector<PlayerI
       {"id", record_id(seed_, view.hand_number, me.id + "-" + std::to_string(view.hand.log().size()))},
       {"system", kPlayerSystemPrompt},
       {"frame", Json::parse(gamecore_json(view.hand, view.seat, view.memory, view.hand_number))},
-      {"instruction", player_instruction(me, legal)},
+      {"instruction", player_instruction(me, legal, *shown_read(view.hand, view.seat, view.hand_number))},
       {"target", action_json(target.action)},
       {"schema", Json::parse(action_schema_json(legal))}};
   out_ << record.dump() << '\n' << std::flush;

@@ -38,8 +38,8 @@ void send_frame(client::Session& session, uint64_t number, const std::string& js
 
 }  // namespace
 
-std::string player_instruction(const PlayerInfo& me, const LegalActions& legal) {
-  std::string text = "You are " + me.id + " (" + me.name + "). It is your turn. ";
+std::string player_instruction(const PlayerInfo& me, const LegalActions& legal, const SeatRead& read) {
+  std::string text = "You are " + me.id + " (" + me.name + "). It is your turn. " + seat_read_sentence(read) + " ";
   text += legal.can_check ? "You may check or raise. " : "Call " + std::to_string(legal.call_amount) + ", raise, or fold. ";
   return text + "Choose your action.";
 }
@@ -115,7 +115,7 @@ void LlmPlayer::watch(const DecisionView& view) {
 Decision LlmPlayer::decide(const DecisionView& view) {
   const LegalActions legal = view.hand.legal();
   const std::string frame = gamecore_json(view.hand, view.seat, view.memory, view.hand_number);
-  client::QueryParams query(player_instruction(me_, legal));
+  client::QueryParams query(player_instruction(me_, legal, *shown_read(view.hand, view.seat, view.hand_number)));
   query.kind = KVF_TASK_NPC_ACTION;
   query.npc_id = me_.id;
   query.output_schema = action_schema_json(legal);

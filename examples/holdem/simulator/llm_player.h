@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "holdem/players.h"
+#include "holdem/seat_read.h"
 #include "kvframe/client/kvframe_client.hpp"
 
 namespace kvframe::examples::holdem {
@@ -33,7 +34,9 @@ const char* mode_name(kvf_mode mode);  // "full", "prefix", "block"
 // prompts and questions (kvframe-finetune's data asks the same).
 extern const char* const kPlayerSystemPrompt;
 extern const char* const kCommentatorSystemPrompt;
-std::string player_instruction(const PlayerInfo& me, const LegalActions& legal);
+// The seat's question carries its read (seat_read_sentence()) besides the
+// gamecore's your_read block: see there why.
+std::string player_instruction(const PlayerInfo& me, const LegalActions& legal, const SeatRead& read);
 std::string commentary_question(const Hand& hand, std::uint64_t hand_number, const std::vector<PlayerInfo>& players);
 
 class LlmPlayer : public Player {
