@@ -32,6 +32,23 @@ def action_of(record):
     return action if action in CLASSES else None
 
 
+def situation_of(record):
+    """Where the decision is taken: before or after the flop, facing a bet or
+    checked to. The tight-aggressive bot decides differently in each, and a
+    class balanced over all of them keeps each situation's own skew: most
+    folds are preflop and most calls postflop, so "facing a bet after the
+    flop" stays mostly calls, and a small model learns that prior instead of
+    the read."""
+    try:
+        frame = record["frame"]
+        street = "preflop" if frame["state"]["street"] == "preflop" else "postflop"
+        facing = "facing a bet" if frame["your_read"]["to_call"] > 0 else "checked to"
+    except (KeyError, TypeError):
+        sys.exit(f"record {record.get('id')}: no state.street or your_read.to_call; --by situation needs "
+                 "kvframe-holdem --dataset records")
+    return f"{street}, {facing}"
+
+
 def draw(pool, count, rng):
     """`count` records of `pool`: a shuffled sample, repeated once it runs out."""
     picked = []
@@ -46,7 +63,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True, action="append", help="decisions (JSONL); repeat for several files")
     p.add_argument("--per-class", type=int, default=0,
-                   help="records per action class (default: the largest class's count)")
+                   help="records per action class, or per situation and class with --by situation "
+                        "(default: the largest one's count)")
+    p.add_argument("--by", choices=("action", "situation"), default="action",
+                   help="balance the action classes overall, or within each situation (preflop or postflop, "
+                        "facing a bet or checked to)")
     p.add_argument("--other-share", type=float, default=0.05,
                    help="most share of the output that records without an action target may take")
     p.add_argument("--seed", type=int, default=11)
@@ -66,19 +87,27 @@ def main():
                 except json.JSONDecodeError as e:
                     sys.exit(f"{path}:{number}: not JSON ({e}); regenerate the file with kvframe-holdem --dataset")
                 action = action_of(record)
-                (by_class[action] if action else others).append(record)
-    missing = [c for c in CLASSES if not by_class[c]]
+                if not action:
+                    others.append(record)
+                elif args.by == "situation":
+                    by_class[(situation_of(record), action)].append(record)
+                else:
+                    by_class[action].append(record)
+    actions = {key if args.by == "action" else key[1] for key in by_class}
+    missing = [c for c in CLASSES if c not in actions]
     if missing:
         sys.exit(f"no decisions whose target is {', '.join(missing)}: record more matches")
-    per_class = args.per_class or max(len(by_class[c]) for c in CLASSES)
-    out = [r for c in CLASSES for r in draw(by_class[c], per_class, rng)]
+    # A situation's class with a handful of records would only be repeated.
+    cells = sorted(key for key in by_class if args.by == "action" or len(by_class[key]) >= 20)
+    per_class = args.per_class or max(len(by_class[key]) for key in cells)
+    out = [r for key in cells for r in draw(by_class[key], per_class, rng)]
     other_count = min(len(others), int(args.other_share * len(out) / max(1e-9, 1 - args.other_share)))
     out += rng.sample(others, other_count)
     rng.shuffle(out)
     with open(args.out, "w", encoding="utf-8") as f:
         for record in out:
             f.write(json.dumps(record) + "\n")
-    found = ", ".join(f"{c} {len(by_class[c])}" for c in CLASSES)
+    found = ", ".join(f"{key if args.by == 'action' else ' '.join(key)} {len(by_class[key])}" for key in cells)
     print(f"balanced: {found}, other {len(others)} -> {per_class} per class + {other_count} other "
           f"= {len(out)} records in {args.out}", file=sys.stderr)
 
