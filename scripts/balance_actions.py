@@ -20,6 +20,7 @@ import random
 import sys
 
 CLASSES = ("fold", "check", "call", "raise")
+MIN_SITUATION_RECORDS = 20  # fewer in a situation's class: left out rather than repeated
 
 
 def action_of(record):
@@ -89,16 +90,14 @@ def main():
                 action = action_of(record)
                 if not action:
                     others.append(record)
-                elif args.by == "situation":
-                    by_class[(situation_of(record), action)].append(record)
                 else:
-                    by_class[action].append(record)
-    actions = {key if args.by == "action" else key[1] for key in by_class}
-    missing = [c for c in CLASSES if c not in actions]
+                    situation = situation_of(record) if args.by == "situation" else ""
+                    by_class[(situation, action)].append(record)
+    missing = [c for c in CLASSES if c not in {action for _, action in by_class}]
     if missing:
         sys.exit(f"no decisions whose target is {', '.join(missing)}: record more matches")
-    # A situation's class with a handful of records would only be repeated.
-    cells = sorted(key for key in by_class if args.by == "action" or len(by_class[key]) >= 20)
+    cells = sorted((key for key in by_class if not key[0] or len(by_class[key]) >= MIN_SITUATION_RECORDS),
+                   key=lambda cell: (cell[0], CLASSES.index(cell[1])))
     per_class = args.per_class or max(len(by_class[key]) for key in cells)
     out = [r for key in cells for r in draw(by_class[key], per_class, rng)]
     other_count = min(len(others), int(args.other_share * len(out) / max(1e-9, 1 - args.other_share)))
@@ -107,7 +106,7 @@ def main():
     with open(args.out, "w", encoding="utf-8") as f:
         for record in out:
             f.write(json.dumps(record) + "\n")
-    found = ", ".join(f"{key if args.by == 'action' else ' '.join(key)} {len(by_class[key])}" for key in cells)
+    found = ", ".join(f"{' '.join(key).strip()} {len(by_class[key])}" for key in cells)
     print(f"balanced: {found}, other {len(others)} -> {per_class} per class + {other_count} other "
           f"= {len(out)} records in {args.out}", file=sys.stderr)
 
