@@ -6,12 +6,14 @@ while it played, the tight-aggressive bot's action as target) are the states
 the first round never showed it. The mix keeps every decision of the LLM's
 seat, a sample of the other seats' decisions from the same matches, a sample
 of the first round's rule-bot decisions (so they are not forgotten) and the
-MOBA records, shuffled. Writes OUT, with each MOBA file's rules copied beside
-it; the Hold'em rules.json must already be there (kvframe-holdem writes it
-beside its dataset, so put OUT in that folder).
+MOBA records if any are given, shuffled. Writes OUT, with each MOBA file's
+rules copied beside it; the Hold'em rules.json must already be there
+(kvframe-holdem writes it beside its dataset, so put OUT in that folder).
 
     python3 scripts/onpolicy_mix.py --onpolicy D/decisions.jsonl --original H/train.jsonl \\
         --moba M/train.jsonl --out D/mix.jsonl
+    # Hold'em only: no --moba
+    python3 scripts/onpolicy_mix.py --onpolicy D/decisions.jsonl --original H/balanced.jsonl --out D/mix.jsonl
     # a MOBA-weighted mix: part of the LLM seat's decisions, two MOBA sets three times
     python3 scripts/onpolicy_mix.py ... --own-count 160 --moba M/train.jsonl --moba M8K/train.jsonl --moba-repeat 3
 """
@@ -31,7 +33,7 @@ def main():
     p.add_argument("--others", type=int, default=500, help="decisions of the other seats to keep")
     p.add_argument("--original", required=True, help="the first round's Hold'em training data (JSONL)")
     p.add_argument("--original-count", type=int, default=500, help="of those, how many to keep")
-    p.add_argument("--moba", required=True, action="append",
+    p.add_argument("--moba", action="append", default=[],
                    help="MOBA training data (JSONL; its rules.json beside it); repeat for several files")
     p.add_argument("--moba-repeat", type=int, default=2, help="times each MOBA record is in the mix")
     p.add_argument("--seed", type=int, default=7)
