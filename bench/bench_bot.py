@@ -50,6 +50,10 @@ def play(args, seed, bots, modes):
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode not in (0, 3):  # 3: played, with invalid actions (counted below)
         sys.exit(f"bench_bot: {' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    if args.log:
+        os.makedirs(args.log, exist_ok=True)
+        with open(os.path.join(args.log, f"{bots.split(',')[0]}-{seed}.log"), "w") as f:
+            f.write(done.stderr)
     return json.loads(done.stdout)
 
 
@@ -89,6 +93,8 @@ def main():
     p.add_argument("--holdem", default="build/tools/kvframe-holdem")
     p.add_argument("--plot", default="bench_bot.png", help="'' for none")
     p.add_argument("--json", default="", help="also write the totals here")
+    p.add_argument("--log", default="", help="keep each match's play-by-play here (DIR/<first bot>-<seed>.log): "
+                   "every LLM decision, and where another mode answered otherwise, its answer")
     args = p.parse_args()
 
     seeds = seeds_of(args.seeds)
@@ -96,7 +102,7 @@ def main():
     table, baseline = Rate(), Rate()
     mix = dict.fromkeys(KINDS, 0)
     matrix = {want: dict.fromkeys(KINDS, 0) for want in KINDS}
-    decisions = invalid = agree_full = compared_full = 0
+    decisions = invalid = agree_full = agree_kind = compared_full = 0
     started = time.time()
     done = 0
 
@@ -127,6 +133,7 @@ def main():
         for mode in llm["modes"][1:]:
             compared_full += mode["valid"]
             agree_full += round(mode["agreement"] * mode["valid"])
+            agree_kind += round(mode["agreement_kind"] * mode["valid"])
         if tag:
             row = next(r for r in tag["standings"] if r["id"] == seat)
             baseline.add(tag["hands"], row["bb_per_100"], row["ci95"])
@@ -148,12 +155,13 @@ def main():
         print(f"  vs {kind:<9} {rate.text()}")
     if compared_full:
         print(f"\n`{args.modes.split(',')[1]}` = `{args.modes.split(',')[0]}`: {agree_full} of {compared_full} "
-              f"({100 * agree_full / compared_full:.1f}%)")
+              f"({100 * agree_full / compared_full:.1f}%); the same kind of move (raise sizes aside): {agree_kind} "
+              f"({100 * agree_kind / compared_full:.1f}%)")
 
     totals = {"seeds": seeds, "hands": args.hands, "decisions": decisions, "invalid": invalid, "actions": mix,
               "matrix": matrix, "agreement_with_tag": agreed / max(1, compared), "table": table.text(),
               "vs": {k: r.text() for k, r in opponents.items()}, "tag_baseline": baseline.text(),
-              "modes_agree": [agree_full, compared_full]}
+              "modes_agree": [agree_full, compared_full], "modes_agree_kind": [agree_kind, compared_full]}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(totals, f, indent=1)

@@ -77,5 +77,61 @@ TEST(HoldemMatchTest, TheReportAddsUp) {
   EXPECT_NE(text.find("station"), std::string::npos);
 }
 
+// Plays as an LLM bot whose second mode answers every decision otherwise in
+// one of two ways: a raise of another size, or another kind of move.
+ModelSample answer(const char* mode, const Action& action) {
+  ModelSample s;
+  s.mode = mode;
+  s.valid = true;
+  s.action = action;
+  return s;
+}
+
+class TwoModePlayer : public Player {
+ public:
+  std::string kind() const override { return "llm"; }
+  Decision decide(const DecisionView& view) override {
+    const LegalActions legal = view.hand.legal();
+    Decision d;
+    d.action = legal.can_check ? Action::check() : Action::call();
+    ModelSample full = answer("full", d.action);
+    if (legal.can_raise && legal.min_raise_to < legal.max_raise_to && decisions_ % 2 == 0) {
+      d.action = Action::raise_to(legal.min_raise_to);
+      full.action = Action::raise_to(legal.max_raise_to);
+      ++same_kind_;
+    } else if (decisions_ % 3 == 0) {
+      full.action = Action::fold();
+    } else {
+      ++same_kind_;
+      ++same_;
+    }
+    ++decisions_;
+    d.samples = {answer("block", d.action), full};
+    return d;
+  }
+  int decisions_ = 0, same_ = 0, same_kind_ = 0;
+};
+
+TEST(HoldemMatchTest, TheReportTellsRaiseSizesFromOtherMoves) {
+  MatchParams params;
+  params.table.seats = 3;
+  params.hands = 40;
+  params.seed = 4;
+  auto scripted = std::make_unique<TwoModePlayer>();
+  const TwoModePlayer* llm = scripted.get();
+  std::vector<PlayerInfo> infos = default_players(3);
+  std::vector<SeatedPlayer> seats;
+  seats.push_back({infos[0], std::move(scripted)});
+  for (std::size_t s = 1; s < 3; ++s) seats.push_back({infos[s], make_rule_player("tag", 40 + s)});
+  Match match(params, std::move(seats));
+  match.play();
+  const auto full = match_report(match)["llm"][0]["modes"][1];
+  ASSERT_EQ(full["mode"], "full");
+  ASSERT_GT(llm->same_kind_, llm->same_) << "the script raised with another size at least once";
+  const double n = llm->decisions_;
+  EXPECT_NEAR(full["agreement"].get<double>(), llm->same_ / n, 1e-4);
+  EXPECT_NEAR(full["agreement_kind"].get<double>(), llm->same_kind_ / n, 1e-4);
+}
+
 }  // namespace
 }  // namespace kvframe::examples::holdem

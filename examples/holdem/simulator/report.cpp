@@ -90,7 +90,7 @@ Json against_reference(const std::vector<const DecisionRecord*>& decisions) {
 Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*>& decisions) {
   std::vector<double> ttft, total;
   double encoded = 0, prompt = 0, reused = 0, blocks = 0;
-  std::int64_t valid = 0, agree = 0, played_here = 0;
+  std::int64_t valid = 0, agree = 0, agree_kind = 0, played_here = 0;
   for (const DecisionRecord* record : decisions) {
     const std::vector<ModelSample>& samples = record->decision.samples;
     for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -105,6 +105,7 @@ Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*
       blocks += static_cast<double>(s.blocks_total);
       valid += s.valid;
       agree += s.chose(record->decision.action);
+      agree_kind += s.valid && s.action.kind == record->decision.action.kind;
     }
   }
   const double n = std::max<double>(1, static_cast<double>(played_here));
@@ -117,7 +118,10 @@ Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*
           {"encoded_share", prompt > 0 ? round_to(encoded / prompt, 4) : 0.0},
           {"cache_hit_rate", blocks > 0 ? round_to(reused / blocks, 4) : 0.0},
           {"valid", valid},
-          {"agreement", round_to(static_cast<double>(agree) / n, 4)}};
+          {"agreement", round_to(static_cast<double>(agree) / n, 4)},
+          // The same kind of move, a raise of another size included: where
+          // agreement is lost to raise sizes rather than to decisions.
+          {"agreement_kind", round_to(static_cast<double>(agree_kind) / n, 4)}};
 }
 
 }  // namespace
