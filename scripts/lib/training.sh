@@ -33,11 +33,14 @@ holdem_datasets() {
 
 # --general FILE for each text the adapter must leave as the base model has
 # it: licences (prose) and code. The perplexity check (docs/finetune.md)
-# reads other files. Sets the array general_args.
+# reads other files. general_text_args [LICENCE...]: more licences of
+# /usr/share/common-licenses after the usual three. Sets the array general_args.
 general_text_args() {
   general_args=()
+  local licence more=()
+  for licence in "$@"; do more+=("/usr/share/common-licenses/$licence"); done
   for f in /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/GFDL-1.3 \
-           /usr/share/common-licenses/MPL-2.0 /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
+           /usr/share/common-licenses/MPL-2.0 "${more[@]}" /usr/lib/python3.11/argparse.py /usr/lib/python3.11/difflib.py \
            docs/json_blocker.md json_blocker/partition.cpp; do
     [ -f "$f" ] && general_args+=(--general "$f")
   done
