@@ -1,8 +1,8 @@
-// The block-tuned adapter kvframe ships for its default model (models/,
-// label model): it is found with the default model, fits the commit limit,
-// loads as a query-scope adapter, and on Hold'em decisions of a match no
-// training data came from, block and full mode answer with the same legal
-// actions far more often than the untuned model's 29-32%.
+// The adapters kvframe ships for its default model (models/, label model):
+// the block-tuned one and Hold'em's are found with the default model, fit the
+// commit limit, load as query-scope adapters, and on Hold'em decisions of a
+// match no training data came from, block and full mode answer with the same
+// legal actions far more often than the untuned model's 29-32%.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,13 +24,8 @@ namespace fs = std::filesystem;
 namespace hd = examples::holdem;
 namespace rt = runtime;
 
-TEST(DefaultAdapter, ShipsWithTheDefaultModelAndLoads) {
-  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
-  const std::string adapter = rt::resolve_lora("auto", model);
-  ASSERT_EQ(adapter, rt::default_lora_path()) << "the shipped adapter is missing from models/";
+void expect_loads_as_query_adapter(const std::string& model, const std::string& adapter) {
   EXPECT_LE(fs::file_size(adapter), 10u << 20) << "adapters are committed: at most 10 MiB";
-  EXPECT_EQ(rt::resolve_lora("none", model), "");
-  EXPECT_EQ(rt::resolve_lora("auto", "/elsewhere/other-model.gguf"), "");
   rt::ModelParams params;
   params.lora = adapter;
   auto engine = rt::Engine::load(model, params);
@@ -39,9 +34,27 @@ TEST(DefaultAdapter, ShipsWithTheDefaultModelAndLoads) {
   EXPECT_EQ((*engine)->model().adapter()->params().scope, rt::LoraScope::kQuery);
 }
 
-// The first decisions of a held-out match (seed 2101; training used
-// 1001-1012), short enough for CI.
-std::vector<Example> held_out_decisions(const std::string& folder, size_t count) {
+TEST(DefaultAdapter, ShipsWithTheDefaultModelAndLoads) {
+  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
+  const std::string adapter = rt::resolve_lora("auto", model);
+  ASSERT_EQ(adapter, rt::default_lora_path()) << "the shipped adapter is missing from models/";
+  EXPECT_EQ(rt::resolve_lora("none", model), "");
+  EXPECT_EQ(rt::resolve_lora("auto", "/elsewhere/other-model.gguf"), "");
+  expect_loads_as_query_adapter(model, adapter);
+}
+
+TEST(DefaultAdapter, HoldemShipsItsOwnAdapter) {
+  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
+  const std::string adapter = rt::resolve_lora("auto", model, "holdem");
+  ASSERT_EQ(rt::shipped_adapters(model).count("holdem"), 1u) << "models/ has no Hold'em adapter";
+  EXPECT_EQ(adapter, rt::shipped_adapters(model).at("holdem"));
+  EXPECT_EQ(rt::resolve_lora("auto", model, "no-such-game"), rt::default_lora_path());
+  expect_loads_as_query_adapter(model, adapter);
+}
+
+// The first decisions of a held-out match (seed 2101; the block-tuned
+// adapter trained on 1001-1012, Hold'em's on 1101-1140), short enough for CI.
+std::vector<Example> held_out_decisions(const std::string& folder, size_t count, int history_hands) {
   const std::string path = folder + "/decisions.jsonl";
   std::string error;
   auto writer = hd::DatasetWriter::open(path, 2101, &error);
@@ -54,7 +67,7 @@ std::vector<Example> held_out_decisions(const std::string& folder, size_t count)
   params.table.seats = 4;
   params.hands = 2;
   params.seed = 2101;
-  params.history_hands = 30;
+  params.history_hands = history_hands;
   hd::Match match(params, std::move(seats));
   hd::MatchObserver observer;
   observer.on_turn = [&](const hd::DecisionView& view) { writer->decision(view, infos); };
@@ -67,14 +80,16 @@ std::vector<Example> held_out_decisions(const std::string& folder, size_t count)
   return out;
 }
 
-TEST(DefaultAdapter, BlockAndFullMostlyAgreeOnHeldOutDecisions) {
-  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
+// Block and full mode give the same action on at least 9 of a held-out
+// match's first 12 decisions, with the game's adapter (none: the
+// block-tuned one) and the history it was trained on.
+void expect_modes_mostly_agree(const std::string& model, const std::string& game, int history_hands) {
   const fs::path folder = fs::path(::testing::TempDir()) / ("kvframe_default_adapter_" + std::to_string(::getpid()));
   fs::create_directories(folder);
-  const std::vector<Example> decisions = held_out_decisions(folder.string(), 12);
+  const std::vector<Example> decisions = held_out_decisions(folder.string(), 12, history_hands);
   ASSERT_EQ(decisions.size(), 12u);
   rt::ModelParams params;
-  params.lora = rt::resolve_lora("auto", model);
+  params.lora = rt::resolve_lora("auto", model, game);
   auto engine = rt::Engine::load(model, params);
   ASSERT_TRUE(engine.ok()) << engine.error().to_string();
   auto report = evaluate(**engine, decisions, {});
@@ -85,6 +100,16 @@ TEST(DefaultAdapter, BlockAndFullMostlyAgreeOnHeldOutDecisions) {
   }
   const ModeSummary& block = report->modes[1];
   EXPECT_GE(block.agree, 9) << "block mode gave full mode's action on " << block.agree << " of 12 decisions";
+}
+
+TEST(DefaultAdapter, BlockAndFullMostlyAgreeOnHeldOutDecisions) {
+  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
+  expect_modes_mostly_agree(model, "", 30);
+}
+
+TEST(DefaultAdapter, TheHoldemAdapterKeepsBlockAndFullTogether) {
+  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
+  expect_modes_mostly_agree(model, "holdem", 2);
 }
 
 }  // namespace
