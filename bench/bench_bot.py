@@ -130,10 +130,10 @@ def main():
                 matrix[kind][got] += llm["vs_tag"]["matrix"][kind][got]
         decisions += llm["decisions"]
         invalid += llm["invalid"]
-        for mode in llm["modes"][1:]:
-            compared_full += mode["valid"]
-            agree_full += round(mode["agreement"] * mode["valid"])
-            agree_kind += round(mode["agreement_kind"] * mode["valid"])
+        for mode in llm["modes"][1:]:  # agreement is a share of the mode's decisions, invalid answers included
+            compared_full += mode["decisions"]
+            agree_full += round(mode["agreement"] * mode["decisions"])
+            agree_kind += round(mode["agreement_kind"] * mode["decisions"])
         if tag:
             row = next(r for r in tag["standings"] if r["id"] == seat)
             baseline.add(tag["hands"], row["bb_per_100"], row["ci95"])

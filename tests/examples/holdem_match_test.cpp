@@ -77,8 +77,6 @@ TEST(HoldemMatchTest, TheReportAddsUp) {
   EXPECT_NE(text.find("station"), std::string::npos);
 }
 
-// Plays as an LLM bot whose second mode answers every decision otherwise in
-// one of two ways: a raise of another size, or another kind of move.
 ModelSample answer(const char* mode, const Action& action) {
   ModelSample s;
   s.mode = mode;
@@ -87,29 +85,31 @@ ModelSample answer(const char* mode, const Action& action) {
   return s;
 }
 
-class TwoModePlayer : public Player {
- public:
+// Plays as an LLM bot whose second mode answers some decisions otherwise in
+// one of two ways: a raise of another size, or another kind of move; counts
+// what the report should find.
+struct TwoModePlayer : Player {
   std::string kind() const override { return "llm"; }
   Decision decide(const DecisionView& view) override {
     const LegalActions legal = view.hand.legal();
     Decision d;
     d.action = legal.can_check ? Action::check() : Action::call();
     ModelSample full = answer("full", d.action);
-    if (legal.can_raise && legal.min_raise_to < legal.max_raise_to && decisions_ % 2 == 0) {
+    if (legal.can_raise && legal.min_raise_to < legal.max_raise_to && decisions % 2 == 0) {
       d.action = Action::raise_to(legal.min_raise_to);
       full.action = Action::raise_to(legal.max_raise_to);
-      ++same_kind_;
-    } else if (decisions_ % 3 == 0) {
+      ++same_kind;
+    } else if (decisions % 3 == 0) {
       full.action = Action::fold();
     } else {
-      ++same_kind_;
-      ++same_;
+      ++same_kind;
+      ++same;
     }
-    ++decisions_;
+    ++decisions;
     d.samples = {answer("block", d.action), full};
     return d;
   }
-  int decisions_ = 0, same_ = 0, same_kind_ = 0;
+  int decisions = 0, same = 0, same_kind = 0;
 };
 
 TEST(HoldemMatchTest, TheReportTellsRaiseSizesFromOtherMoves) {
@@ -127,10 +127,10 @@ TEST(HoldemMatchTest, TheReportTellsRaiseSizesFromOtherMoves) {
   match.play();
   const auto full = match_report(match)["llm"][0]["modes"][1];
   ASSERT_EQ(full["mode"], "full");
-  ASSERT_GT(llm->same_kind_, llm->same_) << "the script raised with another size at least once";
-  const double n = llm->decisions_;
-  EXPECT_NEAR(full["agreement"].get<double>(), llm->same_ / n, 1e-4);
-  EXPECT_NEAR(full["agreement_kind"].get<double>(), llm->same_kind_ / n, 1e-4);
+  ASSERT_GT(llm->same_kind, llm->same) << "the script raised with another size at least once";
+  const double n = llm->decisions;
+  EXPECT_NEAR(full["agreement"].get<double>(), llm->same / n, 1e-4);
+  EXPECT_NEAR(full["agreement_kind"].get<double>(), llm->same_kind / n, 1e-4);
 }
 
 }  // namespace
