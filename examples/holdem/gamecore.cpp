@@ -410,21 +410,24 @@ std::string holdem_rules_json() {
 )";
 }
 
-std::string action_schema_json(const LegalActions& legal) {
+std::string action_schema_json(const LegalActions& legal, const std::vector<std::int64_t>& raise_amounts) {
   Json branches = Json::array();
   branches.push_back(action_branch("fold"));
   branches.push_back(action_branch(legal.can_check ? "check" : "call"));
   if (legal.can_raise) {
     Json raise = action_branch("raise");
-    raise["properties"]["amount"] = {
-        {"type", "integer"}, {"minimum", legal.min_raise_to}, {"maximum", legal.max_raise_to}};
+    raise["properties"]["amount"] =
+        raise_amounts.empty()
+            ? Json{{"type", "integer"}, {"minimum", legal.min_raise_to}, {"maximum", legal.max_raise_to}}
+            : Json{{"type", "integer"}, {"enum", raise_amounts}};
     raise["required"].push_back("amount");
     branches.push_back(std::move(raise));
   }
   return Json{{"anyOf", std::move(branches)}}.dump();
 }
 
-std::optional<Action> action_from_json(std::string_view json, const LegalActions& legal) {
+std::optional<Action> action_from_json(std::string_view json, const LegalActions& legal,
+                                       const std::vector<std::int64_t>& raise_amounts) {
   const Json answer = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
   if (!answer.is_object()) return std::nullopt;  // also when not JSON (discarded)
   const auto name = answer.find("action");
@@ -435,6 +438,9 @@ std::optional<Action> action_from_json(std::string_view json, const LegalActions
     if (!legal.can_raise || answer.size() != 2 || amount == answer.end()) return std::nullopt;
     const std::optional<std::int64_t> to = whole_number(*amount);
     if (!to || *to < legal.min_raise_to || *to > legal.max_raise_to) return std::nullopt;
+    const bool offered =
+        raise_amounts.empty() || std::find(raise_amounts.begin(), raise_amounts.end(), *to) != raise_amounts.end();
+    if (!offered) return std::nullopt;
     return Action::raise_to(*to);
   }
   if (answer.size() != 1) return std::nullopt;

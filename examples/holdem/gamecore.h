@@ -128,12 +128,15 @@ std::string holdem_rules_json();
 
 // A JSON Schema (the subset runtime/output serves) whose valid values are
 // exactly the legal actions: {"action":"fold"} | {"action":"check"} or
-// {"action":"call"} | {"action":"raise","amount": min..max}.
-std::string action_schema_json(const LegalActions& legal);
+// {"action":"call"} | {"action":"raise","amount": min..max}. Given raise
+// amounts (raise_sizes.h's menu, each legal), a raise is one of those alone.
+std::string action_schema_json(const LegalActions& legal, const std::vector<std::int64_t>& raise_amounts = {});
 
-// The action an answer valid under action_schema_json names; nullopt when the
-// JSON is not one of the legal actions (then the bot's answer was invalid).
-std::optional<Action> action_from_json(std::string_view json, const LegalActions& legal);
+// The action an answer valid under action_schema_json (with the same raise
+// amounts) names; nullopt when the JSON is not one of those actions (then
+// the bot's answer was invalid).
+std::optional<Action> action_from_json(std::string_view json, const LegalActions& legal,
+                                       const std::vector<std::int64_t>& raise_amounts = {});
 // An action as the LLM bot answers it: {"action":"raise","amount":120}, {"action":"fold"}.
 std::string action_json(const Action& action);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "holdem/raise_sizes.h"
 #include "holdem/seat_read.h"
 
 namespace kvframe::examples::holdem {
@@ -14,19 +15,13 @@ Action check_or_call(const LegalActions& legal) { return legal.can_check ? Actio
 // Folding what could be checked gives chips away for nothing.
 Action check_or_fold(const LegalActions& legal) { return legal.can_check ? Action::check() : Action::fold(); }
 
-// A raise to `to`, kept within the legal range; a call when no raise is open.
-Action raise_or_call(const LegalActions& legal, std::int64_t to) {
+// A raise of one of the offered sizes (raise_sizes.h); a call when no raise is open.
+Action raise_or_call(const Hand& hand, const LegalActions& legal, RaiseSize size) {
   if (!legal.can_raise) return check_or_call(legal);
-  return Action::raise_to(std::clamp(to, legal.min_raise_to, legal.max_raise_to));
+  return Action::raise_to(raise_to(hand, size));
 }
 
 const SeatState& seat_state(const Hand& hand, int seat) { return hand.seats()[static_cast<std::size_t>(seat)]; }
-
-int count_actions(const Hand& hand, Street street, ActionKind kind) {
-  int count = 0;
-  for (const ActionRecord& record : hand.log()) count += record.street == street && record.kind == kind;
-  return count;
-}
 
 int seats_dealt_in(const Hand& hand) {
   int count = 0;
@@ -103,22 +98,20 @@ constexpr double kSpeculativeStackShare = 0.2;
 Action preflop_action(const Hand& hand, int seat, const LegalActions& legal) {
   const SeatState& me = seat_state(hand, seat);
   const int score = chen_score(me.hole[0], me.hole[1]);
-  const std::int64_t big_blind = hand.config().big_blind;
   const bool heads_up = seats_dealt_in(hand) == 2;
   const int raises = count_actions(hand, Street::kPreflop, ActionKind::kRaise);
   if (raises == 0) {
     if (score < open_threshold(seats_behind(hand, seat), heads_up)) return check_or_fold(legal);
-    const int limpers = count_actions(hand, Street::kPreflop, ActionKind::kCall);
-    return raise_or_call(legal, (3 + limpers) * big_blind);  // ~3bb, one more per limper
+    return raise_or_call(hand, legal, RaiseSize::kOpen);  // ~3bb, one more per limper
   }
   if (raises == 1) {
-    if (score >= kReraise) return raise_or_call(legal, 3 * hand.current_bet());
+    if (score >= kReraise) return raise_or_call(hand, legal, RaiseSize::kOpen);  // three times the bet
     const bool affordable =
         static_cast<double>(legal.call_amount) <= kSpeculativeStackShare * static_cast<double>(me.stack + me.bet);
     if (affordable && score >= (heads_up ? kHeadsUpDefend : kColdCall)) return check_or_call(legal);
     return check_or_fold(legal);
   }
-  if (score >= kReraiseAgain) return raise_or_call(legal, 3 * hand.current_bet());
+  if (score >= kReraiseAgain) return raise_or_call(hand, legal, RaiseSize::kOpen);
   return score >= kCallReraise ? check_or_call(legal) : check_or_fold(legal);
 }
 
@@ -128,27 +121,23 @@ constexpr double kValueBetEquity = 0.6;     // bet two thirds of the pot when ch
 constexpr double kCallMargin = 0.03;        // equity above the pot odds that a call wants
 constexpr double kContinuationBetChance = 0.5;
 
-std::int64_t share_of(std::int64_t pot, double share) {
-  return static_cast<std::int64_t>(std::llround(static_cast<double>(pot) * share));
-}
-
 Action postflop_action(const Hand& hand, int seat, const LegalActions& legal, DeterministicRng& rng, int trials) {
   const int opponents = opponents_in(hand, seat);
   // The estimate the gamecore's "your_read" shows the LLM bot.
   const double win = seat_equity(hand, seat, trials, rng);
   const std::int64_t pot = hand.pot();
   if (win > kValueRaiseEquity && legal.can_raise) {
-    return raise_or_call(legal, hand.current_bet() + pot + legal.call_amount);  // call, then raise the pot
+    return raise_or_call(hand, legal, RaiseSize::kPot);
   }
   if (legal.can_check) {
     if (win > kValueBetEquity && legal.can_raise) {
-      return raise_or_call(legal, hand.current_bet() + share_of(pot, 2.0 / 3));
+      return raise_or_call(hand, legal, RaiseSize::kTwoThirdsPot);
     }
     // Having raised preflop, the story of a strong hand is told cheaply
     // against one or two opponents on the flop.
     const bool continuation = hand.street() == Street::kFlop && opponents <= 2 && last_preflop_raiser(hand, seat);
     if (continuation && legal.can_raise && rng.chance(kContinuationBetChance)) {
-      return raise_or_call(legal, hand.current_bet() + share_of(pot, 0.5));
+      return raise_or_call(hand, legal, RaiseSize::kHalfPot);
     }
     return Action::check();
   }

@@ -17,6 +17,7 @@
 
 #include "holdem/gamecore.h"
 #include "holdem/players.h"
+#include "holdem/raise_sizes.h"
 #include "kvframe/json_blocker/json_blocker.h"
 
 namespace kvframe::examples::holdem {
@@ -313,7 +314,7 @@ bool valid(const Json& schema, const Json& value) {
 
 // Answers a model could write: every action, good and bad amounts, extra
 // keys, wrong types, not JSON at all.
-std::vector<std::string> candidate_answers(const LegalActions& legal) {
+std::vector<std::string> candidate_answers(const LegalActions& legal, const std::vector<std::int64_t>& offered) {
   const std::int64_t lo = legal.min_raise_to, hi = legal.max_raise_to, mid = (lo + hi) / 2;
   std::vector<std::string> answers = {R"({"action":"fold"})",
                                       R"({"action":"check"})",
@@ -334,7 +335,11 @@ std::vector<std::string> candidate_answers(const LegalActions& legal) {
                                       R"({"action":"fold"} trailing)",
                                       R"({"action":"raise","amount":"100"})",
                                       R"({"amount":100})"};
-  for (std::int64_t amount : {lo - 1, lo, mid, hi, hi + 1, std::int64_t{0}, std::int64_t{-5}}) {
+  std::vector<std::int64_t> amounts = {lo - 1, lo, mid, hi, hi + 1, std::int64_t{0}, std::int64_t{-5}};
+  for (std::int64_t amount : offered) {  // each offered raise and the chips beside it
+    amounts.insert(amounts.end(), {amount - 1, amount, amount + 1});
+  }
+  for (std::int64_t amount : amounts) {
     answers.push_back(R"({"action":"raise","amount":)" + std::to_string(amount) + "}");
   }
   answers.push_back(R"({"amount":)" + std::to_string(mid) + R"(,"action":"raise"})");  // key order is free
@@ -345,15 +350,16 @@ std::vector<std::string> candidate_answers(const LegalActions& legal) {
   return answers;
 }
 
-void expect_schema_and_parser_agree(const LegalActions& legal, const Hand* hand) {
-  const std::string schema_text = action_schema_json(legal);
+void expect_schema_and_parser_agree(const LegalActions& legal, const Hand* hand,
+                                    const std::vector<std::int64_t>& offered = {}) {
+  const std::string schema_text = action_schema_json(legal, offered);
   const Json schema = Json::parse(schema_text, nullptr, false);
   ASSERT_FALSE(schema.is_discarded()) << schema_text;
   expect_served_subset(schema);
-  for (const std::string& answer : candidate_answers(legal)) {
+  for (const std::string& answer : candidate_answers(legal, offered)) {
     const Json value = Json::parse(answer, nullptr, false);
     const bool schema_accepts = !value.is_discarded() && valid(schema, value);
-    const std::optional<Action> action = action_from_json(answer, legal);
+    const std::optional<Action> action = action_from_json(answer, legal, offered);
     EXPECT_EQ(action.has_value(), schema_accepts) << answer << " under " << schema_text;
     if (action && hand) {
       EXPECT_EQ(hand->check(*action), "") << answer;
@@ -400,6 +406,14 @@ TEST(HoldemGamecore, ActionSchemaMatchesTheParser) {
   EXPECT_FALSE(action_from_json(R"({"action":"raise","amount":991})", facing_bet));
   EXPECT_FALSE(action_from_json(R"({"action":"fold","extra":true})", facing_bet));
   EXPECT_FALSE(action_from_json("not json", facing_bet));
+
+  // Offered raise sizes: those amounts and no others.
+  const std::vector<std::int64_t> offered = {60, 130, 990};
+  expect_schema_and_parser_agree(facing_bet, nullptr, offered);
+  EXPECT_EQ(Json::parse(action_schema_json(facing_bet, offered))["anyOf"][2]["properties"]["amount"],
+            Json({{"type", "integer"}, {"enum", offered}}));
+  EXPECT_EQ(action_from_json(R"({"action":"raise","amount":130})", facing_bet, offered)->amount, 130);
+  EXPECT_FALSE(action_from_json(R"({"action":"raise","amount":500})", facing_bet, offered));
 }
 
 TEST(HoldemGamecore, ParsedActionsAreExactlyWhatTheTableAllows) {
@@ -407,6 +421,7 @@ TEST(HoldemGamecore, ParsedActionsAreExactlyWhatTheTableAllows) {
   int decisions = 0;
   play_match(6, 40, 21, memory, [&](const Hand& hand, std::uint64_t) {
     expect_schema_and_parser_agree(hand.legal(), &hand);
+    expect_schema_and_parser_agree(hand.legal(), &hand, raise_amounts(raise_menu(hand)));
     ++decisions;
   });
   EXPECT_GT(decisions, 200);

@@ -35,15 +35,16 @@ std::unique_ptr<DatasetWriter> DatasetWriter::open(const std::string& path, std:
 
 void DatasetWriter::decision(const DecisionView& view, const std::vector<PlayerInfo>& players) {
   const LegalActions legal = view.hand.legal();
+  const std::vector<RaiseOption> raises = raise_menu(view.hand);
   const PlayerInfo& me = players[static_cast<std::size_t>(view.seat)];
   const Decision target = teacher_.decide(view);
   const Json record = {
       {"id", record_id(seed_, view.hand_number, me.id + "-" + std::to_string(view.hand.log().size()))},
       {"system", kPlayerSystemPrompt},
       {"frame", Json::parse(gamecore_json(view.hand, view.seat, view.memory, view.hand_number))},
-      {"instruction", player_instruction(me, legal, *shown_read(view.hand, view.seat, view.hand_number))},
+      {"instruction", player_instruction(me, legal, *shown_read(view.hand, view.seat, view.hand_number), raises)},
       {"target", action_json(target.action)},
-      {"schema", Json::parse(action_schema_json(legal))}};
+      {"schema", Json::parse(action_schema_json(legal, raise_amounts(raises)))}};
   out_ << record.dump() << '\n' << std::flush;
   ++records_;
 }

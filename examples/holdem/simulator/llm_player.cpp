@@ -38,10 +38,15 @@ void send_frame(client::Session& session, uint64_t number, const std::string& js
 
 }  // namespace
 
-std::string player_instruction(const PlayerInfo& me, const LegalActions& legal, const SeatRead& read) {
+std::string player_instruction(const PlayerInfo& me, const LegalActions& legal, const SeatRead& read,
+                               const std::vector<RaiseOption>& raises) {
   std::string text = "You are " + me.id + " (" + me.name + "). It is your turn. " + seat_read_sentence(read) + " ";
-  text += legal.can_check ? "You may check or raise. " : "Call " + std::to_string(legal.call_amount) + ", raise, or fold. ";
-  return text + "Choose your action.";
+  text += legal.can_check ? "You may check" : "You may call " + std::to_string(legal.call_amount) + ", fold";
+  for (std::size_t i = 0; i < raises.size(); ++i) {
+    text += i == 0 ? ", or raise to " : i + 1 == raises.size() ? " or " : ", ";
+    text += std::to_string(raises[i].to) + " (" + raises[i].label + ")";
+  }
+  return text + ". Choose your action.";
 }
 
 std::string commentary_question(const Hand& hand, std::uint64_t hand_number, const std::vector<PlayerInfo>& players) {
@@ -75,7 +80,7 @@ client::Expected<std::unique_ptr<LlmPlayer>> LlmPlayer::open(client::Client& cli
 }
 
 ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const client::QueryParams& query,
-                           const LegalActions& legal) {
+                           const LegalActions& legal, const std::vector<std::int64_t>& raise_amounts) {
   ModelSample sample;
   sample.mode = mode_name(mode.mode);
   auto frame_error = std::make_shared<std::string>();
@@ -97,7 +102,7 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
     sample.blocks_reused = r.blocks_reused;
     sample.blocks_total = r.blocks_total;
   }
-  if (std::optional<Action> action = action_from_json(sample.answer, legal)) {
+  if (std::optional<Action> action = action_from_json(sample.answer, legal, raise_amounts)) {
     sample.valid = true;
     sample.action = *action;
   }
@@ -114,17 +119,20 @@ void LlmPlayer::watch(const DecisionView& view) {
 
 Decision LlmPlayer::decide(const DecisionView& view) {
   const LegalActions legal = view.hand.legal();
+  const std::vector<RaiseOption> raises = raise_menu(view.hand);
   const std::string frame = gamecore_json(view.hand, view.seat, view.memory, view.hand_number);
-  client::QueryParams query(player_instruction(me_, legal, *shown_read(view.hand, view.seat, view.hand_number)));
+  client::QueryParams query(
+      player_instruction(me_, legal, *shown_read(view.hand, view.seat, view.hand_number), raises));
   query.kind = KVF_TASK_NPC_ACTION;
   query.npc_id = me_.id;
-  query.output_schema = action_schema_json(legal);
+  const std::vector<std::int64_t> amounts = raise_amounts(raises);
+  query.output_schema = action_schema_json(legal, amounts);
   query.max_tokens = params_.max_tokens;
   query.stream = true;  // the first chunk is the first token: time to first token as the game sees it
 
   Decision decision;
   decision.reference = reference_.decide(view).action;
-  for (ModeSession& mode : sessions_) decision.samples.push_back(ask(mode, frame, query, legal));
+  for (ModeSession& mode : sessions_) decision.samples.push_back(ask(mode, frame, query, legal, amounts));
   const ModelSample& played = decision.samples.front();
   decision.invalid = !played.valid;
   decision.action = played.valid ? played.action : (legal.can_check ? Action::check() : Action::fold());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "holdem/players.h"
+#include "holdem/raise_sizes.h"
 #include "holdem/seat_read.h"
 #include "kvframe/client/kvframe_client.hpp"
 
@@ -35,8 +36,10 @@ const char* mode_name(kvf_mode mode);  // "full", "prefix", "block"
 extern const char* const kPlayerSystemPrompt;
 extern const char* const kCommentatorSystemPrompt;
 // The seat's question carries its read (seat_read_sentence()) besides the
-// gamecore's your_read block: see there why.
-std::string player_instruction(const PlayerInfo& me, const LegalActions& legal, const SeatRead& read);
+// gamecore's your_read block: see there why. It names the raises offered
+// (raise_menu()), the amounts the schema admits.
+std::string player_instruction(const PlayerInfo& me, const LegalActions& legal, const SeatRead& read,
+                               const std::vector<RaiseOption>& raises);
 std::string commentary_question(const Hand& hand, std::uint64_t hand_number, const std::vector<PlayerInfo>& players);
 
 class LlmPlayer : public Player {
@@ -63,7 +66,7 @@ class LlmPlayer : public Player {
       : me_(std::move(me)), params_(std::move(params)), reference_(kReferenceSeed) {}
   static constexpr std::uint64_t kReferenceSeed = 0x7a6;
   ModelSample ask(ModeSession& mode, const std::string& frame, const client::QueryParams& query,
-                  const LegalActions& legal);
+                  const LegalActions& legal, const std::vector<std::int64_t>& raise_amounts);
 
   PlayerInfo me_;
   LlmParams params_;
