@@ -23,8 +23,15 @@
 #   5. Stage 3 (round 5): 30 steps of 8 at 2e-4 with the general-text term
 #      weighted 4, two windows a step and two more licences: stage 2 had
 #      moved plain prose (the perplexity check) further than the bar allows.
-#   6. The adapter into models/.
-# About 2.5 hours on a 2-core CPU. Every step is skipped when its output
+#   6. Stage 4 (round 6): from stage 3, 90 steps of 8 at 3e-4 (the
+#      general-text term as in stage 3) over decisions of 40 other matches
+#      (seeds 1201-1240) whose frames keep 2, 5, 10, 20 or 30 hands of
+#      history, so the bot holds at the simulator's longer frames; their
+#      question offers the raise sizes (raise_sizes.h) the schema admits.
+#      Stages 1-3 ran before the question offered sizes, on data this
+#      script now draws with them.
+#   7. The adapter into models/.
+# About 3.5 hours on a 2-core CPU. Every step is skipped when its output
 # exists and training resumes from its last checkpoint, so after a stop run
 # it again.
 #
@@ -36,13 +43,19 @@ source scripts/lib/training.sh
 training_dirs build/train-holdem data
 holdem_datasets "$work/data/decisions.jsonl" "$work/data/heldout.jsonl" 2 1101-1140 2101-2102
 
-# balanced_draw PER-CELL SEED OUT
+# balanced_draw DATA PER-CELL SEED OUT
 balanced_draw() {
-  [ -s "$3" ] || python3 scripts/balance_actions.py --data "$work/data/decisions.jsonl" --by situation \
-    --per-class "$1" --seed "$2" --out "$3"
+  [ -s "$4" ] || python3 scripts/balance_actions.py --data "$1" --by situation --per-class "$2" --seed "$3" --out "$4"
 }
-balanced_draw 250 11 "$work/data/balanced.jsonl"
-balanced_draw 500 12 "$work/data/balanced2.jsonl"
+balanced_draw "$work/data/decisions.jsonl" 250 11 "$work/data/balanced.jsonl"
+balanced_draw "$work/data/decisions.jsonl" 500 12 "$work/data/balanced2.jsonl"
+# Stage 4's decisions: other seeds, frames keeping 2 to 30 hands of history.
+if [ ! -s "$work/data/mixed.jsonl" ]; then
+  rm -f "$work/data/mixed.part.jsonl"
+  holdem_decisions "$work/data/mixed.part.jsonl" 2,10,2,30,5,20 $(seq 1201 1240)
+  mv "$work/data/mixed.part.jsonl" "$work/data/mixed.jsonl"
+fi
+balanced_draw "$work/data/mixed.jsonl" 250 13 "$work/data/balanced_mixed.jsonl"
 
 general_text_args
 
@@ -65,6 +78,9 @@ general_text_args Artistic MPL-1.1
 holdem_round "$work/run3" "$work/run2/adapter.gguf" "$work/data/balanced2.jsonl" \
   --steps 30 --lr 2e-4 --warmup 2 --consistency 2 --general-weight 4 --general-per-step 2 --seed 8
 
+holdem_round "$work/run4" "$work/run3/adapter.gguf" "$work/data/balanced_mixed.jsonl" \
+  --steps 90 --lr 3e-4 --warmup 4 --consistency 2 --general-weight 4 --general-per-step 2 --seed 9
+
 mkdir -p models
-cp "$work/run3/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+cp "$work/run4/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
 echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2

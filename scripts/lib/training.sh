@@ -11,11 +11,15 @@ training_dirs() {
 }
 
 # Appends the Hold'em decisions of rule-bot matches to a kvframe-finetune
-# dataset: holdem_decisions OUT HISTORY SEED...
+# dataset: holdem_decisions OUT HISTORIES SEED..., HISTORIES the hands of
+# history a frame keeps, one number or a comma list taken in turn per seed.
 holdem_decisions() {
-  local out=$1 history=$2
+  local out=$1 i=0 history
+  local -a histories
+  IFS=, read -r -a histories <<<"$2"
   shift 2
   for seed in "$@"; do
+    history=${histories[$((i++ % ${#histories[@]}))]}
     build/tools/kvframe-holdem --bots tag,tag,station,random --hands 40 --seed "$seed" --history "$history" \
       --dataset "$out" >/dev/null
   done
