@@ -1,5 +1,6 @@
 // The rule bots: only legal actions in thousands of situations (2..9 seats,
-// deep and short stacks), each bot's character, determinism, and the
+// deep and short stacks), the tight-aggressive bot's raises among the sizes
+// offered, each bot's character, determinism, and the
 // tight-aggressive bot beating the random one and the calling station.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "holdem/players.h"
+#include "holdem/raise_sizes.h"
 
 namespace kvframe::examples::holdem {
 namespace {
@@ -27,6 +29,27 @@ struct Played {
   Action action;
 };
 
+// The raises offered now (raise_sizes.h) are legal, sorted, distinct and end
+// all in; a tight-aggressive raise is one of them, so the LLM bot, held to
+// the menu, can always make the raise its target makes.
+void expect_raise_on_menu(const Hand& hand, const std::string& kind, const Action& action) {
+  const LegalActions legal = hand.legal();
+  const std::vector<std::int64_t> offered = raise_amounts(raise_menu(hand));
+  if (!legal.can_raise) {
+    EXPECT_TRUE(offered.empty());
+    return;
+  }
+  ASSERT_FALSE(offered.empty());
+  EXPECT_TRUE(std::is_sorted(offered.begin(), offered.end()));
+  EXPECT_EQ(std::adjacent_find(offered.begin(), offered.end()), offered.end());
+  EXPECT_GE(offered.front(), legal.min_raise_to);
+  EXPECT_EQ(offered.back(), legal.max_raise_to);
+  if (kind == "tag" && action.kind == ActionKind::kRaise) {
+    EXPECT_NE(std::find(offered.begin(), offered.end(), action.amount), offered.end())
+        << "tag raised to " << action.amount << ", not an offered size";
+  }
+}
+
 // Plays one hand; each decision is checked against the rules before it is
 // applied, so an illegal one fails the test with the reason.
 Hand play_hand(const TableConfig& config, int button, const std::vector<std::int64_t>& stacks,
@@ -37,6 +60,7 @@ Hand play_hand(const TableConfig& config, int button, const std::vector<std::int
     const int seat = hand.to_act();
     const Decision decision = bots[static_cast<std::size_t>(seat)]->decide({hand, seat, memory, number});
     EXPECT_EQ(hand.check(decision.action), "") << bots[static_cast<std::size_t>(seat)]->kind() << " at seat " << seat;
+    expect_raise_on_menu(hand, bots[static_cast<std::size_t>(seat)]->kind(), decision.action);
     EXPECT_FALSE(decision.invalid);
     if (!hand.check(decision.action).empty()) return hand;
     if (played) played->push_back({seat, decision.action});

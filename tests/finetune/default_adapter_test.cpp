@@ -113,5 +113,12 @@ TEST(DefaultAdapter, TheHoldemAdapterKeepsBlockAndFullTogether) {
   expect_modes_mostly_agree(model, "holdem", 2);
 }
 
+// Trained on frames of 2 to 30 hands of history: it holds at the longer
+// frames a game keeps too.
+TEST(DefaultAdapter, TheHoldemAdapterHoldsAtTenHandsOfHistory) {
+  KVFRAME_REQUIRE_DEFAULT_MODEL(model);
+  expect_modes_mostly_agree(model, "holdem", 10);
+}
+
 }  // namespace
 }  // namespace kvframe::finetune
