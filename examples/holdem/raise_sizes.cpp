@@ -42,12 +42,6 @@ std::string label_of(const Hand& hand, RaiseSize size) {
 
 }  // namespace
 
-int count_actions(const Hand& hand, Street street, ActionKind kind) {
-  int count = 0;
-  for (const ActionRecord& record : hand.log()) count += record.street == street && record.kind == kind;
-  return count;
-}
-
 std::int64_t raise_to(const Hand& hand, RaiseSize size) {
   const LegalActions legal = hand.legal();
   return std::clamp(unclamped_raise_to(hand, size, legal), legal.min_raise_to, legal.max_raise_to);

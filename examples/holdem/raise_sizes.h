@@ -2,8 +2,8 @@
 // them: the LLM bot picks one of these amounts (its schema lists them and
 // its question names them), and the tight-aggressive bot raises by the same
 // definitions. A small model that has to work out "two thirds of the pot"
-// digit by digit gets the digits wrong, and full and block mode then part
-// on a digit; copying a number it was given does not.
+// digit by digit gets digits wrong, and full and block mode part on them;
+// offered sizes leave it only the choice between them (docs/your_game.md).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,7 @@ std::int64_t raise_to(const Hand& hand, RaiseSize size);
 
 struct RaiseOption {
   std::int64_t to = 0;
-  std::string label;  // "open: 3 big blinds", "half pot", "pot", "all in"
+  std::string label;  // "open", "three times the bet", "half pot", "two thirds pot", "pot", "all in"
 };
 
 // The offered raises, smallest first, one per distinct amount (a size that
@@ -36,10 +36,6 @@ struct RaiseOption {
 // postflop half pot, two thirds of the pot, pot and all in. Empty when no
 // raise is open.
 std::vector<RaiseOption> raise_menu(const Hand& hand);
-
-// How many actions of `kind` the hand's log has on `street` (preflop raises
-// tell an open from a re-raise, calls the limpers).
-int count_actions(const Hand& hand, Street street, ActionKind kind);
 
 // The amounts alone, for the action schema.
 std::vector<std::int64_t> raise_amounts(const std::vector<RaiseOption>& menu);

@@ -446,4 +446,10 @@ void Hand::finish() {
   }
 }
 
+int count_actions(const Hand& hand, Street street, ActionKind kind) {
+  int count = 0;
+  for (const ActionRecord& record : hand.log()) count += record.street == street && record.kind == kind;
+  return count;
+}
+
 }  // namespace kvframe::examples::holdem

@@ -226,4 +226,8 @@ class Hand {
   HandResult result_;
 };
 
+// How many actions of `kind` the hand's log has on `street` (preflop raises
+// tell an open from a re-raise, calls the limpers).
+int count_actions(const Hand& hand, Street street, ActionKind kind);
+
 }  // namespace kvframe::examples::holdem
