@@ -436,10 +436,14 @@ void Link::on_event_reply(uint64_t id, const fb::Message& reply) {
   }
   const kvf_session handle = request.session;
   const uint64_t sent_to = request.sent_to_session;
+  auto session = sessions_.find(handle);
+  if (event.type == KVF_EVENT_ERROR && session != sessions_.end() && std::holds_alternative<FrameSpec>(request.spec)) {
+    forget_refused_frame(session->second, id);
+  }
   finish(id, event);
   // The backstop for a restart the connection events did not show: the
   // server no longer knows a session this client has open.
-  auto session = sessions_.find(handle);
+  session = sessions_.find(handle);
   if (event.error_code == KVF_ERR_UNKNOWN_SESSION && session != sessions_.end() &&
       session->second.phase == Phase::Open && session->second.server_id == sent_to) {
     start_reopen(handle, session->second);

@@ -38,7 +38,7 @@ class Link {
   };
   struct ReplayFrame {
     FrameSpec frame;
-    uint64_t request_id;  // the frame's own request: re-sent under its id while it awaits its ack
+    uint64_t request_id;  // the request whose answer decides the frame: its own, or its re-sent copy's
   };
   struct Session {
     OpenSpec params;
@@ -78,6 +78,7 @@ class Link {
   void on_reopened(kvf_session handle, Session& session, uint64_t server_id);
   void lose(Session& session, kvf_status code, std::string reason);
   void remember_frame(Session& session, const FrameSpec& frame, uint64_t request_id);
+  void forget_refused_frame(Session& session, uint64_t request_id);
   void forget_session(kvf_session handle);
   // closing
   void begin_close();

@@ -118,12 +118,12 @@ void Link::on_reopened(kvf_session handle, Session& session, uint64_t server_id)
   session.phase = Phase::Open;
   session.server_id = server_id;
   // The new server session starts empty, so the frames keep their numbers.
-  for (const ReplayFrame& replayed : session.replay) {
+  for (ReplayFrame& replayed : session.replay) {
     auto original = requests_.find(replayed.request_id);
     if (original != requests_.end() && !original->second.sent) {
       send(original->second);  // still awaiting its ack: the ack goes to its caller
     } else {
-      send_internal(handle, replayed.frame);
+      replayed.request_id = send_internal(handle, replayed.frame);  // a refusal of it must find it
     }
   }
   for (uint64_t id : session.in_doubt) {  // the ones not re-sent above (the replay was cut short)
@@ -165,6 +165,20 @@ void Link::remember_frame(Session& session, const FrameSpec& frame, uint64_t req
     session.replay_bytes = 0;
     session.replay_complete = false;
   }
+}
+
+// The server refused a frame: it holds the state before it, and refuses the
+// patches sent after it (their base is a frame it never applied). Re-sending
+// any of them after a restart would give the new server a state the game was
+// told it does not have.
+void Link::forget_refused_frame(Session& session, uint64_t request_id) {
+  auto refused = std::find_if(session.replay.begin(), session.replay.end(),
+                              [&](const ReplayFrame& f) { return f.request_id == request_id; });
+  if (refused == session.replay.end()) return;
+  for (auto it = refused; it != session.replay.end(); ++it) session.replay_bytes -= it->frame.json->size();
+  session.replay.erase(refused, session.replay.end());
+  // Without its whole frame the server's state is not in the replay any more.
+  if (session.replay.empty()) session.replay_complete = false;
 }
 
 // The session is closed: requests still waiting for it end with KVF_ERR_CLOSED.

@@ -1,8 +1,9 @@
 // Recovery after a server restart, against a scripted server that closes its
 // socket and binds the same port again: in-flight requests fail with
 // KVF_ERR_DISCONNECTED, the session is re-opened with its parameters, its last
-// whole frame and the patches after it are re-sent under the new server id,
-// and only then the requests that came meanwhile.
+// whole frame and the patches after it are re-sent under the new server id
+// (never a frame the server refused), and only then the requests that came
+// meanwhile.
 #include "client_test_support.h"
 
 namespace kvframe::test {
@@ -198,6 +199,62 @@ TEST_F(ClientRecovery, PatchesBeyondTheBoundAreNotKeptAndNothingStaleIsResent) {
   const uint64_t next = query("Anything?");
   Incoming after = server_.expect(fb::Body::Query);  // no frames before it: a partial history would be wrong
   EXPECT_EQ(after.request_id(), next);
+}
+
+TEST_F(ClientRecovery, RefusedFramesAndThePatchesAfterThemAreNotResent) {
+  send_acked_frames();
+  send(4, KVF_FRAME_MERGE_PATCH, R"({"pot":)");
+  send(5, KVF_FRAME_MERGE_PATCH, R"({"pot":40})");
+  server_.error(server_.expect(fb::Body::Frame), fb::ErrorCode::BadJson, "unterminated object");
+  server_.error(server_.expect(fb::Body::Frame), fb::ErrorCode::StaleBase, "the session holds frame 3");
+  for (kvf_status code : {KVF_ERR_BAD_JSON, KVF_ERR_STALE_BASE}) {
+    EventPtr refused = poll_event(client_.get());
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(kvf_event_error_code(refused.get()), code);
+  }
+  server_.restart();
+  server_.answer_hello(2);
+  server_.session_opened(server_.expect(fb::Body::OpenSession), 11);
+  expect_replayed_frames(11);  // the state the old server held: frames 1 to 3
+  EXPECT_TRUE(server_.quiet(100));
+}
+
+TEST_F(ClientRecovery, ARefusedWholeFrameLeavesNothingToResend) {
+  send_acked_frames();
+  send(4, KVF_FRAME_WHOLE, R"({"pot":[)");
+  server_.error(server_.expect(fb::Body::Frame), fb::ErrorCode::BadJson, "unterminated array");
+  ASSERT_TRUE(poll_event(client_.get()));
+  server_.restart();
+  server_.answer_hello(2);
+  server_.session_opened(server_.expect(fb::Body::OpenSession), 12);
+  // Frames 1 to 3 went with the whole frame that replaced them: none is sent.
+  const uint64_t next = query("Anything?");
+  EXPECT_EQ(server_.expect(fb::Body::Query).request_id(), next);
+}
+
+TEST_F(ClientRecovery, AResentFrameTheNewServerRefusesIsNotResentAgain) {
+  send_acked_frames();
+  server_.restart();
+  server_.answer_hello(2);
+  server_.session_opened(server_.expect(fb::Body::OpenSession), 13);
+  server_.frame_ack(server_.expect(fb::Body::Frame));
+  server_.frame_ack(server_.expect(fb::Body::Frame));
+  server_.error(server_.expect(fb::Body::Frame), fb::ErrorCode::Busy, "queues full");
+  const uint64_t sync = query("Synced?");  // answered after the refusal was read
+  server_.result(server_.expect(fb::Body::Query), "yes");
+  EventPtr answer = poll_event(client_.get());
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(kvf_event_request_id(answer.get()), sync);
+
+  server_.restart();
+  server_.answer_hello(3);
+  server_.session_opened(server_.expect(fb::Body::OpenSession), 14);
+  for (uint64_t number : {1u, 2u}) {
+    Incoming frame = server_.expect(fb::Body::Frame);
+    EXPECT_EQ(frame_of(frame).frame_number(), number);
+    server_.frame_ack(frame);
+  }
+  EXPECT_TRUE(server_.quiet(100));
 }
 
 TEST_F(ClientRecovery, AFailedReopenFailsTheWaitingRequestsAndLaterOnes) {

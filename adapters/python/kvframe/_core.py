@@ -436,9 +436,7 @@ class Core:
         self.finish(rid, event)
         session = self.sessions.get(handle)
         if isinstance(event, KvframeError) and request.kind == FRAME and session is not None:
-            # A refused frame is not part of the state to re-send after a restart; the patches
-            # made against it are refused there too, as they were here.
-            session.replay = [(frame, req_id) for frame, req_id in session.replay if req_id != rid]
+            self.forget_refused_frame(session, rid)
         # The backstop for a restart the connection events did not show: the server no longer
         # knows a session this client has open.
         if (isinstance(event, KvframeError) and event.code == ErrorCode.UNKNOWN_SESSION and session is not None
@@ -484,12 +482,12 @@ class Core:
         log.info("kvframe: session %d re-opened as %d after a server restart", handle, server_id)
         self.on_session_opened(handle, server_id)
         # The new server session starts empty, so the frames keep their numbers.
-        for frame, original_id in session.replay:
+        for i, (frame, original_id) in enumerate(session.replay):
             original = self.requests.get(original_id)
             if original is not None and not original.sent:
                 self.send(original)  # still awaiting its ack: the ack goes to its caller
-            else:
-                self.send_internal(handle, FRAME, frame)
+            else:  # a refusal of the copy must find it
+                session.replay[i] = (frame, self.send_internal(handle, FRAME, frame))
         for rid in session.in_doubt:  # the ones not re-sent above (the replay was cut short)
             left = self.requests.get(rid)
             if left is not None and not left.sent:
@@ -524,6 +522,18 @@ class Core:
             session.replay.clear()
             session.replay_bytes = 0
             session.replay_complete = False
+
+    def forget_refused_frame(self, session: SessionState, rid: int) -> None:
+        """The server refused a frame: it holds the state before it and refuses the patches sent
+        after it (their base is a frame it never applied). Re-sending any of them after a restart
+        would give the new server a state the game was told it does not have."""
+        at = next((i for i, (_, req_id) in enumerate(session.replay) if req_id == rid), None)
+        if at is None:
+            return
+        session.replay_bytes -= sum(len(frame.json) for frame, _ in session.replay[at:])
+        del session.replay[at:]
+        if not session.replay:
+            session.replay_complete = False  # without its whole frame the state is not kept any more
 
     def forget_session(self, handle: int) -> None:
         """The session is closed: requests still waiting for it end with ClosedError."""

@@ -54,6 +54,9 @@
  *     when the same server answers after the drop (a network blip, not a
  *     restart) does it fail with KVF_ERR_DISCONNECTED: whether it arrived
  *     cannot be known.
+ *   - A frame the server refused is never re-sent, nor the patches sent
+ *     after it (the server refused those too): after a restart the new
+ *     server holds what the old one held.
  *   - Requests made while the connection is down wait (up to
  *     request_timeout_ms) and are sent once the session is back.
  *   - What a session keeps for this is bounded (4096 frames or 64 MiB since
