@@ -3,6 +3,7 @@
 // few, one), and truncated and corrupted variants of one.
 // Regenerate: build/tests/fuzz/make_lora_corpus tests/fuzz/lora_corpus
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <cstdio>
 #include <string>
@@ -37,13 +38,15 @@ std::vector<kvframe::test::SeedFile> lora_seeds() {
       {"down_f32", {"ffn_down"}, 3, LoraScope::kQuery, GgmlType::kF32},
   };
   std::vector<uint8_t> first;
+  // Seeded, so regenerating writes the same files.
+  at::Generator generator = at::detail::createCPUGenerator(11);
   for (const Seed& s : seeds) {
     LoraParams params;
     params.rank = s.rank;
     params.targets = s.targets;
     params.scope = s.scope;
     auto adapter = LoraAdapter::create(config, params, at::kCPU, 5).value();
-    for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.01);
+    for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.01, generator);
     const std::vector<uint8_t> bytes = adapter->bytes(s.type);
     if (first.empty()) first = bytes;
     files.emplace_back(s.name + ".gguf", bytes);
