@@ -58,6 +58,23 @@ class ClientRecovery : public ::testing::Test {
     }
   }
 
+  // The server restarts as `instance_id` and re-opens the session as
+  // `server_session`: the frames re-sent must be `numbers`, each acked, and
+  // nothing after them.
+  void expect_resent_after_restart(uint64_t instance_id, uint64_t server_session,
+                                   const std::vector<uint64_t>& numbers) {
+    server_.restart();
+    server_.answer_hello(instance_id);
+    server_.session_opened(server_.expect(fb::Body::OpenSession), server_session);
+    for (uint64_t number : numbers) {
+      Incoming frame = server_.expect(fb::Body::Frame);
+      EXPECT_EQ(frame_of(frame).frame_number(), number);
+      EXPECT_EQ(frame_of(frame).session_id(), server_session);
+      server_.frame_ack(frame);
+    }
+    EXPECT_TRUE(server_.quiet(100));
+  }
+
   ScriptedServer server_;
   ClientPtr client_{nullptr, &kvf_client_close};
   kvf_session session_ = 0;
@@ -175,15 +192,7 @@ TEST_F(ClientRecovery, AWholeFrameDropsTheKeptPatches) {
   send(5, KVF_FRAME_MERGE_PATCH, R"({"pot":5})");
   server_.frame_ack(server_.expect(fb::Body::Frame));
   server_.frame_ack(server_.expect(fb::Body::Frame));
-  server_.restart();
-  server_.answer_hello(2);
-  server_.session_opened(server_.expect(fb::Body::OpenSession), 8);
-  for (uint64_t number : {4u, 5u}) {
-    Incoming frame = server_.expect(fb::Body::Frame);
-    EXPECT_EQ(frame_of(frame).frame_number(), number);
-    server_.frame_ack(frame);
-  }
-  EXPECT_TRUE(server_.quiet(100));
+  expect_resent_after_restart(2, 8, {4, 5});
 }
 
 TEST_F(ClientRecovery, PatchesBeyondTheBoundAreNotKeptAndNothingStaleIsResent) {
@@ -212,11 +221,7 @@ TEST_F(ClientRecovery, RefusedFramesAndThePatchesAfterThemAreNotResent) {
     ASSERT_TRUE(refused);
     EXPECT_EQ(kvf_event_error_code(refused.get()), code);
   }
-  server_.restart();
-  server_.answer_hello(2);
-  server_.session_opened(server_.expect(fb::Body::OpenSession), 11);
-  expect_replayed_frames(11);  // the state the old server held: frames 1 to 3
-  EXPECT_TRUE(server_.quiet(100));
+  expect_resent_after_restart(2, 11, {1, 2, 3});  // the state the old server held
 }
 
 TEST_F(ClientRecovery, ARefusedWholeFrameLeavesNothingToResend) {
@@ -224,12 +229,7 @@ TEST_F(ClientRecovery, ARefusedWholeFrameLeavesNothingToResend) {
   send(4, KVF_FRAME_WHOLE, R"({"pot":[)");
   server_.error(server_.expect(fb::Body::Frame), fb::ErrorCode::BadJson, "unterminated array");
   ASSERT_TRUE(poll_event(client_.get()));
-  server_.restart();
-  server_.answer_hello(2);
-  server_.session_opened(server_.expect(fb::Body::OpenSession), 12);
-  // Frames 1 to 3 went with the whole frame that replaced them: none is sent.
-  const uint64_t next = query("Anything?");
-  EXPECT_EQ(server_.expect(fb::Body::Query).request_id(), next);
+  expect_resent_after_restart(2, 12, {});  // frames 1 to 3 went when the whole frame was sent
 }
 
 TEST_F(ClientRecovery, AResentFrameTheNewServerRefusesIsNotResentAgain) {
@@ -246,15 +246,7 @@ TEST_F(ClientRecovery, AResentFrameTheNewServerRefusesIsNotResentAgain) {
   ASSERT_TRUE(answer);
   EXPECT_EQ(kvf_event_request_id(answer.get()), sync);
 
-  server_.restart();
-  server_.answer_hello(3);
-  server_.session_opened(server_.expect(fb::Body::OpenSession), 14);
-  for (uint64_t number : {1u, 2u}) {
-    Incoming frame = server_.expect(fb::Body::Frame);
-    EXPECT_EQ(frame_of(frame).frame_number(), number);
-    server_.frame_ack(frame);
-  }
-  EXPECT_TRUE(server_.quiet(100));
+  expect_resent_after_restart(3, 14, {1, 2});
 }
 
 TEST_F(ClientRecovery, AFailedReopenFailsTheWaitingRequestsAndLaterOnes) {

@@ -19,42 +19,30 @@ from kvframe.protocol.fb import Error, Frame, FrameAck, HelloReply, Message, Ses
 HANDLE = 1
 
 
-def reply(request_id: int, body_type: int, build) -> bytes:
+def reply(request_id: int, table, **fields) -> bytes:
+    """A server reply: `table` (a generated module) with `fields` (AddX names without Add)."""
     b = flatbuffers.Builder(128)
-    message = b.CreateString("refused") if body_type == wire._B.Error else 0
-    return wire._finish(b, request_id, body_type, build(b, message))
+    strings = {name: b.CreateString(value) for name, value in fields.items() if isinstance(value, str)}
+    table.Start(b)
+    for name, value in fields.items():
+        getattr(table, "Add" + name)(b, strings.get(name, value))
+    return wire._finish(b, request_id, getattr(wire._B, table.__name__.rsplit(".", 1)[-1]), table.End(b))
 
 
 def hello_reply(request_id: int, instance_id: int) -> bytes:
-    def build(b, _):
-        HelloReply.Start(b)
-        HelloReply.AddInstanceId(b, instance_id)
-        return HelloReply.End(b)
-    return reply(request_id, wire._B.HelloReply, build)
+    return reply(request_id, HelloReply, InstanceId=instance_id)
 
 
 def session_opened(request_id: int, server_session: int) -> bytes:
-    def build(b, _):
-        SessionOpened.Start(b)
-        SessionOpened.AddSessionId(b, server_session)
-        return SessionOpened.End(b)
-    return reply(request_id, wire._B.SessionOpened, build)
+    return reply(request_id, SessionOpened, SessionId=server_session)
 
 
 def frame_ack(request_id: int) -> bytes:
-    def build(b, _):
-        FrameAck.Start(b)
-        return FrameAck.End(b)
-    return reply(request_id, wire._B.FrameAck, build)
+    return reply(request_id, FrameAck)
 
 
 def error(request_id: int, code: int) -> bytes:
-    def build(b, message):
-        Error.Start(b)
-        Error.AddCode(b, code)
-        Error.AddMessage(b, message)
-        return Error.End(b)
-    return reply(request_id, wire._B.Error, build)
+    return reply(request_id, Error, Code=code, Message="refused")
 
 
 class Harness:
