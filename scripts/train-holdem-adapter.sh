@@ -30,8 +30,15 @@
 #      question offers the raise sizes (raise_sizes.h) the schema admits.
 #      Stages 1-3 ran before the question offered sizes, on data this
 #      script now draws with them.
-#   7. The adapter into models/.
-# About 3.5 hours on a 2-core CPU. Every step is skipped when its output
+#   7. Stage 5 (round 7): DAgger. Stage 4's bot plays 12 matches in block
+#      mode (seeds 1301-1312, 2 to 30 hands of history; two at a time, one
+#      thread each), every decision recorded with the tight-aggressive
+#      bot's action as target; all of its seat's decisions, 300 of the other
+#      seats' and 800 of stage 4's draw make the mix (scripts/onpolicy_mix.py
+#      --seed 17). From stage 4, 100 steps of 8 at 3e-4, the consistency
+#      term weighted 4.
+#   8. The adapter into models/.
+# About 4.5 hours on a 2-core CPU. Every step is skipped when its output
 # exists and training resumes from its last checkpoint, so after a stop run
 # it again.
 #
@@ -81,6 +88,24 @@ holdem_round "$work/run3" "$work/run2/adapter.gguf" "$work/data/balanced2.jsonl"
 holdem_round "$work/run4" "$work/run3/adapter.gguf" "$work/data/balanced_mixed.jsonl" \
   --steps 90 --lr 3e-4 --warmup 4 --consistency 2 --general-weight 4 --general-per-step 2 --seed 9
 
+# Stage 5's decisions: stage 4's bot at the table (its rules.json goes beside them).
+mkdir -p "$work/onpolicy"
+if [ ! -s "$work/onpolicy/decisions.jsonl" ]; then
+  rm -f "$work/onpolicy/part"[12].jsonl
+  holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$work/run4/adapter.gguf" --threads 1)
+  holdem_decisions "$work/onpolicy/part1.jsonl" 2,10,2,20,5,2 1301 1303 1305 1307 1309 1311 &
+  odd=$!
+  holdem_decisions "$work/onpolicy/part2.jsonl" 5,2,30,2,10,5 1302 1304 1306 1308 1310 1312 &
+  even=$!
+  wait "$odd"
+  wait "$even"
+  cat "$work/onpolicy/part1.jsonl" "$work/onpolicy/part2.jsonl" >"$work/onpolicy/decisions.jsonl"
+fi
+[ -s "$work/onpolicy/mix.jsonl" ] || python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy/decisions.jsonl" \
+  --original "$work/data/balanced_mixed.jsonl" --others 300 --original-count 800 --seed 17 --out "$work/onpolicy/mix.jsonl"
+holdem_round "$work/run5" "$work/run4/adapter.gguf" "$work/onpolicy/mix.jsonl" \
+  --steps 100 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --seed 10
+
 mkdir -p models
-cp "$work/run4/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+cp "$work/run5/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
 echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2

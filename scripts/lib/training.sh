@@ -10,9 +10,13 @@ training_dirs() {
   for sub in "$@"; do mkdir -p "$work/$sub"; done
 }
 
-# Appends the Hold'em decisions of rule-bot matches to a kvframe-finetune
-# dataset: holdem_decisions OUT HISTORIES SEED..., HISTORIES the hands of
-# history a frame keeps, one number or a comma list taken in turn per seed.
+# Appends the Hold'em decisions of 40-hand matches to a kvframe-finetune
+# dataset (the target: the tight-aggressive bot's action):
+# holdem_decisions OUT HISTORIES SEED..., HISTORIES the hands of history a
+# frame keeps, one number or a comma list taken in turn per seed. The
+# players are rule bots, or what the array holdem_players says (an on-policy
+# round: the LLM bot with its adapter and kvframe-holdem's options for it).
+holdem_players=(--bots tag,tag,station,random)
 holdem_decisions() {
   local out=$1 i=0 history
   local -a histories
@@ -20,7 +24,7 @@ holdem_decisions() {
   shift 2
   for seed in "$@"; do
     history=${histories[$((i++ % ${#histories[@]}))]}
-    build/tools/kvframe-holdem --bots tag,tag,station,random --hands 40 --seed "$seed" --history "$history" \
+    build/tools/kvframe-holdem "${holdem_players[@]}" --hands 40 --seed "$seed" --history "$history" \
       --dataset "$out" >/dev/null
   done
 }
