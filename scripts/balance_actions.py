@@ -60,6 +60,45 @@ def draw(pool, count, rng):
     return picked
 
 
+def balanced(records, per_class, by, rng):
+    """The decisions among `records` drawn `per_class` times for each action
+    class (with `by` "situation": for each situation and class; a cell with
+    fewer than MIN_SITUATION_RECORDS is left out), 0 meaning the largest
+    cell's count. Returns the draw, the records without an action target and
+    a line saying what each cell held."""
+    by_class = collections.defaultdict(list)
+    others = []
+    for record in records:
+        action = action_of(record)
+        if not action:
+            others.append(record)
+        else:
+            by_class[(situation_of(record) if by == "situation" else "", action)].append(record)
+    missing = [c for c in CLASSES if c not in {action for _, action in by_class}]
+    if missing:
+        sys.exit(f"no decisions whose target is {', '.join(missing)}: record more matches")
+    cells = sorted((key for key in by_class if not key[0] or len(by_class[key]) >= MIN_SITUATION_RECORDS),
+                   key=lambda cell: (cell[0], CLASSES.index(cell[1])))
+    per_class = per_class or max(len(by_class[key]) for key in cells)
+    drawn = [r for key in cells for r in draw(by_class[key], per_class, rng)]
+    found = ", ".join(f"{' '.join(key).strip()} {len(by_class[key])}" for key in cells)
+    return drawn, others, f"{found} -> {per_class} per class"
+
+
+def read_records(path):
+    """The JSON records of a JSONL file; exits saying which line is not JSON."""
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                sys.exit(f"{path}:{number}: not JSON ({e}); regenerate the file with kvframe-holdem --dataset")
+    return records
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True, action="append", help="decisions (JSONL); repeat for several files")
@@ -76,39 +115,15 @@ def main():
     args = p.parse_args()
     rng = random.Random(args.seed)
 
-    by_class = collections.defaultdict(list)
-    others = []
-    for path in args.data:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{number}: not JSON ({e}); regenerate the file with kvframe-holdem --dataset")
-                action = action_of(record)
-                if not action:
-                    others.append(record)
-                else:
-                    situation = situation_of(record) if args.by == "situation" else ""
-                    by_class[(situation, action)].append(record)
-    missing = [c for c in CLASSES if c not in {action for _, action in by_class}]
-    if missing:
-        sys.exit(f"no decisions whose target is {', '.join(missing)}: record more matches")
-    cells = sorted((key for key in by_class if not key[0] or len(by_class[key]) >= MIN_SITUATION_RECORDS),
-                   key=lambda cell: (cell[0], CLASSES.index(cell[1])))
-    per_class = args.per_class or max(len(by_class[key]) for key in cells)
-    out = [r for key in cells for r in draw(by_class[key], per_class, rng)]
+    out, others, found = balanced([r for path in args.data for r in read_records(path)], args.per_class, args.by, rng)
     other_count = min(len(others), int(args.other_share * len(out) / max(1e-9, 1 - args.other_share)))
     out += rng.sample(others, other_count)
     rng.shuffle(out)
     with open(args.out, "w", encoding="utf-8") as f:
         for record in out:
             f.write(json.dumps(record) + "\n")
-    found = ", ".join(f"{' '.join(key).strip()} {len(by_class[key])}" for key in cells)
-    print(f"balanced: {found}, other {len(others)} -> {per_class} per class + {other_count} other "
-          f"= {len(out)} records in {args.out}", file=sys.stderr)
+    print(f"balanced: {found}, other {len(others)} -> + {other_count} other = {len(out)} records in {args.out}",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":
