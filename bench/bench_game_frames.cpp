@@ -103,9 +103,7 @@ struct Options {
   uint64_t seed = 1;
   int full_every = 0, prefix_every = 0;
   int32_t max_tokens = 20;
-  std::string instruction =
-      "You are the caster of this match. In one short sentence, tell the viewers what is happening right now "
-      "and which team is ahead.";
+  std::string instruction = moba::kCasterInstruction;
   std::string layout = "auto";
   bool blocks_after_prefix = rt::SessionParams{}.blocks_after_prefix;
   int64_t context = 0;

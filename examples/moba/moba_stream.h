@@ -29,6 +29,12 @@
 
 namespace kvframe::examples::moba {
 
+// What kvframe's MOBA tools ask of a frame (kvframe-stream's dataset records,
+// bench_game_frames' query): the question the MOBA adapter was trained on.
+inline constexpr const char* kCasterInstruction =
+    "You are the caster of this match. In one short sentence, tell the viewers what is happening right now "
+    "and which team is ahead.";
+
 struct StreamParams {
   std::uint64_t seed = 1;
   int heroes = 10;

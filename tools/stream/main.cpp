@@ -43,9 +43,7 @@ struct Options {
   std::optional<double> population;
   std::string dataset;
   std::uint64_t dataset_every = 1;
-  std::string instruction =
-      "You are the caster of this match. In one short sentence, tell the viewers what is happening right now "
-      "and which team is ahead.";
+  std::string instruction = moba::kCasterInstruction;
 };
 
 // Appends a frame to --dataset as a kvframe-finetune record without a target
