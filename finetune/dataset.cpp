@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 
 namespace kvframe::finetune {
 namespace {
@@ -111,18 +112,32 @@ runtime::SessionParams session_params(const Example& example, runtime::Attention
   return params;
 }
 
-Result<runtime::PromptSample> tokenize(const runtime::Engine& engine, const Example& example) {
-  if (example.target.empty()) {
-    return Error{ErrorCode::kInvalidArgument, example.id + ": no target (kvframe-finetune distill can fill it)"};
+std::vector<Result<runtime::PromptSample>> tokenize(const runtime::Engine& engine,
+                                                   const std::vector<Example>& examples) {
+  std::map<std::pair<std::string, const json_blocker::Rules*>, runtime::PromptRenderer> sessions;
+  std::vector<Result<runtime::PromptSample>> out;
+  out.reserve(examples.size());
+  for (const Example& example : examples) {
+    auto key = std::make_pair(example.system, example.rules.get());
+    auto session = sessions.find(key);
+    if (session == sessions.end()) {
+      session = sessions.emplace(key, runtime::PromptRenderer(engine, session_params(example, runtime::AttentionMode::kBlock)))
+                    .first;
+    }
+    auto sample = session->second.render(example.frame, example.instruction);
+    if (!sample) {
+      out.push_back(Error{ErrorCode::kInvalidArgument, example.id + ": " + sample.error().message});
+    } else if (example.target.empty()) {
+      out.push_back(Error{ErrorCode::kInvalidArgument, example.id + ": no target (kvframe-finetune distill can fill it)"});
+    } else {
+      sample->answer = engine.tokenizer().encode(example.target);
+      // The answer ends the assistant's turn: the template's end-of-turn token
+      // (default_stop_tokens puts it last), or eos.
+      if (!engine.stop_tokens().empty()) sample->answer.push_back(engine.stop_tokens().back());
+      out.push_back(std::move(sample));
+    }
   }
-  auto sample = engine.render_prompt(session_params(example, runtime::AttentionMode::kBlock), example.frame,
-                                     example.instruction);
-  if (!sample) return Error{ErrorCode::kInvalidArgument, example.id + ": " + sample.error().message};
-  sample->answer = engine.tokenizer().encode(example.target);
-  // The answer ends the assistant's turn: the template's end-of-turn token
-  // (default_stop_tokens puts it last), or eos.
-  if (!engine.stop_tokens().empty()) sample->answer.push_back(engine.stop_tokens().back());
-  return sample;
+  return out;
 }
 
 }  // namespace kvframe::finetune

@@ -250,8 +250,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
   if (auto checked = check_params(params); !checked.ok()) return checked.error();
   auto impl = std::make_unique<Impl>(engine, params);
   int64_t longest = 0;
-  for (const Example& e : train) {
-    auto sample = tokenize(engine, e);
+  for (auto& sample : tokenize(engine, train)) {
     if (!sample || (params.max_context > 0 && sample->context_tokens() > params.max_context) ||
         sample->context_tokens() == 0) {
       ++impl->skipped;
@@ -397,8 +396,7 @@ Result<HeldoutLoss> Trainer::heldout_loss(const std::vector<Example>& examples) 
   HeldoutLoss out;
   at::NoGradGuard no_grad;
   try {
-    for (const Example& e : examples) {
-      auto sample = tokenize(m.engine, e);
+    for (auto& sample : tokenize(m.engine, examples)) {
       if (!sample || sample->context_tokens() == 0 ||
           (m.params.max_context > 0 && sample->context_tokens() > m.params.max_context)) {
         continue;

@@ -1,8 +1,4 @@
-#include <xxhash.h>
-
-#include "kvframe/json_blocker/partition.h"
 #include "kvframe/runtime_engine/session.h"
-#include "prompt_parts.h"
 
 namespace kvframe::runtime {
 
@@ -107,23 +103,5 @@ Status Engine::use_adapter(const std::shared_ptr<LoraAdapter>& adapter) {
 }
 const std::vector<TokenId>& Engine::stop_tokens() const { return impl_->stop_tokens; }
 SchemaCache& Engine::schemas() { return impl_->schemas; }
-
-Result<PromptSample> Engine::render_prompt(const SessionParams& params, std::string_view frame_json,
-                                           const std::string& instruction) const {
-  if (auto checked = json_blocker::check_rules(params.rules); !checked.ok()) {
-    return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
-  }
-  if (instruction.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
-  auto partition = json_blocker::partition(frame_json, params.rules);
-  if (!partition) return Error{ErrorCode::kInvalidArgument, "the frame: " + partition.error().to_string()};
-  const PromptFrame frame = make_prompt_frame(impl_->tokenizer, impl_->chat_template, params.system_prompt);
-  PromptSample sample;
-  sample.prefix = frame.prefix;
-  for (const json_blocker::Block& block : partition->blocks()) {
-    sample.blocks.push_back(impl_->tokenizer.encode(block_prompt_text(block)));
-  }
-  sample.final_block = impl_->tokenizer.encode(instruction + frame.final_suffix);
-  return sample;
-}
 
 }  // namespace kvframe::runtime

@@ -236,7 +236,9 @@ TEST(FinetuneData, RecordsAreCheckedAndErrorsNameTheLine) {
 TEST(FinetuneData, TokenizedSamplesAreWhatTheSessionRuns) {
   auto engine = rt::engine_test::tiny_engine();
   const Example e = toy_game(1)[0];
-  auto sample = tokenize(*engine, e);
+  auto samples = tokenize(*engine, {e});
+  ASSERT_EQ(samples.size(), 1u);
+  auto& sample = samples[0];
   ASSERT_TRUE(sample.ok()) << sample.error().to_string();
   EXPECT_EQ(sample->blocks.size(), 3u);  // room, door, npc
   EXPECT_EQ(sample->answer.back(), engine->stop_tokens().back());
@@ -253,10 +255,65 @@ TEST(FinetuneData, TokenizedSamplesAreWhatTheSessionRuns) {
 
   Example no_target = e;
   no_target.target.clear();
-  EXPECT_EQ(tokenize(*engine, no_target).error().code, ErrorCode::kInvalidArgument);
   Example bad_frame = e;
   bad_frame.frame = "{";
-  EXPECT_EQ(tokenize(*engine, bad_frame).error().code, ErrorCode::kInvalidArgument);
+  auto bad = tokenize(*engine, {no_target, bad_frame, e});
+  EXPECT_EQ(bad[0].error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(bad[1].error().code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(bad[2].ok());  // one bad record does not spoil the rest
+}
+
+// The logits of the prompt's last token, the whole prompt run causally.
+at::Tensor last_logits(const rt::Model& model, const rt::PromptSample& sample) {
+  std::vector<int64_t> ids(sample.prefix.begin(), sample.prefix.end());
+  for (const auto& block : sample.blocks) ids.insert(ids.end(), block.begin(), block.end());
+  ids.insert(ids.end(), sample.final_block.begin(), sample.final_block.end());
+  rt::KvCache cache = model.new_cache(static_cast<int64_t>(ids.size())).value();
+  const at::Tensor logits = model.forward(at::tensor(ids, at::kLong), cache, /*all_logits=*/false).value();
+  return logits.reshape({-1}).to(at::kFloat);
+}
+
+// Under volatile_last rules a session reads the blocks that have changed
+// since its first frame last; records of one session (same system prompt and
+// rules) are tokenized as that session reads them, so training sees what its
+// full-mode answers (distill's targets) were read from.
+TEST(FinetuneData, VolatileLastSamplesReadChangedBlocksLastAsTheSessionDoes) {
+  auto engine = rt::engine_test::tiny_engine();
+  std::vector<Example> frames = toy_game(1);
+  auto rules = std::make_shared<json_blocker::Rules>(*frames[0].rules);
+  rules->order = json_blocker::BlockOrder::kVolatileLast;
+  frames[0].rules = rules;
+  frames.push_back(frames[0]);
+  frames[1].frame = R"({"room":{"name":"hall","light":0},"door":{"colour":"blue"},"npc":{"mood":"calm","hp":10}})";
+  frames[1].target = "blue";
+  auto samples = tokenize(*engine, frames);
+  ASSERT_TRUE(samples[0].ok() && samples[1].ok());
+  const auto& first = samples[0]->blocks;
+  const auto& second = samples[1]->blocks;
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_EQ(second[0], first[0]);  // room, unchanged
+  EXPECT_EQ(second[1], first[2]);  // npc, unchanged, before the door now
+  EXPECT_NE(second[2], first[1]);  // the door, changed: last
+  // A full-mode session given both frames answers from exactly this prompt.
+  rt::SessionParams params = session_params(frames[1], rt::AttentionMode::kFull);
+  auto session = rt::Session::open(*engine, params).value();
+  rt::Task task;
+  task.instruction = frames[1].instruction;
+  task.generate.max_tokens = 1;
+  at::Tensor answer_logits;
+  for (const Example& frame : frames) {
+    ASSERT_TRUE(session->update(frame.frame).ok());
+    auto answer = session->query(task);
+    ASSERT_TRUE(answer.ok()) << answer.error().to_string();
+    answer_logits = answer->first_logits.reshape({-1}).to(at::kFloat);
+  }
+  EXPECT_TRUE(at::allclose(answer_logits, last_logits(engine->model(), *samples[1]), 1e-4, 1e-4));
+  // The same frame read alone (document order) is another prompt.
+  Example alone = frames[1];
+  auto document = tokenize(*engine, {alone});
+  ASSERT_TRUE(document[0].ok());
+  EXPECT_EQ(document[0]->blocks[1], second[2]);
+  EXPECT_FALSE(at::allclose(answer_logits, last_logits(engine->model(), *document[0]), 1e-4, 1e-4));
 }
 
 TEST(FinetuneParams, BadParamsAndNoDataAreRefused) {

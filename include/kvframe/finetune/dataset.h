@@ -55,9 +55,13 @@ Status write_examples(const std::string& path, const std::vector<Example>& examp
 runtime::SessionParams session_params(const Example& example, runtime::AttentionMode mode,
                                       bool blocks_after_prefix = false);
 
-// The prompt the engine runs for this example, with the target's tokens and
-// the end-of-turn token as the answer. kInvalidArgument as
-// Engine::render_prompt, or for an empty target.
-Result<runtime::PromptSample> tokenize(const runtime::Engine& engine, const Example& example);
+// The prompts the engine runs for these examples, each with its target's
+// tokens and the end-of-turn token as the answer. Examples with the same
+// system prompt and rules are one session's frames, in the order given, as
+// evaluate() and distill read them: so a block order that depends on earlier
+// frames (volatile_last) is the one their sessions read. One result per
+// example: kInvalidArgument as PromptRenderer::render, or for an empty target.
+std::vector<Result<runtime::PromptSample>> tokenize(const runtime::Engine& engine,
+                                                   const std::vector<Example>& examples);
 
 }  // namespace kvframe::finetune

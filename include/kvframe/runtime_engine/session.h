@@ -108,14 +108,6 @@ class Engine {
   // the chat template's end-of-turn token (default_stop_tokens).
   const std::vector<TokenId>& stop_tokens() const;
 
-  // The prompt a session opened with `params` runs for this whole frame and
-  // task instruction, token ids per part, exactly as its query would (what
-  // kvframe-finetune trains on; the answer is left empty). kInvalidArgument
-  // for bad rules, a frame that does not parse or partition, or an empty
-  // instruction.
-  Result<PromptSample> render_prompt(const SessionParams& params, std::string_view frame_json,
-                                     const std::string& instruction) const;
-
  private:
   struct Impl;
   explicit Engine(std::unique_ptr<Impl> impl);
@@ -153,6 +145,27 @@ struct SessionParams {
   // blocks, so none can tell from a cache hit, or its timing, what another
   // scope sent. 0: the scope every unscoped session shares.
   uint64_t cache_scope = 0;
+};
+
+// The prompts a session opened with `params` runs for its frames in turn,
+// token ids per part, exactly as its queries would: with the rules' order
+// kVolatileLast where a block stands depends on the frames before. What
+// kvframe-finetune trains on (answers are left empty).
+class PromptRenderer {
+ public:
+  PromptRenderer(const Engine& engine, SessionParams params);
+  ~PromptRenderer();
+  PromptRenderer(PromptRenderer&&) noexcept;
+  PromptRenderer& operator=(PromptRenderer&&) noexcept;
+
+  // The next frame's prompt. kInvalidArgument for bad rules, a frame that does
+  // not parse or partition, or an empty instruction; such a frame is not one
+  // of the session's.
+  Result<PromptSample> render(std::string_view frame_json, const std::string& instruction);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 struct Task {
