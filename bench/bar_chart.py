@@ -29,7 +29,7 @@ set style fill solid 0.8 border -1
 set ylabel "{ylabel}"
 {"set logscale y" if logscale else "set yrange [0:*]"}
 set grid ytics
-set key top right
+set key outside top center horizontal
 plot {plots}
 """
     done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
