@@ -37,8 +37,15 @@
 #      seats' and 800 of stage 4's draw make the mix (scripts/onpolicy_mix.py
 #      --seed 17). From stage 4, 100 steps of 8 at 3e-4, the consistency
 #      term weighted 4.
-#   8. The adapter into models/.
-# About 4.5 hours on a 2-core CPU. Every step is skipped when its output
+#   8. Stage 6 (round 8): DAgger again, its own decisions drawn by class.
+#      Stage 5's bot plays 4 matches (seeds 1313-1316, as stage 5's first
+#      four); its seat's decisions from stages 5 and 6 are drawn 80 times
+#      for each situation and target class (onpolicy_mix.py --own-per-cell,
+#      as balance_actions.py draws), with 300 of the other seats' and 600 of
+#      stage 4's draw (--seed 19). From stage 5, 50 steps of 8 at 3e-4,
+#      consistency weighted 4, seed 11.
+#   9. The adapter into models/.
+# About 5 hours on a 2-core CPU. Every step is skipped when its output
 # exists and training resumes from its last checkpoint, so after a stop run
 # it again.
 #
@@ -88,24 +95,41 @@ holdem_round "$work/run3" "$work/run2/adapter.gguf" "$work/data/balanced2.jsonl"
 holdem_round "$work/run4" "$work/run3/adapter.gguf" "$work/data/balanced_mixed.jsonl" \
   --steps 90 --lr 3e-4 --warmup 4 --consistency 2 --general-weight 4 --general-per-step 2 --seed 9
 
-# Stage 5's decisions: stage 4's bot at the table (its rules.json goes beside them).
-mkdir -p "$work/onpolicy"
-if [ ! -s "$work/onpolicy/decisions.jsonl" ]; then
-  rm -f "$work/onpolicy/part"[12].jsonl
-  holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$work/run4/adapter.gguf" --threads 1)
-  holdem_decisions "$work/onpolicy/part1.jsonl" 2,10,2,20,5,2 1301 1303 1305 1307 1309 1311 &
+# onpolicy_decisions DIR ADAPTER FIRST COUNT: the bot with ADAPTER plays
+# COUNT (even) matches in block mode (seeds FIRST to FIRST+COUNT-1, 2 to 30
+# hands of history; odd and even seeds in two players, one thread each),
+# into DIR/decisions.jsonl in that order, with its rules.json beside.
+onpolicy_decisions() {
+  local dir=$1 first=$3 last=$(($3 + $4 - 1)) odd even
+  mkdir -p "$dir"
+  [ -s "$dir/decisions.jsonl" ] && return 0
+  rm -f "$dir/part"[12].jsonl
+  holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$2" --threads 1)
+  holdem_decisions "$dir/part1.jsonl" 2,10,2,20,5,2 $(seq "$first" 2 $((last - 1))) &
   odd=$!
-  holdem_decisions "$work/onpolicy/part2.jsonl" 5,2,30,2,10,5 1302 1304 1306 1308 1310 1312 &
+  holdem_decisions "$dir/part2.jsonl" 5,2,30,2,10,5 $(seq $((first + 1)) 2 "$last") &
   even=$!
   wait "$odd"
   wait "$even"
-  cat "$work/onpolicy/part1.jsonl" "$work/onpolicy/part2.jsonl" >"$work/onpolicy/decisions.jsonl"
-fi
+  cat "$dir/part1.jsonl" "$dir/part2.jsonl" >"$dir/decisions.jsonl"
+}
+
+# Stage 5: stage 4's bot at the table.
+onpolicy_decisions "$work/onpolicy" "$work/run4/adapter.gguf" 1301 12
 [ -s "$work/onpolicy/mix.jsonl" ] || python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy/decisions.jsonl" \
   --original "$work/data/balanced_mixed.jsonl" --others 300 --original-count 800 --seed 17 --out "$work/onpolicy/mix.jsonl"
 holdem_round "$work/run5" "$work/run4/adapter.gguf" "$work/onpolicy/mix.jsonl" \
   --steps 100 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --seed 10
 
+# Stage 6: stage 5's bot at the table; its own decisions and stage 5's drawn
+# per situation and target class.
+onpolicy_decisions "$work/onpolicy2" "$work/run5/adapter.gguf" 1313 4
+[ -s "$work/onpolicy2/mix.jsonl" ] || python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy/decisions.jsonl" \
+  --onpolicy "$work/onpolicy2/decisions.jsonl" --own-per-cell 80 --others 300 \
+  --original "$work/data/balanced_mixed.jsonl" --original-count 600 --seed 19 --out "$work/onpolicy2/mix.jsonl"
+holdem_round "$work/run6" "$work/run5/adapter.gguf" "$work/onpolicy2/mix.jsonl" \
+  --steps 50 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --seed 11
+
 mkdir -p models
-cp "$work/run5/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+cp "$work/run6/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
 echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2
