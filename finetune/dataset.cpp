@@ -121,14 +121,15 @@ std::vector<Result<runtime::PromptSample>> tokenize(const runtime::Engine& engin
     auto key = std::make_pair(example.system, example.rules.get());
     auto session = sessions.find(key);
     if (session == sessions.end()) {
-      session = sessions.emplace(key, runtime::PromptRenderer(engine, session_params(example, runtime::AttentionMode::kBlock)))
-                    .first;
+      runtime::PromptRenderer renderer(engine, session_params(example, runtime::AttentionMode::kBlock));
+      session = sessions.emplace(key, std::move(renderer)).first;
     }
     auto sample = session->second.render(example.frame, example.instruction);
     if (!sample) {
       out.push_back(Error{ErrorCode::kInvalidArgument, example.id + ": " + sample.error().message});
     } else if (example.target.empty()) {
-      out.push_back(Error{ErrorCode::kInvalidArgument, example.id + ": no target (kvframe-finetune distill can fill it)"});
+      out.push_back(Error{ErrorCode::kInvalidArgument,
+                          example.id + ": no target (kvframe-finetune distill can fill it)"});
     } else {
       sample->answer = engine.tokenizer().encode(example.target);
       // The answer ends the assistant's turn: the template's end-of-turn token

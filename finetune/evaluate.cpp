@@ -35,7 +35,8 @@ Result<EvalReport> evaluate(rt::Engine& engine, const std::vector<Example>& exam
   // Sessions hold the longest prompt: each example's context, its task and answer.
   int64_t context = 64;
   for (const Example& e : examples) {
-    auto prompt = rt::PromptRenderer(engine, session_params(e, rt::AttentionMode::kBlock)).render(e.frame, e.instruction);
+    rt::PromptRenderer renderer(engine, session_params(e, rt::AttentionMode::kBlock));
+    auto prompt = renderer.render(e.frame, e.instruction);
     if (!prompt) return Error{ErrorCode::kInvalidArgument, e.id + ": " + prompt.error().message};
     context = std::max(context, prompt->context_tokens() + static_cast<int64_t>(prompt->final_block.size()) +
                                     params.max_tokens + 8);

@@ -7,7 +7,8 @@
 // tokenized on its own (the prompt is never re-tokenized as one string):
 //
 //   prefix   the chat template's system turn and the opening of the user turn
-//   blocks   one per json_blocker block, in document order: its text
+//   blocks   one per json_blocker block, in the rules' order (document order
+//            unless they say volatile_last): its text
 //            ("<path>: <json>", a run of members under its parent's path) and "\n"
 //   final    the task's instruction, the end of the user turn and the
 //            assistant header; generation continues from there
