@@ -9,7 +9,7 @@ namespace kvframe::runtime {
 
 struct PromptRenderer::Impl {
   const Engine& engine;
-  SessionParams params;
+  json_blocker::Rules rules;  // with `frame`, all of the session's params a prompt depends on
   PromptFrame frame;
   BlockTokenizer blocks;
   BlockOrderer order;
@@ -18,7 +18,7 @@ struct PromptRenderer::Impl {
 PromptRenderer::PromptRenderer(const Engine& engine, SessionParams params) {
   PromptFrame frame = make_prompt_frame(engine.tokenizer(), engine.chat_template(), params.system_prompt);
   const json_blocker::BlockOrder order = params.rules.order;
-  impl_.reset(new Impl{engine, std::move(params), std::move(frame), BlockTokenizer(), BlockOrderer(order)});
+  impl_.reset(new Impl{engine, std::move(params.rules), std::move(frame), BlockTokenizer(), BlockOrderer(order)});
 }
 PromptRenderer::~PromptRenderer() = default;
 PromptRenderer::PromptRenderer(PromptRenderer&&) noexcept = default;
@@ -26,11 +26,11 @@ PromptRenderer& PromptRenderer::operator=(PromptRenderer&&) noexcept = default;
 
 Result<PromptSample> PromptRenderer::render(std::string_view frame_json, const std::string& instruction) {
   Impl& m = *impl_;
-  if (auto checked = json_blocker::check_rules(m.params.rules); !checked.ok()) {
+  if (auto checked = json_blocker::check_rules(m.rules); !checked.ok()) {
     return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
   }
   if (instruction.empty()) return Error{ErrorCode::kInvalidArgument, "the task's instruction is empty"};
-  auto partition = json_blocker::partition(frame_json, m.params.rules);
+  auto partition = json_blocker::partition(frame_json, m.rules);
   if (!partition) return Error{ErrorCode::kInvalidArgument, "the frame: " + partition.error().to_string()};
   PromptSample sample;
   sample.prefix = m.frame.prefix;
