@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes the MOBA adapter for the default model
-# (models/SmolLM2-135M-Instruct.moba-lora.gguf), as it was made: the settings
-# are the MOBA-weighted round's of docs/finetune.md, which met the MOBA goal,
-# without its Hold'em records.
+# (models/SmolLM2-135M-Instruct.moba-lora.gguf), as it was made: stages 1-2
+# are the MOBA-weighted round of docs/finetune.md without its Hold'em
+# records, stages 3-4 teach it both block orders.
 #   1. MOBA frames: 60 of ~4.5-6K tokens (kvframe-stream seeds 11-16, every
 #      6th of 60 frames, as the block-tuned adapter's data) and 24 of ~8K
 #      tokens (seeds 21-24, every 10th of 60 frames), the length the MOBA
@@ -18,10 +18,26 @@
 #      adapter of its own MOBA need not share one with Hold'em, whose live
 #      decisions both MOBA-weighted rounds of the shared adapter broke
 #      (docs/finetune.md).
-#   3. The adapter into models/.
-# About 2 hours on a 2-core CPU (38 min for the targets, 89 for training
-# with its held-out checks). Every step is skipped when its output exists
-# and training resumes from its last checkpoint, so after a stop run it again.
+#   3. Both block orders: sessions whose rules read blocks in document order
+#      and sessions whose rules put the blocks that changed last
+#      ("order": "volatile_last", kvframe's other order) each see a prompt
+#      of their own, and an adapter learns the order it trained in. 24
+#      frames of ~8K tokens under volatile_last rules (seeds 31-33, every
+#      5th of 40 frames at the check's change rate), each match a file of its
+#      own so that training reads its frames as one session's, and 8 of 1's
+#      ~8K-token frames in document order. Their targets are 2's adapter's
+#      own full-mode answers: the causal pass then has nothing new to learn
+#      and the consistency term moves block mode alone (with the base
+#      model's answers as targets full mode moved to them and block mode
+#      parted from it: docs/finetune.md). fp32 (faster than bf16 on CPUs
+#      without AMX) on one thread per process, two at a time. Held out: 4
+#      frames of seed 37.
+#   4. From 2's adapter, 10 steps of 4 over 3's records, consistency 2,
+#      lr 3e-4, fp32.
+#   5. The adapter and both stages' training logs into models/.
+# About 3.5 hours on a 2-core CPU from nothing (stages 1-2 2 hours, 3 half
+# an hour, 4 three quarters). Every step is skipped when its output exists and
+# training resumes from its last checkpoint, so after a stop run it again.
 #
 #   scripts/train-moba-adapter.sh            # work in build/train-moba
 #   KVFRAME_TRAIN_DIR=DIR scripts/train-moba-adapter.sh
@@ -30,10 +46,20 @@ cd "$(dirname "$0")/.."
 source scripts/lib/training.sh
 training_dirs build/train-moba data
 
-# moba_frames OUT SEED POPULATION EVERY: appends every EVERY-th of 60 frames.
+# moba_frames OUT SEED POPULATION EVERY [FRAMES CHANGE-RATE RULES]: appends
+# every EVERY-th of FRAMES frames (default 60, change rate 0.02, the MOBA
+# example's rules).
 moba_frames() {
-  "$tools/kvframe-stream" --frames 60 --seed "$2" --population "$3" --change-rate 0.02 \
-    --dataset "$1" --dataset-every "$4" >/dev/null
+  local rules=()
+  [ -n "${7:-}" ] && rules=(--rules "$7")
+  "$tools/kvframe-stream" --frames "${5:-60}" --seed "$2" --population "$3" --change-rate "${6:-0.02}" \
+    "${rules[@]}" --dataset "$1" --dataset-every "$4" >/dev/null
+}
+
+# distill IN OUT [ADAPTER [OPTION...]]: IN's records with full-mode answers,
+# the base model's unless ADAPTER.
+distill() {
+  "$tools/kvframe-finetune" distill --lora "${3:-none}" --data "$1" --out "$2" --max-tokens 32 "${@:4}"
 }
 
 if [ ! -s "$work/data/heldout.jsonl" ]; then
@@ -44,10 +70,8 @@ if [ ! -s "$work/data/heldout.jsonl" ]; then
   populations=(0.08 0.085 0.09 0.095)
   for i in 0 1 2 3; do moba_frames "$work/data/frames.jsonl" $((21 + i)) "${populations[$i]}" 10; done
   moba_frames "$work/data/heldout_frames.jsonl" 25 0.09 8
-  "$tools/kvframe-finetune" distill --lora none --data "$work/data/frames.jsonl" \
-    --out "$work/data/train.jsonl" --max-tokens 32
-  "$tools/kvframe-finetune" distill --lora none --data "$work/data/heldout_frames.jsonl" \
-    --out "$work/data/heldout.jsonl" --max-tokens 32
+  distill "$work/data/frames.jsonl" "$work/data/train.jsonl"
+  distill "$work/data/heldout_frames.jsonl" "$work/data/heldout.jsonl"
 fi
 
 general_text_args
@@ -60,6 +84,53 @@ echo "[train-moba] training (resumes from $work/run when it has a checkpoint)" >
   --steps 40 --batch 4 --lr 5e-4 --warmup 4 --schedule cosine --causal-fraction 1 --consistency 1 \
   --eval-every 20 --checkpoint-every 5 --seed 3
 
+vl=$work/data/volatile_last
+mkdir -p "$vl"
+if [ ! -s "$vl/heldout_s37.frames.jsonl" ]; then
+  echo "[train-moba] volatile_last frames" >&2
+  rm -f "$vl/"*.frames.jsonl
+  # kvframe-stream copies the rules beside its records as rules.json.
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["order"] = "volatile_last"; print(json.dumps(r))' \
+    examples/moba/moba.rules.json >"$work/data/volatile_last.rules.json"
+  populations=(0.08 0.085 0.09)
+  for i in 0 1 2; do
+    moba_frames "$vl/s$((31 + i)).frames.jsonl" $((31 + i)) "${populations[$i]}" 5 40 0.01 "$work/data/volatile_last.rules.json"
+  done
+  moba_frames "$vl/heldout_s37.frames.jsonl" 37 0.09 10 40 0.01 "$work/data/volatile_last.rules.json"
+fi
+# Every third of 1's ~8K-token frames (seeds 21-24), in document order.
+sed -n '61~3p' "$work/data/frames.jsonl" >"$work/data/document_8k.frames.jsonl"
+
+# self_distill NAME.frames.jsonl...: each as NAME.self.jsonl with 2's
+# adapter's full-mode answers, two files at a time.
+self_distill() {
+  local in out pid pids=()
+  for in in "$@"; do
+    out=${in%.frames.jsonl}.self.jsonl
+    [ -s "$out" ] && continue
+    OMP_NUM_THREADS=1 distill "$in" "$out" "$work/run/adapter.gguf" --dtype fp32 --threads 1 &
+    pids+=($!)
+    if [ ${#pids[@]} -eq 2 ]; then
+      for pid in "${pids[@]}"; do wait "$pid"; done
+      pids=()
+    fi
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+}
+echo "[train-moba] both orders' targets: the adapter's own full-mode answers" >&2
+self_distill "$vl/s31.frames.jsonl" "$vl/s32.frames.jsonl" "$vl/s33.frames.jsonl" "$vl/heldout_s37.frames.jsonl" \
+  "$work/data/document_8k.frames.jsonl"
+
+echo "[train-moba] both orders (resumes from $work/run2 when it has a checkpoint)" >&2
+"$tools/kvframe-finetune" train --resume --init "$work/run/adapter.gguf" --dtype fp32 \
+  --train "$vl/s31.self.jsonl" --train "$vl/s32.self.jsonl" --train "$vl/s33.self.jsonl" \
+  --train "$work/data/document_8k.self.jsonl" --heldout "$vl/heldout_s37.self.jsonl" "${general_args[@]}" \
+  --out "$work/run2" --scope query --rank 8 --alpha 16 \
+  --steps 10 --batch 4 --lr 3e-4 --warmup 2 --schedule cosine --causal-fraction 1 --consistency 2 \
+  --eval-every 0 --checkpoint-every 2 --seed 5
+
 mkdir -p models
-cp "$work/run/adapter.gguf" models/SmolLM2-135M-Instruct.moba-lora.gguf
+cp "$work/run2/adapter.gguf" models/SmolLM2-135M-Instruct.moba-lora.gguf
+cp "$work/run/train_log.jsonl" models/SmolLM2-135M-Instruct.moba-lora.train_log.jsonl
+cp "$work/run2/train_log.jsonl" models/SmolLM2-135M-Instruct.moba-lora.both_orders_log.jsonl
 echo "[train-moba] wrote models/SmolLM2-135M-Instruct.moba-lora.gguf" >&2

@@ -4,7 +4,7 @@
 // a match no training data came from, block and full mode answer with the
 // same legal actions far more often than the untuned model's 29-32%, and on
 // MOBA frames of a match no training frame came from block mode's first
-// token is full mode's.
+// token is full mode's, in both block orders.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -134,12 +134,14 @@ TEST(DefaultAdapter, TheHoldemAdapterHoldsAtTenHandsOfHistory) {
 }
 
 // Every 10th frame of a match of generator seed 1 (the MOBA adapter trained
-// on seeds 11-16 and 21-24), of the ~4.5K tokens of its shortest training
-// frames (population 0.01), asked what kvframe-stream's records ask.
-std::vector<Example> held_out_moba_frames(int count) {
+// on seeds 11-16, 21-24 and 31-33 and held out 25 and 37), of the ~4.5K
+// tokens of its shortest training frames (population 0.01), asked what
+// kvframe-stream's records ask, read in the given block order.
+std::vector<Example> held_out_moba_frames(int count, json_blocker::BlockOrder order) {
   namespace moba = examples::moba;
   auto rules = json_blocker::load_rules(KVFRAME_MOBA_RULES_FILE);
   EXPECT_TRUE(rules.ok()) << rules.error().to_string();
+  rules->order = order;
   const auto shared_rules = std::make_shared<const json_blocker::Rules>(std::move(rules).value());
   moba::StreamGenerator generator(moba::scaled_params(0.01, 1, 0.02));
   std::vector<Example> out;
@@ -156,7 +158,10 @@ std::vector<Example> held_out_moba_frames(int count) {
   return out;
 }
 
-TEST(DefaultAdapter, TheMobaAdapterKeepsBlockOnFullsFirstToken) {
+// The adapter trained in both orders: a session's rules choose the order.
+class TheMobaAdapter : public ::testing::TestWithParam<json_blocker::BlockOrder> {};
+
+TEST_P(TheMobaAdapter, KeepsBlockOnFullsFirstToken) {
   KVFRAME_REQUIRE_DEFAULT_MODEL(model);
   rt::ModelParams params;
   params.lora = rt::resolve_lora("auto", model, "moba");
@@ -164,13 +169,18 @@ TEST(DefaultAdapter, TheMobaAdapterKeepsBlockOnFullsFirstToken) {
   ASSERT_TRUE(engine.ok()) << engine.error().to_string();
   EvalParams eval;
   eval.max_tokens = 4;
-  auto report = evaluate(**engine, held_out_moba_frames(3), eval);
+  auto report = evaluate(**engine, held_out_moba_frames(3, GetParam()), eval);
   ASSERT_TRUE(report.ok()) << report.error().to_string();
   const ModeSummary& block = report->modes[1];
   EXPECT_EQ(block.first_token_agree, 3) << "block mode's first token was full mode's on " << block.first_token_agree
                                         << " of 3 frames";
   EXPECT_LE(block.kl_mean, 0.1) << "mean KL(full || block) of the first token, nats";
 }
+
+INSTANTIATE_TEST_SUITE_P(BothOrders, TheMobaAdapter,
+                         ::testing::Values(json_blocker::BlockOrder::kDocument,
+                                           json_blocker::BlockOrder::kVolatileLast),
+                         [](const auto& info) { return std::string(json_blocker::block_order_name(info.param)); });
 
 }  // namespace
 }  // namespace kvframe::finetune
