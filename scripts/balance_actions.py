@@ -60,12 +60,26 @@ def draw(pool, count, rng):
     return picked
 
 
-def balanced(records, per_class, by, rng):
+def class_weight(text):
+    """An argparse type: CLASS=WEIGHT, e.g. check=2."""
+    action, _, weight = text.partition("=")
+    try:
+        value = float(weight)
+    except ValueError:
+        value = -1.0
+    if action not in CLASSES or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: want CLASS=WEIGHT, CLASS one of {', '.join(CLASSES)}, "
+                                         "WEIGHT a positive number (check=2)")
+    return action, value
+
+
+def balanced(records, per_class, by, rng, weights=()):
     """The decisions among `records` drawn `per_class` times for each action
     class (with `by` "situation": for each situation and class; a cell with
     fewer than MIN_SITUATION_RECORDS is left out), 0 meaning the largest
-    cell's count. Returns the draw, the records without an action target and
-    a line saying what each cell held."""
+    cell's count; `weights`, (class, weight) pairs, scale a class's count.
+    Returns the draw, the records without an action target and a line saying
+    what each cell held."""
     by_class = collections.defaultdict(list)
     others = []
     for record in records:
@@ -80,9 +94,11 @@ def balanced(records, per_class, by, rng):
     cells = sorted((key for key in by_class if not key[0] or len(by_class[key]) >= MIN_SITUATION_RECORDS),
                    key=lambda cell: (cell[0], CLASSES.index(cell[1])))
     per_class = per_class or max(len(by_class[key]) for key in cells)
-    drawn = [r for key in cells for r in draw(by_class[key], per_class, rng)]
+    weight = dict(weights)
+    drawn = [r for key in cells for r in draw(by_class[key], round(per_class * weight.get(key[1], 1)), rng)]
     found = ", ".join(f"{' '.join(key).strip()} {len(by_class[key])}" for key in cells)
-    return drawn, others, f"{found} -> {per_class} per class"
+    scaled = "".join(f", {action} x{value:g}" for action, value in weight.items())
+    return drawn, others, f"{found} -> {per_class} per class{scaled}"
 
 
 def read_records(path):
@@ -108,6 +124,9 @@ def main():
     p.add_argument("--by", choices=("action", "situation"), default="action",
                    help="balance the action classes overall, or within each situation (preflop or postflop, "
                         "facing a bet or checked to)")
+    p.add_argument("--class-weight", type=class_weight, action="append", default=[], metavar="CLASS=WEIGHT",
+                   help="draw CLASS WEIGHT times as often as the others (repeatable): check=2 where the target "
+                        "checks more often than it bets when checked to")
     p.add_argument("--other-share", type=float, default=0.05,
                    help="most share of the output that records without an action target may take")
     p.add_argument("--seed", type=int, default=11)
@@ -115,7 +134,8 @@ def main():
     args = p.parse_args()
     rng = random.Random(args.seed)
 
-    out, others, found = balanced([r for path in args.data for r in read_records(path)], args.per_class, args.by, rng)
+    out, others, found = balanced([r for path in args.data for r in read_records(path)], args.per_class, args.by, rng,
+                                 args.class_weight)
     other_count = min(len(others), int(args.other_share * len(out) / max(1e-9, 1 - args.other_share)))
     out += rng.sample(others, other_count)
     rng.shuffle(out)

@@ -32,7 +32,7 @@ import random
 import shutil
 import sys
 
-from balance_actions import balanced
+from balance_actions import balanced, class_weight
 
 
 def main():
@@ -45,6 +45,8 @@ def main():
     own_draw.add_argument("--own-per-cell", type=int,
                           help="the LLM seat's decisions drawn this many times for each situation and target "
                                "action class (balance_actions.py --by situation)")
+    p.add_argument("--class-weight", type=class_weight, action="append", default=[], metavar="CLASS=WEIGHT",
+                   help="with --own-per-cell: draw CLASS WEIGHT times as often as the others (repeatable)")
     p.add_argument("--others", type=int, default=500, help="decisions of the other seats to keep")
     p.add_argument("--original", required=True, help="the first round's Hold'em training data (JSONL)")
     p.add_argument("--original-count", type=int, default=500, help="of those, how many to keep")
@@ -71,7 +73,8 @@ def main():
         if args.own_count is not None:
             own = rng.sample(own, args.own_count)
         elif args.own_per_cell is not None:
-            drawn, _, found = balanced([json.loads(line) for line in own], args.own_per_cell, "situation", rng)
+            drawn, _, found = balanced([json.loads(line) for line in own], args.own_per_cell, "situation", rng,
+                                     args.class_weight)
             print(f"onpolicy_mix: {args.seat}'s decisions: {found}", file=sys.stderr)
             own = [json.dumps(record) + "\n" for record in drawn]
         mix = own + rng.sample(others, args.others) + rng.sample(original, args.original_count) + moba * args.moba_repeat

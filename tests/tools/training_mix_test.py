@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""scripts/balance_actions.py's draw, which the adapter recipes build their
+Hold'em training mixes from: every situation's classes at the asked count,
+a class weight scaling its own cells only, and a bad weight refused."""
+import argparse
+import collections
+import json
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from balance_actions import balanced, class_weight  # noqa: E402
+
+
+def decision(street, to_call, action):
+    return {"frame": {"state": {"street": street}, "your_read": {"to_call": to_call}},
+            "target": f'{{"action": "{action}"}}'}
+
+
+RECORDS = ([decision("flop", 0, "check")] * 60 + [decision("flop", 0, "raise")] * 25
+           + [decision("preflop", 10, "fold")] * 40 + [decision("preflop", 10, "call")] * 21
+           + [decision("preflop", 10, "raise")] * 19 + [{"target": "a remark"}] * 3)
+
+
+def cells(drawn):
+    return collections.Counter(
+        ("preflop" if r["frame"]["state"]["street"] == "preflop" else "postflop", json.loads(r["target"])["action"])
+        for r in drawn)
+
+
+class BalancedDraw(unittest.TestCase):
+    def test_each_situation_and_class_drawn_alike(self):
+        drawn, others, _ = balanced(RECORDS, 30, "situation", random.Random(1))
+        # preflop raises (19) are too few to repeat: left out
+        self.assertEqual(cells(drawn), {("postflop", "check"): 30, ("postflop", "raise"): 30,
+                                        ("preflop", "fold"): 30, ("preflop", "call"): 30})
+        self.assertEqual(len(others), 3, "records without an action target come back apart")
+
+    def test_a_class_weight_scales_only_its_cells(self):
+        drawn, _, found = balanced(RECORDS, 30, "situation", random.Random(1), [class_weight("check=2")])
+        self.assertEqual(cells(drawn), {("postflop", "check"): 60, ("postflop", "raise"): 30,
+                                        ("preflop", "fold"): 30, ("preflop", "call"): 30})
+        self.assertIn("check x2", found)
+
+    def test_a_bad_weight_says_what_is_wanted(self):
+        for text in ("chek=2", "check=0", "check=two", "check"):
+            with self.assertRaisesRegex(argparse.ArgumentTypeError, "CLASS=WEIGHT"):
+                class_weight(text)
+
+
+if __name__ == "__main__":
+    unittest.main()
