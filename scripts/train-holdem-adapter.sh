@@ -44,8 +44,16 @@
 #      as balance_actions.py draws), with 300 of the other seats' and 600 of
 #      stage 4's draw (--seed 19). From stage 5, 50 steps of 8 at 3e-4,
 #      consistency weighted 4, seed 11.
-#   9. The adapter into models/.
-# About 5 hours on a 2-core CPU. Every step is skipped when its output
+#   9. Stage 7 (round 9): DAgger again, checks weighted. Stage 6's bot
+#      plays 16 matches (seeds 1317-1332, in fp32: faster than bf16 on CPUs
+#      without AMX); its seat's decisions drawn 80 times for each situation
+#      and target class and checks twice that (onpolicy_mix.py
+#      --class-weight check=2: stage 6's bot raised on a third of the
+#      states where its target checks), with 300 of the other seats' and
+#      600 of stage 4's draw (--seed 21). From stage 6, 50 steps of 8 at
+#      3e-4, consistency weighted 4, fp32, seed 12.
+#  10. The adapter into models/.
+# About 6 hours on a 2-core CPU. Every step is skipped when its output
 # exists and training resumes from its last checkpoint, so after a stop run
 # it again.
 #
@@ -95,16 +103,17 @@ holdem_round "$work/run3" "$work/run2/adapter.gguf" "$work/data/balanced2.jsonl"
 holdem_round "$work/run4" "$work/run3/adapter.gguf" "$work/data/balanced_mixed.jsonl" \
   --steps 90 --lr 3e-4 --warmup 4 --consistency 2 --general-weight 4 --general-per-step 2 --seed 9
 
-# onpolicy_decisions DIR ADAPTER FIRST COUNT: the bot with ADAPTER plays
-# COUNT (even) matches in block mode (seeds FIRST to FIRST+COUNT-1, 2 to 30
-# hands of history; odd and even seeds in two players, one thread each),
-# into DIR/decisions.jsonl in that order, with its rules.json beside.
+# onpolicy_decisions DIR ADAPTER FIRST COUNT [OPTION...]: the bot with
+# ADAPTER plays COUNT (even) matches in block mode (seeds FIRST to
+# FIRST+COUNT-1, 2 to 30 hands of history; odd and even seeds in two
+# players, one thread each, OPTIONs passed to kvframe-holdem), into
+# DIR/decisions.jsonl in that order, with its rules.json beside.
 onpolicy_decisions() {
   local dir=$1 first=$3 last=$(($3 + $4 - 1)) odd even
   mkdir -p "$dir"
   [ -s "$dir/decisions.jsonl" ] && return 0
   rm -f "$dir/part"[12].jsonl
-  holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$2" --threads 1)
+  holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$2" --threads 1 "${@:5}")
   holdem_decisions "$dir/part1.jsonl" 2,10,2,20,5,2 $(seq "$first" 2 $((last - 1))) &
   odd=$!
   holdem_decisions "$dir/part2.jsonl" 5,2,30,2,10,5 $(seq $((first + 1)) 2 "$last") &
@@ -130,6 +139,14 @@ onpolicy_decisions "$work/onpolicy2" "$work/run5/adapter.gguf" 1313 4
 holdem_round "$work/run6" "$work/run5/adapter.gguf" "$work/onpolicy2/mix.jsonl" \
   --steps 50 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --seed 11
 
+# Stage 7: stage 6's bot at the table; checks drawn twice as often.
+OMP_NUM_THREADS=1 onpolicy_decisions "$work/onpolicy3" "$work/run6/adapter.gguf" 1317 16 --dtype fp32
+[ -s "$work/onpolicy3/mix.jsonl" ] || python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy3/decisions.jsonl" \
+  --own-per-cell 80 --class-weight check=2 --others 300 \
+  --original "$work/data/balanced_mixed.jsonl" --original-count 600 --seed 21 --out "$work/onpolicy3/mix.jsonl"
+holdem_round "$work/run7" "$work/run6/adapter.gguf" "$work/onpolicy3/mix.jsonl" \
+  --steps 50 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --dtype fp32 --seed 12
+
 mkdir -p models
-cp "$work/run6/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+cp "$work/run7/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
 echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2
