@@ -106,7 +106,8 @@ holdem_round "$work/run4" "$work/run3/adapter.gguf" "$work/data/balanced_mixed.j
 # onpolicy_decisions DIR ADAPTER FIRST COUNT [OPTION...]: the bot with
 # ADAPTER plays COUNT (even) matches in block mode (seeds FIRST to
 # FIRST+COUNT-1, 2 to 30 hands of history; odd and even seeds in two
-# players, one thread each, OPTIONs passed to kvframe-holdem), into
+# players, one thread each (OMP_NUM_THREADS=1 too: two processes share the
+# cores), OPTIONs passed to kvframe-holdem), into
 # DIR/decisions.jsonl in that order, with its rules.json beside.
 onpolicy_decisions() {
   local dir=$1 first=$3 last=$(($3 + $4 - 1)) odd even
@@ -114,9 +115,9 @@ onpolicy_decisions() {
   [ -s "$dir/decisions.jsonl" ] && return 0
   rm -f "$dir/part"[12].jsonl
   holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$2" --threads 1 "${@:5}")
-  holdem_decisions "$dir/part1.jsonl" 2,10,2,20,5,2 $(seq "$first" 2 $((last - 1))) &
+  OMP_NUM_THREADS=1 holdem_decisions "$dir/part1.jsonl" 2,10,2,20,5,2 $(seq "$first" 2 $((last - 1))) &
   odd=$!
-  holdem_decisions "$dir/part2.jsonl" 5,2,30,2,10,5 $(seq $((first + 1)) 2 "$last") &
+  OMP_NUM_THREADS=1 holdem_decisions "$dir/part2.jsonl" 5,2,30,2,10,5 $(seq $((first + 1)) 2 "$last") &
   even=$!
   wait "$odd"
   wait "$even"
@@ -140,7 +141,7 @@ holdem_round "$work/run6" "$work/run5/adapter.gguf" "$work/onpolicy2/mix.jsonl" 
   --steps 50 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --seed 11
 
 # Stage 7: stage 6's bot at the table; checks drawn twice as often.
-OMP_NUM_THREADS=1 onpolicy_decisions "$work/onpolicy3" "$work/run6/adapter.gguf" 1317 16 --dtype fp32
+onpolicy_decisions "$work/onpolicy3" "$work/run6/adapter.gguf" 1317 16 --dtype fp32
 [ -s "$work/onpolicy3/mix.jsonl" ] || python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy3/decisions.jsonl" \
   --own-per-cell 80 --class-weight check=2 --others 300 \
   --original "$work/data/balanced_mixed.jsonl" --original-count 600 --seed 21 --out "$work/onpolicy3/mix.jsonl"

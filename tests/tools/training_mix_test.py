@@ -4,14 +4,13 @@ Hold'em training mixes from: every situation's classes at the asked count,
 a class weight scaling its own cells only, and a bad weight refused."""
 import argparse
 import collections
-import json
 import os
 import random
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from balance_actions import balanced, class_weight  # noqa: E402
+from balance_actions import action_of, balanced, class_weight, situation_of  # noqa: E402
 
 
 def decision(street, to_call, action):
@@ -25,23 +24,24 @@ RECORDS = ([decision("flop", 0, "check")] * 60 + [decision("flop", 0, "raise")] 
 
 
 def cells(drawn):
-    return collections.Counter(
-        ("preflop" if r["frame"]["state"]["street"] == "preflop" else "postflop", json.loads(r["target"])["action"])
-        for r in drawn)
+    return collections.Counter((situation_of(r), action_of(r)) for r in drawn)
+
+
+CHECKED_TO, FACING = "postflop, checked to", "preflop, facing a bet"
 
 
 class BalancedDraw(unittest.TestCase):
     def test_each_situation_and_class_drawn_alike(self):
         drawn, others, _ = balanced(RECORDS, 30, "situation", random.Random(1))
         # preflop raises (19) are too few to repeat: left out
-        self.assertEqual(cells(drawn), {("postflop", "check"): 30, ("postflop", "raise"): 30,
-                                        ("preflop", "fold"): 30, ("preflop", "call"): 30})
+        self.assertEqual(cells(drawn), {(CHECKED_TO, "check"): 30, (CHECKED_TO, "raise"): 30,
+                                        (FACING, "fold"): 30, (FACING, "call"): 30})
         self.assertEqual(len(others), 3, "records without an action target come back apart")
 
     def test_a_class_weight_scales_only_its_cells(self):
         drawn, _, found = balanced(RECORDS, 30, "situation", random.Random(1), [class_weight("check=2")])
-        self.assertEqual(cells(drawn), {("postflop", "check"): 60, ("postflop", "raise"): 30,
-                                        ("preflop", "fold"): 30, ("preflop", "call"): 30})
+        self.assertEqual(cells(drawn), {(CHECKED_TO, "check"): 60, (CHECKED_TO, "raise"): 30,
+                                        (FACING, "fold"): 30, (FACING, "call"): 30})
         self.assertIn("check x2", found)
 
     def test_a_bad_weight_says_what_is_wanted(self):
