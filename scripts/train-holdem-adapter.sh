@@ -52,7 +52,8 @@
 #      states where its target checks), with 300 of the other seats' and
 #      600 of stage 4's draw (--seed 21). From stage 6, 50 steps of 8 at
 #      3e-4, consistency weighted 4, fp32, seed 12.
-#  10. The adapter into models/.
+#  10. The adapter and its rounds' training logs (one file, each line
+#      with its round as "stage") into models/.
 # About 6 hours on a 2-core CPU. Every step is skipped when its output
 # exists and training resumes from its last checkpoint, so after a stop run
 # it again.
@@ -150,4 +151,9 @@ holdem_round "$work/run7" "$work/run6/adapter.gguf" "$work/onpolicy3/mix.jsonl" 
 
 mkdir -p models
 cp "$work/run7/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+for round in 1 2 3 4 5 6 7; do
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]): print(json.dumps({"stage": int(sys.argv[2]), **json.loads(line)}))' \
+    "$work/run$round/train_log.jsonl" "$round"
+done >models/SmolLM2-135M-Instruct.holdem-lora.train_log.jsonl
 echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2
