@@ -34,9 +34,15 @@
 #      frames of seed 37.
 #   4. From 2's adapter, 10 steps of 4 over 3's records, consistency 2,
 #      lr 3e-4, fp32.
-#   5. The adapter and both stages' training logs into models/.
-# About 3.5 hours on a 2-core CPU from nothing (stages 1-2 2 hours, 3 half
-# an hour, 4 three quarters). Every step is skipped when its output exists and
+#   5. New frames: 24 more ~8K-token volatile_last frames (seeds 38-40, as
+#      3's) and 3's 8 document-order frames, their targets 4's adapter's
+#      own full-mode answers; from 4's adapter, 10 steps of 4 over them,
+#      as 4 (seed 7). Ten more steps over 3's records instead spread
+#      block's answers without keeping their top token (docs/finetune.md).
+#   6. The adapter and the training logs into models/ (stage 2's, and 4's
+#      and 5's in one file, each line with its "stage").
+# About 5 hours on a 2-core CPU from nothing (stages 1-2 2 hours, 3 half
+# an hour, 4 three quarters, 5 an hour and a quarter). Every step is skipped when its output exists and
 # training resumes from its last checkpoint, so after a stop run it again.
 #
 #   scripts/train-moba-adapter.sh            # work in build/train-moba
@@ -101,14 +107,15 @@ fi
 # Every third of 1's ~8K-token frames (seeds 21-24), in document order.
 sed -n '61~3p' "$work/data/frames.jsonl" >"$work/data/document_8k.frames.jsonl"
 
-# self_distill NAME.frames.jsonl...: each as NAME.self.jsonl with 2's
-# adapter's full-mode answers, two files at a time.
+# self_distill ADAPTER NAME.frames.jsonl...: each as NAME.self.jsonl with
+# ADAPTER's full-mode answers, two files at a time.
 self_distill() {
-  local in out pid pids=()
+  local adapter=$1 in out pid pids=()
+  shift
   for in in "$@"; do
     out=${in%.frames.jsonl}.self.jsonl
     [ -s "$out" ] && continue
-    OMP_NUM_THREADS=1 distill "$in" "$out" "$work/run/adapter.gguf" --dtype fp32 --threads 1 &
+    OMP_NUM_THREADS=1 distill "$in" "$out.part" "$adapter" --dtype fp32 --threads 1 && mv "$out.part" "$out" &
     pids+=($!)
     if [ ${#pids[@]} -eq 2 ]; then
       for pid in "${pids[@]}"; do wait "$pid"; done
@@ -118,19 +125,49 @@ self_distill() {
   for pid in "${pids[@]}"; do wait "$pid"; done
 }
 echo "[train-moba] both orders' targets: the adapter's own full-mode answers" >&2
-self_distill "$vl/s31.frames.jsonl" "$vl/s32.frames.jsonl" "$vl/s33.frames.jsonl" "$vl/heldout_s37.frames.jsonl" \
+self_distill "$work/run/adapter.gguf" "$vl/s31.frames.jsonl" "$vl/s32.frames.jsonl" "$vl/s33.frames.jsonl" "$vl/heldout_s37.frames.jsonl" \
   "$work/data/document_8k.frames.jsonl"
 
-echo "[train-moba] both orders (resumes from $work/run2 when it has a checkpoint)" >&2
-"$tools/kvframe-finetune" train --resume --init "$work/run/adapter.gguf" --dtype fp32 \
-  --train "$vl/s31.self.jsonl" --train "$vl/s32.self.jsonl" --train "$vl/s33.self.jsonl" \
-  --train "$work/data/document_8k.self.jsonl" --heldout "$vl/heldout_s37.self.jsonl" "${general_args[@]}" \
-  --out "$work/run2" --scope query --rank 8 --alpha 16 \
-  --steps 10 --batch 4 --lr 3e-4 --warmup 2 --schedule cosine --causal-fraction 1 --consistency 2 \
-  --eval-every 0 --checkpoint-every 2 --seed 5
+# both_orders_round OUT INIT SEED TRAIN...: 10 steps of 4 from INIT over
+# the TRAIN files' records, consistency 2, lr 3e-4, fp32; resumes from
+# OUT's checkpoint.
+both_orders_round() {
+  local out=$1 init=$2 seed=$3 file train=()
+  shift 3
+  for file in "$@"; do train+=(--train "$file"); done
+  echo "[train-moba] $out (resumes from its checkpoint)" >&2
+  "$tools/kvframe-finetune" train --resume --init "$init" --dtype fp32 "${train[@]}" \
+    --heldout "$vl/heldout_s37.self.jsonl" "${general_args[@]}" \
+    --out "$out" --scope query --rank 8 --alpha 16 \
+    --steps 10 --batch 4 --lr 3e-4 --warmup 2 --schedule cosine --causal-fraction 1 --consistency 2 \
+    --eval-every 0 --checkpoint-every 2 --seed "$seed"
+}
+both_orders_round "$work/run2" "$work/run/adapter.gguf" 5 \
+  "$vl/s31.self.jsonl" "$vl/s32.self.jsonl" "$vl/s33.self.jsonl" "$work/data/document_8k.self.jsonl"
+
+vl2=$work/data/volatile_last2
+doc2=$work/data/document2
+mkdir -p "$vl2" "$doc2"
+if [ ! -s "$vl2/s40.frames.jsonl" ]; then
+  echo "[train-moba] new volatile_last frames" >&2
+  rm -f "$vl2/"*.frames.jsonl
+  populations=(0.08 0.085 0.09)
+  for i in 0 1 2; do
+    moba_frames "$vl2/s$((38 + i)).frames.jsonl" $((38 + i)) "${populations[$i]}" 5 40 0.01 "$work/data/volatile_last.rules.json"
+  done
+fi
+# The same document-order frames beside their rules, for targets of their own.
+cp "$work/data/document_8k.frames.jsonl" "$work/data/rules.json" "$doc2/"
+echo "[train-moba] the new frames' targets: 4's adapter's own full-mode answers" >&2
+self_distill "$work/run2/adapter.gguf" "$vl2/s38.frames.jsonl" "$vl2/s39.frames.jsonl" "$vl2/s40.frames.jsonl" \
+  "$doc2/document_8k.frames.jsonl"
+
+both_orders_round "$work/run3" "$work/run2/adapter.gguf" 7 \
+  "$vl2/s38.self.jsonl" "$vl2/s39.self.jsonl" "$vl2/s40.self.jsonl" "$doc2/document_8k.self.jsonl"
 
 mkdir -p models
-cp "$work/run2/adapter.gguf" models/SmolLM2-135M-Instruct.moba-lora.gguf
+cp "$work/run3/adapter.gguf" models/SmolLM2-135M-Instruct.moba-lora.gguf
 cp "$work/run/train_log.jsonl" models/SmolLM2-135M-Instruct.moba-lora.train_log.jsonl
-cp "$work/run2/train_log.jsonl" models/SmolLM2-135M-Instruct.moba-lora.both_orders_log.jsonl
+joined_logs 4="$work/run2/train_log.jsonl" 5="$work/run3/train_log.jsonl" \
+  >models/SmolLM2-135M-Instruct.moba-lora.both_orders_log.jsonl
 echo "[train-moba] wrote models/SmolLM2-135M-Instruct.moba-lora.gguf" >&2

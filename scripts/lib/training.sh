@@ -53,3 +53,14 @@ general_text_args() {
     [ -f "$f" ] && general_args+=(--general "$f")
   done
 }
+
+# joined_logs STAGE=TRAIN_LOG...: the training logs as one, each line with
+# its stage first, on stdout.
+joined_logs() {
+  local pair
+  for pair in "$@"; do
+    python3 -c 'import json, sys
+for line in open(sys.argv[1]): print(json.dumps({"stage": int(sys.argv[2]), **json.loads(line)}))' \
+      "${pair#*=}" "${pair%%=*}"
+  done
+}
