@@ -42,8 +42,9 @@
 #   6. The adapter and the training logs into models/ (stage 2's, and 4's
 #      and 5's in one file, each line with its "stage").
 # About 5 hours on a 2-core CPU from nothing (stages 1-2 2 hours, 3 half
-# an hour, 4 three quarters, 5 an hour and a quarter). Every step is skipped when its output exists and
-# training resumes from its last checkpoint, so after a stop run it again.
+# an hour, 4 three quarters, 5 an hour and a quarter). Every step is
+# skipped when its output exists and training resumes from its last
+# checkpoint, so after a stop run it again.
 #
 #   scripts/train-moba-adapter.sh            # work in build/train-moba
 #   KVFRAME_TRAIN_DIR=DIR scripts/train-moba-adapter.sh
