@@ -151,6 +151,7 @@ holdem_round "$work/run7" "$work/run6/adapter.gguf" "$work/onpolicy3/mix.jsonl" 
 
 mkdir -p models
 cp "$work/run7/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
-joined_logs $(for round in 1 2 3 4 5 6 7; do echo "$round=$work/run$round/train_log.jsonl"; done) \
-  >models/SmolLM2-135M-Instruct.holdem-lora.train_log.jsonl
+logs=()
+for round in 1 2 3 4 5 6 7; do logs+=("$round=$work/run$round/train_log.jsonl"); done
+joined_logs "${logs[@]}" >models/SmolLM2-135M-Instruct.holdem-lora.train_log.jsonl
 echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2

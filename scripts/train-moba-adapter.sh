@@ -91,6 +91,16 @@ echo "[train-moba] training (resumes from $work/run when it has a checkpoint)" >
   --steps 40 --batch 4 --lr 5e-4 --warmup 4 --schedule cosine --causal-fraction 1 --consistency 1 \
   --eval-every 20 --checkpoint-every 5 --seed 3
 
+# volatile_last_matches DIR FIRST: the ~8K-token frames of three matches
+# under volatile_last rules (seeds FIRST to FIRST+2, every 5th of 40 frames
+# at the check's change rate), each match a file of its own in DIR.
+volatile_last_matches() {
+  local populations=(0.08 0.085 0.09) i
+  for i in 0 1 2; do
+    moba_frames "$1/s$(($2 + i)).frames.jsonl" $(($2 + i)) "${populations[$i]}" 5 40 0.01 "$work/data/volatile_last.rules.json"
+  done
+}
+
 vl=$work/data/volatile_last
 mkdir -p "$vl"
 if [ ! -s "$vl/heldout_s37.frames.jsonl" ]; then
@@ -99,10 +109,7 @@ if [ ! -s "$vl/heldout_s37.frames.jsonl" ]; then
   # kvframe-stream copies the rules beside its records as rules.json.
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["order"] = "volatile_last"; print(json.dumps(r))' \
     examples/moba/moba.rules.json >"$work/data/volatile_last.rules.json"
-  populations=(0.08 0.085 0.09)
-  for i in 0 1 2; do
-    moba_frames "$vl/s$((31 + i)).frames.jsonl" $((31 + i)) "${populations[$i]}" 5 40 0.01 "$work/data/volatile_last.rules.json"
-  done
+  volatile_last_matches "$vl" 31
   moba_frames "$vl/heldout_s37.frames.jsonl" 37 0.09 10 40 0.01 "$work/data/volatile_last.rules.json"
 fi
 # Every third of 1's ~8K-token frames (seeds 21-24), in document order.
@@ -152,10 +159,7 @@ mkdir -p "$vl2" "$doc2"
 if [ ! -s "$vl2/s40.frames.jsonl" ]; then
   echo "[train-moba] new volatile_last frames" >&2
   rm -f "$vl2/"*.frames.jsonl
-  populations=(0.08 0.085 0.09)
-  for i in 0 1 2; do
-    moba_frames "$vl2/s$((38 + i)).frames.jsonl" $((38 + i)) "${populations[$i]}" 5 40 0.01 "$work/data/volatile_last.rules.json"
-  done
+  volatile_last_matches "$vl2" 38
 fi
 # The same document-order frames beside their rules, for targets of their own.
 cp "$work/data/document_8k.frames.jsonl" "$work/data/rules.json" "$doc2/"
