@@ -1,5 +1,5 @@
-// K-quants: super-blocks of 256 elements, split into sub-blocks that each
-// carry their own scale (and min). Layouts from ggml-common.h. As in
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K): super-blocks of 256 elements,
+// split into sub-blocks that each carry their own scale (and min). Layouts from ggml-common.h. As in
 // dequantize_legacy.cpp, quants are copied to local arrays first so the
 // compiler knows they do not alias the output and vectorizes the loops.
 #include <cstring>
@@ -26,7 +26,93 @@ inline ScaleMin scale_min_k4(int j, const uint8_t* q) {
           static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4))};
 }
 
+// Q2_K and Q3_K pack 2-bit quants four to a byte: each half of 128 elements
+// takes 32 bytes, element 32 * j + l of the half (j = 0..3, l = 0..31) in bits
+// 2j and 2j + 1 of byte l (ggml's (q[l] >> shift) & 3). Unpacked here into
+// element order, where every 16 consecutive elements share one scale.
+inline void unpack_2bit(const uint8_t* src, int8_t (&q)[kQK_K]) {
+  uint8_t qs[kQK_K / 4];
+  std::memcpy(qs, src, sizeof qs);
+  for (int half = 0; half < 2; ++half) {
+    for (int j = 0; j < 4; ++j) {
+      for (int l = 0; l < 32; ++l) {
+        q[128 * half + 32 * j + l] = static_cast<int8_t>((qs[32 * half + l] >> (2 * j)) & 3);
+      }
+    }
+  }
+}
+
+// The last step of Q2_K and Q3_K: value = scale * q - min, with one scale
+// and min per 16 elements, multiplied and subtracted in ggml's order. Q3_K
+// has no mins and passes zeros: x - 0.0f is x, bit for bit (-0 included).
+inline void scale_groups_of_16(const float (&scale)[16], const float (&min)[16],
+                               const int8_t (&q)[kQK_K], float* dst) {
+  for (int group = 0; group < 16; ++group, dst += 16) {
+    for (int l = 0; l < 16; ++l) {
+      dst[l] = scale[group] * static_cast<float>(q[16 * group + l]) - min[group];
+    }
+  }
+}
+
+// Q3_K's 16 six-bit scales in 12 bytes: the low 4 bits of scale k are the low
+// (k < 8) or high (k >= 8) nibble of byte k % 8, its top 2 bits are bits
+// 2 * (k / 4) and up of byte 8 + k % 4. ggml unpacks them with kmask1/kmask2.
+inline void unpack_q3_k_scales(const uint8_t* src, int8_t (&scales)[16]) {
+  uint8_t sc[12];
+  std::memcpy(sc, src, sizeof sc);
+  for (int k = 0; k < 16; ++k) {
+    const int low = k < 8 ? sc[k] & 0x0F : sc[k - 8] >> 4;
+    const int high = (sc[8 + k % 4] >> (2 * (k / 4))) & 3;
+    scales[k] = static_cast<int8_t>((low | (high << 4)) - 32);
+  }
+}
+
 }  // namespace
+
+// block_q2_K: 16 bytes of scales (low nibble: scale, high nibble: min, one
+// pair per 16 elements), 64 bytes of 2-bit quants, fp16 d, fp16 dmin; value =
+// d * scale * q - dmin * min.
+void dequantize_q2_k(const uint8_t* src, float* dst, int64_t n_blocks) {
+  constexpr int kBytes = kQK_K / 16 + kQK_K / 4 + 2 + 2;
+  for (int64_t b = 0; b < n_blocks; ++b, src += kBytes, dst += kQK_K) {
+    const float d = load_fp16(src + 80);
+    const float dmin = load_fp16(src + 82);
+    float scale[16], min[16];
+    for (int group = 0; group < 16; ++group) {
+      scale[group] = d * static_cast<float>(src[group] & 0x0F);
+      min[group] = dmin * static_cast<float>(src[group] >> 4);
+    }
+    int8_t q[kQK_K];
+    unpack_2bit(src + 16, q);
+    scale_groups_of_16(scale, min, q, dst);
+  }
+}
+
+// block_q3_K: 32 bytes hmask, 64 bytes of 2-bit quants, 12 bytes of 6-bit
+// scales, fp16 d. Element 32 * k + l takes its third bit from bit k of
+// hmask[l]; that bit set means q = low bits, clear means low bits - 4. value
+// = d * (scale - 32) * q, one scale per 16 elements.
+void dequantize_q3_k(const uint8_t* src, float* dst, int64_t n_blocks) {
+  constexpr int kBytes = kQK_K / 8 + kQK_K / 4 + 12 + 2;
+  static constexpr float kNoMins[16] = {};
+  for (int64_t b = 0; b < n_blocks; ++b, src += kBytes, dst += kQK_K) {
+    const float d = load_fp16(src + 108);
+    int8_t scales[16];
+    unpack_q3_k_scales(src + 96, scales);
+    float scale[16];
+    for (int group = 0; group < 16; ++group) scale[group] = d * static_cast<float>(scales[group]);
+    uint8_t hmask[kQK_K / 8];
+    std::memcpy(hmask, src, sizeof hmask);
+    int8_t q[kQK_K];
+    unpack_2bit(src + 32, q);
+    for (int k = 0; k < 8; ++k) {
+      for (int l = 0; l < 32; ++l) {
+        q[32 * k + l] = static_cast<int8_t>(q[32 * k + l] + (((hmask[l] >> k) & 1) << 2) - 4);
+      }
+    }
+    scale_groups_of_16(scale, kNoMins, q, dst);
+  }
+}
 
 // block_q4_K: fp16 d, fp16 dmin, 12 bytes of scales/mins, 128 bytes of
 // nibbles. Each 32 bytes of nibbles hold two 32-element sub-blocks (low

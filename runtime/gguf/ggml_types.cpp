@@ -25,7 +25,7 @@ std::string ggml_type_name(GgmlType type) {
 }
 
 // Sizes are sizeof(block_*) in ggml-common.h. Every enumerated type can be
-// sized, so a file holding e.g. Q5_0 tensors still opens; only its loader
+// sized, so a file holding e.g. Q8_K tensors still opens; only its loader
 // refuses those tensors (dequantize_supported()).
 GgmlTypeSize ggml_type_size(GgmlType type) {
   constexpr int64_t kQK = 32;    // elements per block of the legacy quants
@@ -58,6 +58,10 @@ bool dequantize_supported(GgmlType type) {
     case GgmlType::kQ8_0:
     case GgmlType::kQ4_0:
     case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:

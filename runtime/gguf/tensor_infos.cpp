@@ -69,7 +69,7 @@ Result<GgufTensorInfo> validate(const ParseContext& ctx, RawInfo raw) {
     return ctx.error(ErrorCode::kUnsupportedType,
                      name + " has ggml type " + std::to_string(raw.type) +
                          ", which kvframe cannot even size; use a model quantized as F32, F16, "
-                         "BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K or Q6_K");
+                         "BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K or Q6_K");
   }
   const auto block_size = static_cast<uint64_t>(size.block_size);
   if (raw.dims[0] % block_size != 0) {

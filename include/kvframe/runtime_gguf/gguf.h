@@ -35,7 +35,7 @@ enum class GgmlType : uint32_t {
 std::string ggml_type_name(GgmlType type);
 
 // Elements per quantization block and bytes per block for every enumerated
-// type (so a file holding e.g. Q5_0 tensors still opens); {0, 0} for values
+// type (so a file holding e.g. Q8_K tensors still opens); {0, 0} for values
 // outside the enum. Whether a type can be dequantized: dequantize_supported().
 struct GgmlTypeSize {
   int64_t block_size;
@@ -43,7 +43,8 @@ struct GgmlTypeSize {
 };
 GgmlTypeSize ggml_type_size(GgmlType type);
 
-// True for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K.
+// True for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K.
 bool dequantize_supported(GgmlType type);
 
 // Dequantizes n elements of `type` at src into dst (fp32). n must be a multiple

@@ -31,7 +31,8 @@ TEST(GgufDequantize, FixtureCoversEverySupportedType) {
   for (const DequantCase& c : dequant_fixture().cases) covered.push_back(c.type);
   for (GgmlType type :
        {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
-        GgmlType::kQ4_1, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+        GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
+        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     EXPECT_NE(std::find(covered.begin(), covered.end(), type), covered.end())
         << ggml_type_name(type);
   }
@@ -74,10 +75,10 @@ TEST(GgufDequantize, TensorsInAFileMatchGgufPy) {
 }
 
 TEST(GgufDequantize, UnsupportedTypeFillsNaN) {
-  std::vector<uint8_t> block(22, 0);
+  std::vector<uint8_t> block(36, 0);
   std::vector<float> out(32, 1.0f);
-  EXPECT_FALSE(dequantize_supported(GgmlType::kQ5_0));
-  dequantize(GgmlType::kQ5_0, block.data(), out.data(), 32);
+  EXPECT_FALSE(dequantize_supported(GgmlType::kQ8_1));
+  dequantize(GgmlType::kQ8_1, block.data(), out.data(), 32);
   for (float v : out) EXPECT_TRUE(std::isnan(v));
 }
 
@@ -93,9 +94,9 @@ TEST(GgufTypes, NamesSizesAndSupport) {
   const Expected expected[] = {
       {GgmlType::kF32, "F32", 1, 4, true},       {GgmlType::kF16, "F16", 1, 2, true},
       {GgmlType::kQ4_0, "Q4_0", 32, 18, true},   {GgmlType::kQ4_1, "Q4_1", 32, 20, true},
-      {GgmlType::kQ5_0, "Q5_0", 32, 22, false},  {GgmlType::kQ5_1, "Q5_1", 32, 24, false},
+      {GgmlType::kQ5_0, "Q5_0", 32, 22, true},   {GgmlType::kQ5_1, "Q5_1", 32, 24, true},
       {GgmlType::kQ8_0, "Q8_0", 32, 34, true},   {GgmlType::kQ8_1, "Q8_1", 32, 36, false},
-      {GgmlType::kQ2_K, "Q2_K", 256, 84, false}, {GgmlType::kQ3_K, "Q3_K", 256, 110, false},
+      {GgmlType::kQ2_K, "Q2_K", 256, 84, true},  {GgmlType::kQ3_K, "Q3_K", 256, 110, true},
       {GgmlType::kQ4_K, "Q4_K", 256, 144, true}, {GgmlType::kQ5_K, "Q5_K", 256, 176, true},
       {GgmlType::kQ6_K, "Q6_K", 256, 210, true}, {GgmlType::kQ8_K, "Q8_K", 256, 292, false},
       {GgmlType::kBF16, "BF16", 1, 2, true},

@@ -43,8 +43,16 @@ SCALE_FIELDS = {
     T.Q4_K: [(0, 0.0, 0.005), (2, 0.0, 0.005)],
     T.Q5_K: [(0, 0.0, 0.005), (2, 0.0, 0.005)],
     T.Q6_K: [(208, -0.01, 0.01)],
+    T.Q5_0: [(0, -0.05, 0.05)],
+    T.Q5_1: [(0, 0.0, 0.02), (2, -0.2, 0.2)],
+    T.Q2_K: [(80, 0.0, 0.005), (82, 0.0, 0.005)],   # after scales[16], qs[64]
+    T.Q3_K: [(108, -0.005, 0.005)],                 # after hmask[32], qs[64], scales[12]
 }
-BLOCKS = {T.Q4_0: 16, T.Q4_1: 16, T.Q8_0: 16, T.Q4_K: 4, T.Q5_K: 4, T.Q6_K: 4}
+BLOCKS = {T.Q4_0: 16, T.Q4_1: 16, T.Q8_0: 16, T.Q4_K: 4, T.Q5_K: 4, T.Q6_K: 4,
+          T.Q5_0: 16, T.Q5_1: 16, T.Q2_K: 4, T.Q3_K: 4}
+# Types added after the first fixture draw from their own generator, seeded
+# from SEED and the type, so the cases above keep their bytes.
+SEPARATELY_SEEDED = [T.Q5_0, T.Q5_1, T.Q2_K, T.Q3_K]
 
 F16_SPECIALS = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF,
                 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7D01, 0xFFFF, 0x3555]
@@ -119,6 +127,7 @@ def main():
     cases = [f32_case(rng), float_case(rng, T.F16, F16_SPECIALS),
              float_case(rng, T.BF16, BF16_SPECIALS)]
     cases += [quantized_case(rng, q) for q in [T.Q8_0, T.Q4_0, T.Q4_1, T.Q4_K, T.Q5_K, T.Q6_K]]
+    cases += [quantized_case(np.random.default_rng([SEED, int(q)]), q) for q in SEPARATELY_SEEDED]
     fixture = {"generated_by": "tests/runtime/gguf/make_dequant_fixture.py", "cases": cases}
     path = model_path()
     if path.exists():
