@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds the llama.cpp peer (llama-bench, llama-server) for bench/peers/.
+# Builds the llama.cpp peer (llama-bench, llama-server, libllama) for bench/peers/
+# and the reference fixtures made against llama.cpp.
 #
 # llama.cpp comes from the llama-cpp-python source distribution on PyPI,
 # which vendors it at a fixed commit: pinned by version and sha256, fetched
-# once and cached outside the build tree (never by kvframe's build or tests).
+# once with `pip download --no-binary` and cached outside the build tree
+# (never by kvframe's build or tests).
 # Built in its best configuration for this CPU: Release, GGML_NATIVE (every
 # vector extension the CPU has), OpenMP threads.
 #
@@ -13,7 +15,6 @@ set -euo pipefail
 
 VERSION=0.3.36
 SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
-URL="https://files.pythonhosted.org/packages/ec/e9/e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/llama_cpp_python-${VERSION}.tar.gz"
 CACHE="${KVFRAME_PEERS:-${XDG_CACHE_HOME:-$HOME/.cache}/kvframe/peers}"
 SRC="$CACHE/llama_cpp_python-$VERSION"
 BUILD="$SRC/vendor/llama.cpp/build"
@@ -21,30 +22,30 @@ BUILD="$SRC/vendor/llama.cpp/build"
 log() { echo "build-llama-cpp: $*" >&2; }
 
 if [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
 mkdir -p "$CACHE"
-if [[ -x "$BUILD/bin/llama-bench" && -x "$BUILD/bin/llama-server" ]]; then
+if [[ -x "$BUILD/bin/llama-bench" && -x "$BUILD/bin/llama-server" && -f "$BUILD/bin/libllama.so" ]]; then
   echo "$BUILD/bin"
   exit 0
 fi
 
 tarball="$CACHE/llama_cpp_python-$VERSION.tar.gz"
 if [[ ! -f "$tarball" ]] || ! echo "$SHA256  $tarball" | sha256sum -c --status; then
-  log "fetching llama-cpp-python $VERSION (vendors llama.cpp) from PyPI"
-  curl -fsSL --retry 3 -o "$tarball.part" "$URL" || { log "download failed: check the network, or place the file at $tarball"; exit 3; }
-  echo "$SHA256  $tarball.part" | sha256sum -c --status || { log "sha256 mismatch for $URL"; rm -f "$tarball.part"; exit 3; }
-  mv "$tarball.part" "$tarball"
+  log "fetching the llama-cpp-python $VERSION source distribution (vendors llama.cpp) with pip"
+  python3 -m pip download --no-binary :all: --no-deps --disable-pip-version-check \
+    --dest "$CACHE" "llama-cpp-python==$VERSION" >&2 || { log "pip download failed: check access to PyPI, or place the file at $tarball"; exit 3; }
+  echo "$SHA256  $tarball" | sha256sum -c --status || { log "sha256 mismatch for $tarball"; rm -f "$tarball"; exit 3; }
 fi
 if [[ ! -d "$SRC/vendor/llama.cpp" ]]; then
   log "unpacking"
   tar -xzf "$tarball" -C "$CACHE"
 fi
 
-log "configuring and building llama-bench and llama-server ($(nproc) cores; several minutes)"
+log "configuring and building llama-bench, llama-server and libllama ($(nproc) cores; several minutes)"
 cmake -S "$SRC/vendor/llama.cpp" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
   -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON >&2
-cmake --build "$BUILD" --target llama-bench llama-server -j "$(nproc)" >&2
+cmake --build "$BUILD" --target llama-bench llama-server llama -j "$(nproc)" >&2
 echo "$BUILD/bin"
