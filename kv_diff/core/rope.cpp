@@ -4,13 +4,21 @@
 
 namespace kvframe::runtime {
 
+namespace {
+
+// base^(-2i/d), computed in fp32 exactly as the reference (transformers'
+// LlamaRotaryEmbedding): from an fp32 exponent, so the angles match it bit for bit.
+at::Tensor plain_inv_freq(double base, int64_t head_dim) {
+  at::Tensor exponent = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / static_cast<float>(head_dim);
+  return (1.0 / at::pow(base, exponent)).to(at::kFloat).contiguous();
+}
+
+}  // namespace
+
 Rope::Rope(const RopeParams& params) : params_(params) {
-  // Computed in fp32 exactly as the reference (transformers' LlamaRotaryEmbedding):
-  // base^(2i/d) from an fp32 exponent, so the angles match it bit for bit.
   const int64_t half = params_.head_dim / 2;
-  at::Tensor exponent = at::arange(0, params_.head_dim, 2, at::kLong).to(at::kFloat) /
-                        static_cast<float>(params_.head_dim);
-  inv_freq_ = 1.0 / at::pow(params_.freq_base, exponent);
+  inv_freq_ = plain_inv_freq(params_.freq_base, params_.head_dim);
+  if (params_.local_freq_base > 0) local_inv_freq_ = plain_inv_freq(params_.local_freq_base, params_.head_dim);
   if (!params_.freq_factors.empty()) {
     inv_freq_ = inv_freq_ / at::tensor(params_.freq_factors, at::kFloat).narrow(0, 0, half);
   }
@@ -19,12 +27,16 @@ Rope::Rope(const RopeParams& params) : params_(params) {
 }
 
 Rope::Table Rope::table(const at::Tensor& positions, at::ScalarType dtype) const {
-  return table(positions, inv_freq_.to(positions.device()), dtype);
+  Table t = table(positions, inv_freq_.to(positions.device()), dtype);
+  if (local_inv_freq_.defined()) {
+    t.local = std::make_shared<const Table>(table(positions, local_inv_freq_.to(positions.device()), dtype));
+  }
+  return t;
 }
 
 Rope::Table Rope::table(const at::Tensor& positions, const at::Tensor& inv_freq, at::ScalarType dtype) {
   const at::Tensor angles = positions.to(at::kFloat).unsqueeze(1) * inv_freq.unsqueeze(0);  // [n, d/2]
-  Table t{angles.cos().to(dtype), angles.sin().to(dtype), {}, {}};
+  Table t{angles.cos().to(dtype), angles.sin().to(dtype), {}, {}, nullptr};
   if (angles.is_cuda()) {
     t.cos_full = at::cat({t.cos, t.cos}, -1);
     t.sin_signed = at::cat({-t.sin, t.sin}, -1);
@@ -34,7 +46,8 @@ Rope::Table Rope::table(const at::Tensor& positions, const at::Tensor& inv_freq,
 
 Rope::Table Rope::Table::rows(const at::Tensor& rows) const {
   auto pick = [&](const at::Tensor& t) { return t.defined() ? t.index_select(0, rows) : t; };
-  return {pick(cos), pick(sin), pick(cos_full), pick(sin_signed)};
+  return {pick(cos), pick(sin), pick(cos_full), pick(sin_signed),
+          local ? std::make_shared<const Table>(local->rows(rows)) : nullptr};
 }
 
 at::Tensor Rope::apply(const at::Tensor& x, const Table& table) {

@@ -93,6 +93,7 @@ class FusedEncoderPlan final : public AttentionPlan {
 Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                                         const KvCache* context) const {
   const int64_t n_layer = config.n_layer, H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
+  if (auto checked = check_full_attention("block attention's encoder"); !checked.ok()) return checked.error();
   for (size_t b = 0; b < blocks.size(); ++b) {
     if (blocks[b].empty()) return Error{ErrorCode::kInvalidArgument, "block " + std::to_string(b) + " has no tokens"};
   }

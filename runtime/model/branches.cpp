@@ -69,6 +69,7 @@ Result<at::Tensor> Model::forward_branches(const std::vector<std::vector<int32_t
 }
 
 Result<BranchCache> Model::Impl::new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const {
+  if (auto checked = check_full_attention("branch decoding"); !checked.ok()) return checked.error();
   if (branches < 1 || capacity < 1) {
     return Error{ErrorCode::kInvalidArgument, "new_branches() needs at least 1 branch of at least 1 token; got " +
                                                   std::to_string(branches) + " of " + std::to_string(capacity)};

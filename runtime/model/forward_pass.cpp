@@ -8,23 +8,33 @@
 namespace kvframe::runtime {
 
 template <class K>
-typename K::Rows forward_layers(K& kernels, int64_t n_layer) {
+typename K::Rows forward_layers(K& kernels, const ModelConfig& config) {
   typename K::Rows x = kernels.embed();
-  for (int64_t l = 0; l < n_layer; ++l) {
+  for (int64_t l = 0; l < config.n_layer; ++l) {
     auto qkv = kernels.project(kernels.rms_norm(x, l, Norm::kAttention), l, Projection::kQkv);
-    auto attended = kernels.attend(l, kernels.rope(qkv));
+    if (config.qk_norm) qkv = kernels.qk_norm(qkv, l);
+    auto attended = kernels.attend(l, kernels.rope(qkv, l));
     if (K::ended(attended)) break;  // the plan needs nothing past this layer's keys and values
     x = kernels.keep_rows(x, l);
-    x = kernels.add_projection(x, attended, l, Projection::kOutput);
+    if (config.post_norms) {
+      x = kernels.add_normed(x, kernels.project(attended, l, Projection::kOutput), l, Norm::kPostAttention);
+    } else {
+      x = kernels.add_projection(x, attended, l, Projection::kOutput);
+    }
 
-    // SwiGLU feed-forward.
+    // Gated feed-forward.
     auto gate_up = kernels.project(kernels.rms_norm(x, l, Norm::kFeedForward), l, Projection::kGateUp);
-    x = kernels.add_projection(x, kernels.swiglu(gate_up), l, Projection::kDown);
+    if (config.post_norms) {
+      x = kernels.add_normed(x, kernels.project(kernels.gated(gate_up), l, Projection::kDown), l,
+                             Norm::kPostFeedForward);
+    } else {
+      x = kernels.add_projection(x, kernels.gated(gate_up), l, Projection::kDown);
+    }
   }
   return x;
 }
 
-template Model::Impl::TorchKernels::Rows forward_layers(Model::Impl::TorchKernels&, int64_t);
-template Model::Impl::StepKernels::Rows forward_layers(Model::Impl::StepKernels&, int64_t);
+template Model::Impl::TorchKernels::Rows forward_layers(Model::Impl::TorchKernels&, const ModelConfig&);
+template Model::Impl::StepKernels::Rows forward_layers(Model::Impl::StepKernels&, const ModelConfig&);
 
 }  // namespace kvframe::runtime

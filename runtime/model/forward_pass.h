@@ -4,10 +4,15 @@
 // (training.cpp) and the CPU's decoding steps (cpu_step.cpp) — runs
 // forward_layers() (forward_pass.cpp), one layer loop:
 //
-//   x = embed(ids)
+//   x = embed(ids)                                  (times sqrt(n_embd): Gemma 3)
 //   per layer:  q, k, v = Wqkv · rms(x)            (+ the adapter, when it applies)
-//               x += Wo · attend(l, rope(q), rope(k), v)
-//               x += Wdown · (silu(Wgate · rms(x)) * Wup · rms(x))
+//               q, k = rms(q), rms(k) per head       (Qwen3, Gemma 3)
+//               x += Wo · attend(l, rope_l(q), rope_l(k), v)
+//               x += Wdown · (act(Wgate · rms(x)) * Wup · rms(x))
+//   act is silu (SwiGLU) or tanh-GELU (Gemma's GeGLU); Gemma 3 also
+//   RMS-norms each residual branch before adding it, and its local layers
+//   rotate at a RoPE base of their own and see a sliding window of keys
+//   (the plan's to apply: ModelConfig::window).
 //
 // The loop is written once over a kernel backend, as llama.cpp runs one graph
 // on several backends: TorchKernels (torch_kernels.h) computes each step with
@@ -23,6 +28,8 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+
+#include "kvframe/runtime/model.h"
 
 namespace kvframe::runtime {
 
@@ -47,22 +54,25 @@ class AttentionPlan {
 
 // A layer's two norms and four (fused) projections, as the loop names them
 // to its backend.
-enum class Norm { kAttention, kFeedForward };
+enum class Norm { kAttention, kFeedForward, kPostAttention, kPostFeedForward };
 enum class Projection { kQkv, kOutput, kGateUp, kDown };
 
-// The loop over n_layer layers on a kernel backend K, which supplies:
+// The loop over the config's layers on a kernel backend K, which supplies:
 //   K::Rows                       the tokens' activations, one row a token
-//   embed()                       the tokens' embeddings
+//   embed()                       the tokens' embeddings (scaled)
 //   rms_norm(x, l, norm)          layer l's RMS norm of x
 //   project(x, l, projection)     x W^T (+ bias) (+ the adapter's update)
-//   rope(qkv)                     queries and keys rotated at their positions
+//   qk_norm(qkv, l)               each Q and K head of qkv RMS-normed
+//   rope(qkv, l)                  queries and keys rotated at their positions,
+//                                 with layer l's base
 //   attend(l, rotated)            the attention's output, or an ended() value
 //                                 when the pass stops after layer l's keys
 //   keep_rows(x, l)               x's rows the pass goes on with
 //   add_projection(x, y, l, p)    x + project(y, l, p)
-//   swiglu(gate_up)               silu(gate) * up
+//   add_normed(x, y, l, norm)     x + rms_norm(y, l, norm)
+//   gated(gate_up)                act(gate) * up
 // Returns the last hidden states (or those of the layer where it ended).
 template <class K>
-typename K::Rows forward_layers(K& kernels, int64_t n_layer);
+typename K::Rows forward_layers(K& kernels, const ModelConfig& config);
 
 }  // namespace kvframe::runtime

@@ -40,33 +40,39 @@ class CachePlan final : public AttentionPlan {
     const int64_t n = q.size(0), start = cache_.length;
     cache_.k[l].narrow(1, start, n).copy_(k.transpose(0, 1));
     cache_.v[l].narrow(1, start, n).copy_(v.transpose(0, 1));
-    return attention(q, cache_.k[l].narrow(1, 0, start + n), cache_.v[l].narrow(1, 0, start + n), start);
+    return attention(q, cache_.k[l].narrow(1, 0, start + n), cache_.v[l].narrow(1, 0, start + n), start,
+                     config_.window(l));
   }
 
  private:
   // Causal attention of the n new queries (entries start .. start+n-1) over
   // the cached keys of one layer, in chunks of query rows so the score matrix
-  // stays small at 8K-token prefills and each chunk reads only the keys it can see.
-  at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t start) const {
+  // stays small at 8K-token prefills and each chunk reads only the keys it
+  // can see. window > 0: each query sees only that many entries, its own
+  // last (a cache with a window has no padding: entries are positions).
+  at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t start,
+                       int64_t window) const {
     constexpr int64_t kQueryChunk = 512;
     const int64_t n = q.size(0);
+    if (window >= start + n) window = 0;  // the window reaches every entry
     // Unmasked attention on CUDA goes to torch's flash kernels (a decoding
     // step, a prefill, a query after cached blocks); masked shapes keep the path below.
-    if (!padding_.defined() && (n == 1 || start == 0 ? fused_.cache : fused_.cache_after)) {
+    if (!padding_.defined() && window == 0 && (n == 1 || start == 0 ? fused_.cache : fused_.cache_after)) {
       return fused_cache_attention(q, keys, values, fused_.folded);
     }
-    if (n <= kQueryChunk) return chunk(q, keys, values);
+    if (n <= kQueryChunk) return chunk(q, keys, values, window);
     std::vector<at::Tensor> parts;
     for (int64_t i = 0; i < n; i += kQueryChunk) {
       const int64_t rows = std::min(kQueryChunk, n - i), visible = start + i + rows;
-      parts.push_back(chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible), values.narrow(1, 0, visible)));
+      parts.push_back(chunk(q.narrow(0, i, rows), keys.narrow(1, 0, visible), values.narrow(1, 0, visible), window));
     }
     return at::cat(parts);
   }
 
   // n queries over L keys, the last n of which are the queries' own entries;
-  // padding_ (if defined) masks the leading padding_.size(0) keys.
-  at::Tensor chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values) const {
+  // padding_ (if defined) masks the leading padding_.size(0) keys, and a
+  // window > 0 the keys more than window - 1 entries before each query.
+  at::Tensor chunk(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t window) const {
     const ModelConfig& c = config_;
     const int64_t n = q.size(0), H = c.n_head, KH = c.n_head_kv, G = H / KH, d = c.head_dim, L = keys.size(1);
     // Query head h reads key/value head h / G: group the G heads of each KV head
@@ -85,6 +91,13 @@ class CachePlan final : public AttentionPlan {
       scores.view({KH, G, n, L}).narrow(3, L - n, n).masked_fill_(future, -INFINITY);
     }
     if (padding_.defined()) scores.narrow(2, 0, padding_.size(0)).masked_fill_(padding_, -INFINITY);
+    if (window > 0 && L > window) {
+      const auto longs = at::TensorOptions(at::kLong).device(q.device());
+      // Query i is entry L - n + i: keys up to entry L - n + i - window are out of its reach.
+      at::Tensor reach = at::arange(L - n - window, L - window, longs).unsqueeze(1);  // [n, 1]
+      at::Tensor behind = at::arange(0, L, longs).unsqueeze(0) <= reach;               // [n, L]
+      scores.view({KH, G, n, L}).masked_fill_(behind, -INFINITY);
+    }
     at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());  // softmax in fp32 whatever the dtype
     at::Tensor out = at::matmul(probs, values);                          // [KH, G n, d]
     return out.view({KH, G, n, d}).permute({2, 0, 1, 3}).reshape({n, H * d});
@@ -132,7 +145,10 @@ class SequencesPlan final : public AttentionPlan {
 
 void Model::Impl::use_fused_kernels(bool cuda_graphs) {
   fused_kernels = fused_support(device, dtype);
-  if (cuda_graphs && fused_kernels.step) graphs = std::make_shared<DecodeGraphs>(device, dtype, rope);
+  // A graph's step attends over the whole cache at the global RoPE base.
+  if (cuda_graphs && fused_kernels.step && config.sliding_window == 0) {
+    graphs = std::make_shared<DecodeGraphs>(device, dtype, rope);
+  }
 }
 
 Status Model::Impl::check_padding(const KvCache& cache) const {
@@ -147,6 +163,19 @@ Status Model::Impl::check_padding(const KvCache& cache) const {
                      " of shape " + c10::str(p.sizes()) + " on " + p.device().str()};
   }
   return {};
+}
+
+Status Model::Impl::check_window(const KvCache& cache) const {
+  if (config.sliding_window == 0 || !cache.padding.defined()) return {};
+  return Error{ErrorCode::kUnsupportedArch, "a cache with padding (block attention's assembled KV) on a model with "
+                                            "sliding-window layers (" + config.arch + ") is not supported yet; run "
+                                            "the session in `full` mode"};
+}
+
+Status Model::Impl::check_full_attention(const std::string& what) const {
+  if (config.sliding_window == 0) return {};
+  return Error{ErrorCode::kUnsupportedArch, what + " is not supported yet on a model with sliding-window layers (" +
+                                                config.arch + "); run the session in `full` mode"};
 }
 
 Error backend_error(const c10::Error& e, const std::string& doing) {
@@ -369,6 +398,7 @@ Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache
                                               std::to_string(n) + " do not fit — allocate a larger cache"};
   }
   if (auto checked = check_padding(cache); !checked.ok()) return checked.error();
+  if (auto checked = check_window(cache); !checked.ok()) return checked.error();
   c10::InferenceMode inference;  // no autograd bookkeeping
   // On the host: the step path reads them there, and the check costs no device sync.
   const at::Tensor ids = tokens.to(at::kCPU, at::kLong).reshape({n}).contiguous();
@@ -424,6 +454,7 @@ Result<at::Tensor> Model::Impl::forward_sequences(const std::vector<SequenceStep
       if (steps[t].cache == one.cache) return Error{ErrorCode::kInvalidArgument, which + " shares its cache"};
     }
     if (auto checked = check_cache(*one.cache, which + "'s cache"); !checked.ok()) return checked.error();
+    if (auto checked = check_window(*one.cache); !checked.ok()) return checked.error();
     const auto n = static_cast<int64_t>(one.tokens.size());
     if (one.cache->length + n > one.cache->capacity) {
       return Error{ErrorCode::kContextFull, which + "'s cache holds " + std::to_string(one.cache->capacity) +

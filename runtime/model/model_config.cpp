@@ -1,5 +1,6 @@
 // Hyperparameters from GGUF metadata. Keys are "{arch}.<name>" as written by
 // llama.cpp's convert_hf_to_gguf.py.
+#include <cmath>
 #include <string>
 
 #include "kvframe/runtime/model.h"
@@ -8,11 +9,51 @@ namespace kvframe::runtime {
 namespace {
 
 // Architectures whose tensors and hyperparameters this decoder covers.
-// Mistral and SmolLM2 convert as 'llama'.
-bool supported_arch(const std::string& arch) { return arch == "llama" || arch == "qwen2"; }
+// Mistral and SmolLM2 convert as 'llama', Llama 3.2 too (llama3 RoPE scaling).
+bool supported_arch(const std::string& arch) {
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3";
+}
 
 Error bad_value(const std::string& key, const std::string& why) {
   return {ErrorCode::kCorrupt, "metadata '" + key + "' " + why + "; the file is damaged or not a decoder model"};
+}
+
+// Gemma 3's variations of the layer loop, as llama.cpp reads them
+// (src/models/gemma3.cpp): local layers in a repeating pattern whose last
+// layer is global, a RoPE base of their own, scaled embeddings, QK and post
+// norms, GeGLU.
+Status read_gemma3(const GgufFile& file, ModelConfig& c) {
+  const std::string p = c.arch + ".";
+  if (c.n_layer == 62) {
+    return Error{ErrorCode::kUnsupportedArch, "Gemma 3 27B scales attention by n_embd / n_head, not the head size; "
+                                              "kvframe runs the 270M to 12B shapes"};
+  }
+  if (auto cap = file.get_float(p + "final_logit_softcapping"); cap && *cap != 0.0) {
+    return Error{ErrorCode::kUnsupportedArch, "'" + p + "final_logit_softcapping' is set; kvframe runs Gemma 3 without it"};
+  }
+  c.qk_norm = c.post_norms = true;
+  c.gate = ModelConfig::Gate::kGeluTanh;
+  c.embed_scale = std::sqrt(static_cast<double>(c.n_embd));
+  auto window = file.get_int(p + "attention.sliding_window");
+  if (!window || *window <= 0) return {};  // every layer global
+  c.sliding_window = *window;
+  int64_t pattern = 6;  // llama.cpp's default for gemma3
+  if (file.find(p + "attention.sliding_window_pattern")) {
+    auto value = file.get_int(p + "attention.sliding_window_pattern");
+    if (!value) {
+      return Error{ErrorCode::kUnsupportedArch, "'" + p + "attention.sliding_window_pattern' is not one integer "
+                                                "(a per-layer list is not supported)"};
+    }
+    if (*value < 0 || *value > c.n_layer) return bad_value(p + "attention.sliding_window_pattern", "is out of range");
+    pattern = *value;
+  }
+  c.local_layers.resize(static_cast<size_t>(c.n_layer));
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    c.local_layers[static_cast<size_t>(l)] = pattern == 0 || l % pattern < pattern - 1;
+  }
+  auto local_base = file.get_float(p + "rope.freq_base_swa");
+  c.rope.local_freq_base = local_base ? *local_base : 10000.0;
+  return {};
 }
 
 }  // namespace
@@ -31,7 +72,7 @@ Result<ModelConfig> read_model_config(const GgufFile& file) {
   if (!supported_arch(c.arch)) {
     return Error{ErrorCode::kUnsupportedArch,
                  "general.architecture is '" + c.arch +
-                     "'; kvframe runs 'llama' (Llama, Mistral, SmolLM2) and 'qwen2' files"};
+                     "'; kvframe runs 'llama' (Llama, Mistral, SmolLM2, Llama 3.2), 'qwen2', 'qwen3' and 'gemma3' files"};
   }
   auto name = file.get_string("general.name");
   c.name = name ? *name : c.arch;
@@ -96,6 +137,10 @@ Result<ModelConfig> read_model_config(const GgufFile& file) {
 
   c.tied_embeddings = file.find_tensor("output.weight") == nullptr;
   c.qkv_bias = file.find_tensor("blk.0.attn_q.bias") != nullptr;
+  c.qk_norm = c.arch == "qwen3";
+  if (c.arch == "gemma3") {
+    if (Status gemma = read_gemma3(file, c); !gemma.ok()) return gemma.error();
+  }
   return c;
 }
 

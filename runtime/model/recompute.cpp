@@ -138,6 +138,7 @@ Status Model::recompute(KvCache& cache, const std::vector<int32_t>& tokens, cons
 Status Model::Impl::recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
                               const std::vector<int64_t>& positions, const at::Tensor& entry_positions,
                               const RecomputeSelection* selection) const {
+  if (auto checked = check_full_attention("recomputing entries in context"); !checked.ok()) return checked.error();
   const auto T = static_cast<int64_t>(tokens.size());
   if (T == 0 || entries.size() != tokens.size() || positions.size() != tokens.size()) {
     return Error{ErrorCode::kInvalidArgument, "recompute() needs tokens, entries and positions of one size (> 0)"};

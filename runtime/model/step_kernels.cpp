@@ -86,15 +86,18 @@ inline const float* fp32_row(const c10::BFloat16* rows, int64_t entry, int64_t d
 // One layer's attention for the n new rows, whose keys and values are
 // already in the cache at entries length .. length + n - 1. Row i sees the
 // entries before `length` that padding (may be null) does not mask, and the
-// new entries up to its own. Query head h reads key/value head h / G.
+// new entries up to its own; with a window > 0, only the last `window` of
+// those (entries are positions here: a cache with padding has no window).
+// Query head h reads key/value head h / G.
 //
 // Split as flash-decoding does, so both cores share even one row's work: a
 // task is one key/value head of one row over one span of keys, and keeps its
 // own softmax (max, sum, weighted values) for the G query heads that read
 // that key head; the spans are then merged. T: the cache's element type.
 template <typename T>
-void attend_rows(const ModelConfig& c, const float* qkv, int64_t n, const T* keys, const T* values, int64_t capacity,
-            int64_t length, const bool* padding, float* out, std::vector<float>& partial_buffer) {
+void attend_rows(const ModelConfig& c, int64_t window, const float* qkv, int64_t n, const T* keys, const T* values,
+                 int64_t capacity, int64_t length, const bool* padding, float* out,
+                 std::vector<float>& partial_buffer) {
   constexpr int64_t kSpan = 256;  // keys per task
   const int64_t H = c.n_head, KH = c.n_head_kv, G = H / KH, d = c.head_dim;
   const int64_t qkv_stride = (H + 2 * KH) * d;
@@ -108,7 +111,10 @@ void attend_rows(const ModelConfig& c, const float* qkv, int64_t n, const T* key
     float row[512];           // one key or value row in fp32 (head_dim <= 512, checked at load)
     for (int64_t task = begin; task < end; ++task) {
       const int64_t span = task % spans, kh = task / spans % KH, i = task / spans / KH;
-      const int64_t first = span * kSpan, last = std::min(first + kSpan, length + i + 1);  // keys [first, last)
+      // Keys [first, last): this span's, up to the row's own entry and, in a
+      // local layer, from the first its window reaches.
+      const int64_t last = std::min(span * kSpan + kSpan, length + i + 1);
+      const int64_t first = std::max(span * kSpan, window > 0 ? length + i + 1 - window : 0);
       float* partial = partials + task * partial_size;
       for (int64_t g = 0; g < G; ++g) {
         partial[g * (d + 2)] = minus_inf;
@@ -188,7 +194,7 @@ void write_entries(T* dst, const float* src, int64_t n, int64_t src_stride, int6
 
 // Buffers of one step, reused across steps of the same thread.
 struct Model::Impl::StepKernels::Scratch {
-  std::vector<float> x, normed, qkv, attended, out, gate_up, act, rank, cos, sin, partials;
+  std::vector<float> x, normed, qkv, attended, out, gate_up, act, rank, cos, sin, local_cos, local_sin, partials;
   static Scratch& of_this_thread() {
     thread_local Scratch s;
     return s;
@@ -210,37 +216,59 @@ Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, con
   sized(s.out, n_ * E);
   sized(s.gate_up, n_ * 2 * F);
   sized(s.act, n_ * F);
-  sized(s.cos, n_ * half);
-  sized(s.sin, n_ * half);
 
-  const float* inv_freq = model.rope.inv_freq().data_ptr<float>();
-  for (const StepSegment& segment : segments) {
-    for (int64_t k = 0; k < segment.n; ++k) {
-      const int64_t i = segment.first + k;
-      const auto position = static_cast<float>(segment.cache->next_position + k);
-      for (int64_t j = 0; j < half; ++j) {
-        const float angle = position * inv_freq[j];
-        s.cos[static_cast<size_t>(i * half + j)] = std::cos(angle);
-        s.sin[static_cast<size_t>(i * half + j)] = std::sin(angle);
+  // The rows' RoPE angles, and at the local layers' base where it differs.
+  auto angles = [&](const float* inv_freq, std::vector<float>& cos, std::vector<float>& sin) {
+    sized(cos, n_ * half);
+    sized(sin, n_ * half);
+    for (const StepSegment& segment : segments) {
+      for (int64_t k = 0; k < segment.n; ++k) {
+        const int64_t i = segment.first + k;
+        const auto position = static_cast<float>(segment.cache->next_position + k);
+        for (int64_t j = 0; j < half; ++j) {
+          const float angle = position * inv_freq[j];
+          cos[static_cast<size_t>(i * half + j)] = std::cos(angle);
+          sin[static_cast<size_t>(i * half + j)] = std::sin(angle);
+        }
       }
     }
-  }
+  };
+  angles(model.rope.inv_freq().data_ptr<float>(), s.cos, s.sin);
+  if (!c.local_layers.empty()) angles(model.rope.inv_freq(true).data_ptr<float>(), s.local_cos, s.local_sin);
   if (adapted && model.adapter) loras_.push_back(&LoraAccess::of(*model.adapter).fused(at::kFloat));
   for (const auto& merged : model.merged_step_lora) loras_.push_back(&merged);
 }
 
 float* Model::Impl::StepKernels::embed() {
   const int64_t E = model_.config.n_embd;
-  for (int64_t i = 0; i < n_; ++i) model_.step->embed().dequantize_row(ids_[i], scratch_.x.data() + i * E);
-  return scratch_.x.data();
+  float* x = scratch_.x.data();
+  for (int64_t i = 0; i < n_; ++i) model_.step->embed().dequantize_row(ids_[i], x + i * E);
+  if (model_.config.embed_scale != 1.0) {
+    const auto scale = static_cast<float>(model_.config.embed_scale);
+    for (int64_t j = 0; j < n_ * E; ++j) x[j] *= scale;
+  }
+  return x;
 }
 
 float* Model::Impl::StepKernels::rms_norm(const float* x, int64_t layer, Norm norm) {
-  const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
-  const at::Tensor& weight = norm == Norm::kAttention ? w.attn_norm : w.ffn_norm;
+  const at::Tensor& weight = model_.weights.layers[static_cast<size_t>(layer)].norm(norm);
   const ModelConfig& c = model_.config;
   rms_norm_rows(x, weight.data_ptr<float>(), n_, c.n_embd, c.rms_eps, scratch_.normed.data());
   return scratch_.normed.data();
+}
+
+// Each Q and K head normed in place over its head_dim values.
+float* Model::Impl::StepKernels::qk_norm(float* qkv, int64_t layer) {
+  const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
+  const ModelConfig& c = model_.config;
+  const int64_t H = c.n_head, KH = c.n_head_kv, d = c.head_dim, stride = (H + 2 * KH) * d;
+  for (int64_t i = 0; i < n_; ++i) {
+    for (int64_t h = 0; h < H + KH; ++h) {
+      float* head = qkv + i * stride + h * d;
+      rms_norm_rows(head, (h < H ? w.q_norm : w.k_norm).data_ptr<float>(), 1, d, c.rms_eps, head);
+    }
+  }
+  return qkv;
 }
 
 float* Model::Impl::StepKernels::project(const float* x, int64_t layer, Projection projection) {
@@ -266,11 +294,12 @@ float* Model::Impl::StepKernels::project(const float* x, int64_t layer, Projecti
   return y;
 }
 
-float* Model::Impl::StepKernels::rope(float* qkv) {
+float* Model::Impl::StepKernels::rope(float* qkv, int64_t layer) {
   const ModelConfig& c = model_.config;
+  const bool local = c.is_local(layer);
   // Q and K heads lie side by side.
-  rotate(qkv, n_, c.n_head + c.n_head_kv, (c.n_head + 2 * c.n_head_kv) * c.head_dim, c.head_dim, scratch_.cos.data(),
-         scratch_.sin.data());
+  rotate(qkv, n_, c.n_head + c.n_head_kv, (c.n_head + 2 * c.n_head_kv) * c.head_dim, c.head_dim,
+         (local ? scratch_.local_cos : scratch_.cos).data(), (local ? scratch_.local_sin : scratch_.sin).data());
   return qkv;
 }
 
@@ -291,7 +320,7 @@ float* Model::Impl::StepKernels::attend(int64_t layer, const float* qkv) {
       write_entries(values + entry, seg_qkv + (H + KH + kh) * d, segment.n, qkv_rows, d);
     }
     const bool* padding = cache.padding.defined() ? cache.padding.data_ptr<bool>() : nullptr;
-    attend_rows(c, seg_qkv, segment.n, keys, values, cache.capacity, cache.length, padding,
+    attend_rows(c, c.window(layer), seg_qkv, segment.n, keys, values, cache.capacity, cache.length, padding,
                 scratch_.attended.data() + segment.first * H * d, scratch_.partials);
   };
   for (const StepSegment& segment : segments_) {
@@ -311,12 +340,26 @@ float* Model::Impl::StepKernels::add_projection(float* x, const float* y, int64_
   return x;
 }
 
-float* Model::Impl::StepKernels::swiglu(const float* gate_up) {
+float* Model::Impl::StepKernels::add_normed(float* x, const float* y, int64_t layer, Norm norm) {
+  const float* normed = rms_norm(y, layer, norm);
+  const int64_t count = n_ * model_.config.n_embd;
+  for (int64_t j = 0; j < count; ++j) x[j] += normed[j];
+  return x;
+}
+
+float* Model::Impl::StepKernels::gated(const float* gate_up) {
   const int64_t F = model_.config.n_ff;
+  const bool gelu = model_.config.gate == ModelConfig::Gate::kGeluTanh;
   float* act = scratch_.act.data();
   for (int64_t i = 0; i < n_; ++i) {
     const float* g = gate_up + i * 2 * F;
-    for (int64_t j = 0; j < F; ++j) act[i * F + j] = g[j] / (1.0f + std::exp(-g[j])) * g[F + j];  // silu(gate) * up
+    for (int64_t j = 0; j < F; ++j) {
+      const float v = g[j];
+      // tanh-GELU as torch's gelu(approximate="tanh"), or silu.
+      const float a = gelu ? 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)))
+                           : v / (1.0f + std::exp(-v));
+      act[i * F + j] = a * g[F + j];
+    }
   }
   return act;
 }
@@ -345,7 +388,7 @@ at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, const std::vector<StepSe
                                     bool adapted) const {
   fit_threads_to_free_cores();
   StepKernels kernels(*this, ids, segments, adapted);
-  return kernels.logits(forward_layers(kernels, config.n_layer), all_logits);
+  return kernels.logits(forward_layers(kernels, config), all_logits);
 }
 
 }  // namespace kvframe::runtime

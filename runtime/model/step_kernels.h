@@ -35,12 +35,14 @@ class Model::Impl::StepKernels {
   float* embed();
   float* rms_norm(const float* x, int64_t layer, Norm norm);
   float* project(const float* x, int64_t layer, Projection projection);
-  float* rope(float* qkv);
+  float* qk_norm(float* qkv, int64_t layer);
+  float* rope(float* qkv, int64_t layer);
   float* attend(int64_t layer, const float* qkv);
   static bool ended(const float* /*attended*/) { return false; }  // a step runs every layer
   float* keep_rows(float* x, int64_t /*layer*/) { return x; }
   float* add_projection(float* x, const float* y, int64_t layer, Projection projection);
-  float* swiglu(const float* gate_up);
+  float* add_normed(float* x, const float* y, int64_t layer, Norm norm);
+  float* gated(const float* gate_up);
 
   // fp32 logits of the last hidden states x: every token's [n, n_vocab] when
   // all_logits, else each segment's last token's [segments, n_vocab].

@@ -36,11 +36,22 @@ Model::Impl::TorchKernels::Parts Model::Impl::TorchKernels::parts(int64_t layer,
   return {w.w_down, kNoBias, pairs ? &pairs->down : nullptr};
 }
 
-at::Tensor Model::Impl::TorchKernels::embed() const { return model_.weights.embed.index_select(0, ids_); }
+at::Tensor Model::Impl::TorchKernels::embed() const {
+  at::Tensor x = model_.weights.embed.index_select(0, ids_);
+  return model_.config.embed_scale == 1.0 ? x : x * model_.config.embed_scale;
+}
 
 at::Tensor Model::Impl::TorchKernels::rms_norm(const at::Tensor& x, int64_t layer, Norm norm) const {
+  return model_.rms_norm(x, model_.weights.layers[static_cast<size_t>(layer)].norm(norm));
+}
+
+at::Tensor Model::Impl::TorchKernels::qk_norm(const at::Tensor& qkv, int64_t layer) const {
+  const ModelConfig& c = model_.config;
   const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
-  return model_.rms_norm(x, norm == Norm::kAttention ? w.attn_norm : w.ffn_norm);
+  const int64_t T = qkv.size(0), H = c.n_head, KH = c.n_head_kv, d = c.head_dim;
+  const at::Tensor q = model_.rms_norm(qkv.narrow(1, 0, H * d).view({T, H, d}), w.q_norm);
+  const at::Tensor k = model_.rms_norm(qkv.narrow(1, H * d, KH * d).view({T, KH, d}), w.k_norm);
+  return at::cat({q.view({T, H * d}), k.view({T, KH * d}), qkv.narrow(1, (H + KH) * d, KH * d)}, 1);
 }
 
 // x W^T (+ bias) (+ the adapter's low-rank update of this projection).
@@ -54,11 +65,12 @@ at::Tensor Model::Impl::TorchKernels::project(const at::Tensor& x, int64_t layer
   return apply(parts(layer, projection), x);
 }
 
-Model::Impl::TorchKernels::Rotated Model::Impl::TorchKernels::rope(const at::Tensor& qkv) const {
+Model::Impl::TorchKernels::Rotated Model::Impl::TorchKernels::rope(const at::Tensor& qkv, int64_t layer) const {
   const ModelConfig& c = model_.config;
   const int64_t heads = c.n_head + c.n_head_kv;
   // Queries and keys are adjacent heads: one rotation for both.
-  return {qkv, Rope::apply(qkv.narrow(1, 0, heads * c.head_dim).view({qkv.size(0), heads, c.head_dim}), table_)};
+  return {qkv, Rope::apply(qkv.narrow(1, 0, heads * c.head_dim).view({qkv.size(0), heads, c.head_dim}),
+                           table_.of(c.is_local(layer)))};
 }
 
 at::Tensor Model::Impl::TorchKernels::attend(int64_t layer, const Rotated& rotated) {
@@ -88,16 +100,23 @@ at::Tensor Model::Impl::TorchKernels::add_projection(const at::Tensor& residual,
   return residual + apply(p, x);
 }
 
-at::Tensor Model::Impl::TorchKernels::swiglu(const at::Tensor& gate_up) const {
+at::Tensor Model::Impl::TorchKernels::add_normed(const at::Tensor& residual, const at::Tensor& x, int64_t layer,
+                                                  Norm norm) const {
+  return residual + rms_norm(x, layer, norm);
+}
+
+at::Tensor Model::Impl::TorchKernels::gated(const at::Tensor& gate_up) const {
   const int64_t F = model_.config.n_ff;
-  return at::silu(gate_up.narrow(1, 0, F)) * gate_up.narrow(1, F, F);
+  const at::Tensor gate = gate_up.narrow(1, 0, F);
+  const at::Tensor act = model_.config.gate == ModelConfig::Gate::kGeluTanh ? at::gelu(gate, "tanh") : at::silu(gate);
+  return act * gate_up.narrow(1, F, F);
 }
 
 at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan,
                             bool adapted) const {
   if (device.is_cpu()) fit_threads_to_free_cores();
   TorchKernels kernels(*this, ids, rope_table, plan, adapted);
-  return forward_layers(kernels, config.n_layer);
+  return forward_layers(kernels, config);
 }
 
 at::Tensor Model::Impl::head(const at::Tensor& hidden) const {

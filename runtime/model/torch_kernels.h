@@ -29,13 +29,15 @@ class Model::Impl::TorchKernels {
   at::Tensor embed() const;
   at::Tensor rms_norm(const at::Tensor& x, int64_t layer, Norm norm) const;
   at::Tensor project(const at::Tensor& x, int64_t layer, Projection projection) const;
-  Rotated rope(const at::Tensor& qkv) const;
+  at::Tensor qk_norm(const at::Tensor& qkv, int64_t layer) const;
+  Rotated rope(const at::Tensor& qkv, int64_t layer) const;
   at::Tensor attend(int64_t layer, const Rotated& rotated);
   static bool ended(const at::Tensor& attended) { return !attended.defined(); }
   at::Tensor keep_rows(const at::Tensor& x, int64_t layer);
   at::Tensor add_projection(const at::Tensor& residual, const at::Tensor& x, int64_t layer,
                             Projection projection) const;
-  at::Tensor swiglu(const at::Tensor& gate_up) const;
+  at::Tensor add_normed(const at::Tensor& residual, const at::Tensor& x, int64_t layer, Norm norm) const;
+  at::Tensor gated(const at::Tensor& gate_up) const;
 
  private:
   // A projection's weight, bias (may be undefined) and adapter pair (may be null).

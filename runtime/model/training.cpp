@@ -125,6 +125,7 @@ Result<at::Tensor> Model::forward_over(const std::vector<int32_t>& tokens, const
 }
 
 Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMask mask, bool after_prefix) const {
+  if (auto checked = check_full_attention("training"); !checked.ok()) return checked.error();
   const int64_t P = static_cast<int64_t>(sample.prefix.size()), S = sample.context_tokens();
   if (S == 0) return Error{ErrorCode::kInvalidArgument, "the sample has no context: no prefix and no blocks"};
   for (size_t b = 0; b < sample.blocks.size(); ++b) {

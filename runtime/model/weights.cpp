@@ -113,6 +113,18 @@ Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t laye
   w.ffn_norm = load.place_fp32(ffn_norm);
   w.w_gate_up = load.place(at::cat({gate, up}));
   w.w_down = load.place(down);
+  if (c.qk_norm) {
+    KV_TRY(q_norm, load.cpu(p + "attn_q_norm.weight", {c.head_dim}));
+    KV_TRY(k_norm, load.cpu(p + "attn_k_norm.weight", {c.head_dim}));
+    w.q_norm = load.place_fp32(q_norm);
+    w.k_norm = load.place_fp32(k_norm);
+  }
+  if (c.post_norms) {
+    KV_TRY(post_attn_norm, load.cpu(p + "post_attention_norm.weight", {c.n_embd}));
+    KV_TRY(post_ffn_norm, load.cpu(p + "post_ffw_norm.weight", {c.n_embd}));
+    w.post_attn_norm = load.place_fp32(post_attn_norm);
+    w.post_ffn_norm = load.place_fp32(post_ffn_norm);
+  }
   return w;
 }
 
@@ -141,7 +153,7 @@ at::Tensor permute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t he
 Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Device device,
                              at::ScalarType dtype,
                              const std::function<void(int64_t, int64_t)>& on_progress) {
-  const int64_t per_layer = c.qkv_bias ? 12 : 9;
+  const int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.qk_norm ? 2 : 0) + (c.post_norms ? 2 : 0);
   const int64_t total = 2 + (c.tied_embeddings ? 0 : 1) + c.n_layer * per_layer;
   Loader load(file, device, dtype, on_progress, total);
 
@@ -185,6 +197,8 @@ Weights random_weights(const ModelConfig& c, at::Device device, at::ScalarType d
     layer.ffn_norm = norm();
     layer.w_gate_up = matrix(2 * c.n_ff, c.n_embd);
     layer.w_down = matrix(c.n_embd, c.n_ff);
+    if (c.qk_norm) layer.q_norm = layer.k_norm = at::ones({c.head_dim}, options.dtype(at::kFloat));
+    if (c.post_norms) layer.post_attn_norm = layer.post_ffn_norm = norm();
     w.layers.push_back(std::move(layer));
   }
   return w;

@@ -8,6 +8,7 @@
 
 #include "kvframe/common/error.h"
 #include "kvframe/runtime_gguf/gguf.h"
+#include "forward_pass.h"
 #include "kvframe/runtime/model.h"
 
 namespace kvframe::runtime {
@@ -22,6 +23,18 @@ struct LayerWeights {
   at::Tensor ffn_norm;   // [n_embd]
   at::Tensor w_gate_up;  // [2 n_ff, n_embd]
   at::Tensor w_down;     // [n_embd, n_ff]
+  // Present only where the architecture has them (ModelConfig), else undefined.
+  at::Tensor q_norm, k_norm;                  // [head_dim]: qk_norm
+  at::Tensor post_attn_norm, post_ffn_norm;  // [n_embd]: post_norms
+  const at::Tensor& norm(Norm which) const {
+    switch (which) {
+      case Norm::kAttention: return attn_norm;
+      case Norm::kFeedForward: return ffn_norm;
+      case Norm::kPostAttention: return post_attn_norm;
+      case Norm::kPostFeedForward: break;
+    }
+    return post_ffn_norm;
+  }
 };
 
 struct Weights {

@@ -65,6 +65,11 @@ std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
   w.add_u32(a + "vocab_size", static_cast<uint32_t>(kTinyVocab));
   w.add_f32(a + "rope.freq_base", s.rope_base);
   w.add_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+  if (s.arch == "gemma3" && s.sliding_window > 0) {
+    w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    w.add_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(s.sliding_window_pattern));
+    w.add_f32(a + "rope.freq_base_swa", s.local_rope_base);
+  }
 
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
@@ -104,8 +109,16 @@ std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
       r.add(p + "attn_k.bias", {s.n_head_kv * hd}, 0.1f, 0.0f, true);
       r.add(p + "attn_v.bias", {s.n_head_kv * hd}, 0.1f, 0.0f, true);
     }
+    if (s.arch == "qwen3" || s.arch == "gemma3") {
+      r.add(p + "attn_q_norm.weight", {hd}, 0.1f, 1.0f, true);
+      r.add(p + "attn_k_norm.weight", {hd}, 0.1f, 1.0f, true);
+    }
     r.add(p + "attn_output.weight", {s.n_head * hd, E}, in_scale);
     r.add(p + "ffn_norm.weight", {E}, 0.1f, 1.0f, true);
+    if (s.arch == "gemma3") {
+      r.add(p + "post_attention_norm.weight", {E}, 0.1f, 1.0f, true);
+      r.add(p + "post_ffw_norm.weight", {E}, 0.1f, 1.0f, true);
+    }
     r.add(p + "ffn_gate.weight", {E, s.n_ff}, in_scale);
     r.add(p + "ffn_up.weight", {E, s.n_ff}, in_scale);
     r.add(p + "ffn_down.weight", {s.n_ff, E}, in_scale);

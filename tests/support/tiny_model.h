@@ -13,7 +13,7 @@
 namespace kvframe::test {
 
 struct TinyModelSpec {
-  std::string arch = "llama";  // "llama" or "qwen2"
+  std::string arch = "llama";  // "llama", "qwen2", "qwen3" (QK norms) or "gemma3" (QK and post norms, GeGLU, scaled embeddings, windows)
   int64_t n_layer = 2;
   int64_t n_embd = 64;
   int64_t n_head = 4;
@@ -26,6 +26,11 @@ struct TinyModelSpec {
   std::vector<float> rope_freq_factors;  // llama3 scaling (head_dim / 2 values) or empty
   runtime::GgmlType weight_type = runtime::GgmlType::kF32;  // F32, F16, BF16, Q8_0, Q4_0 or Q4_1
   uint32_t seed = 1;
+  // gemma3: keys a local layer sees, and every sliding_window_pattern-th
+  // layer global (0: no window, every layer global).
+  int64_t sliding_window = 0;
+  int64_t sliding_window_pattern = 2;
+  float local_rope_base = 10000.0f;
 };
 
 // The vocabulary: the 256 byte tokens of byte-level BPE, then <|endoftext|>,

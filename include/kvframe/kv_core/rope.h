@@ -18,6 +18,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kvframe::runtime {
@@ -27,6 +28,9 @@ struct RopeParams {
   double freq_base = 10000.0;         // {arch}.rope.freq_base
   double linear_scale = 1.0;          // {arch}.rope.scaling.factor for "linear" scaling
   std::vector<float> freq_factors;    // llama3 scaling: the rope_freqs.weight tensor (d/2), or empty
+  // Gemma 3's sliding-window layers rotate with a base of their own, without
+  // scaling or factors ({arch}.rope.freq_base_swa); 0: every layer uses the above.
+  double local_freq_base = 0.0;
 };
 
 class Rope {
@@ -34,8 +38,9 @@ class Rope {
   explicit Rope(const RopeParams& params);
 
   const RopeParams& params() const { return params_; }
-  // inv_freq as above, fp32, length head_dim / 2 (CPU).
-  const at::Tensor& inv_freq() const { return inv_freq_; }
+  // inv_freq as above, fp32, length head_dim / 2 (CPU); inv_freq(true) the
+  // local layers' (the same tensor when the model has no local base).
+  const at::Tensor& inv_freq(bool local = false) const { return local && local_inv_freq_.defined() ? local_inv_freq_ : inv_freq_; }
 
   // cos and sin tables for these positions: each [n, head_dim / 2], on the
   // positions' device, computed in fp32 and stored as `dtype` (the dtype
@@ -48,8 +53,12 @@ class Rope {
     // rotates in three kernels instead of seven (launches are what short
     // passes wait on there).
     at::Tensor cos_full, sin_signed;
+    // The same positions at the local layers' base (null without one).
+    std::shared_ptr<const Table> local;
     // The table of the chosen rows only (rows: int64 indices).
     Table rows(const at::Tensor& rows) const;
+    // The table layer kind `local` rotates with.
+    const Table& of(bool local_layer) const { return local_layer && local ? *local : *this; }
   };
   Table table(const at::Tensor& positions, at::ScalarType dtype = at::kFloat) const;
   // The same with inv_freq() already on the positions' device: a caller that
@@ -67,7 +76,7 @@ class Rope {
 
  private:
   RopeParams params_;
-  at::Tensor inv_freq_;
+  at::Tensor inv_freq_, local_inv_freq_;
 };
 
 }  // namespace kvframe::runtime

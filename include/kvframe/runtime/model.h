@@ -33,7 +33,7 @@ namespace kvframe::runtime {
 
 // Hyperparameters, read from the GGUF metadata ({arch}.*).
 struct ModelConfig {
-  std::string arch;        // "llama" or "qwen2"
+  std::string arch;        // "llama", "qwen2", "qwen3" or "gemma3"
   std::string name;        // general.name, for logs
   int64_t n_layer = 0;
   int64_t n_embd = 0;
@@ -47,6 +47,22 @@ struct ModelConfig {
   RopeParams rope;
   bool tied_embeddings = false;  // no output.weight: the head reuses token_embd
   bool qkv_bias = false;         // Qwen2
+  // How the one layer loop varies with the architecture (forward_pass.h).
+  bool qk_norm = false;     // Qwen3, Gemma 3: each Q and K head RMS-normed before RoPE
+  bool post_norms = false;  // Gemma 3: attention's and FFN's outputs RMS-normed before the residual add
+  enum class Gate { kSilu, kGeluTanh };
+  Gate gate = Gate::kSilu;  // the gated FFN's activation: SwiGLU, or Gemma's GeGLU
+  double embed_scale = 1.0; // Gemma 3: embeddings times sqrt(n_embd)
+  // Gemma 3's local layers: a query sees the sliding_window keys up to its
+  // own position (llama.cpp's "standard" window) and rotates with
+  // rope.local_freq_base. Empty: every layer global.
+  int64_t sliding_window = 0;
+  std::vector<bool> local_layers;
+  bool is_local(int64_t layer) const {
+    return !local_layers.empty() && local_layers[static_cast<size_t>(layer)];
+  }
+  // Keys a query of this layer may reach back (itself included); 0: all.
+  int64_t window(int64_t layer) const { return is_local(layer) ? sliding_window : 0; }
 
   // Parameters in the matmuls a token passes through (layers + head), for FLOP counts.
   int64_t matmul_params() const;

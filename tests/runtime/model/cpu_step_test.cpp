@@ -150,6 +150,20 @@ TEST(CpuStep, StepsMatchTheForwardPassOnEveryShapeAndWeightType) {
   }
 }
 
+TEST(CpuStep, Gemma3WindowsAndNormsStepAsTheForwardPass) {
+  TinyModelSpec spec;
+  spec.arch = "gemma3";
+  spec.n_head_kv = 1;
+  spec.sliding_window = 7;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
+    spec.weight_type = type;
+    SCOPED_TRACE(ggml_type_name(type));
+    auto [kernels, reference] = both_paths(spec);
+    ASSERT_TRUE(kernels && reference);
+    expect_steps_match(*kernels, *reference, {1, 1, 5, 16, 1}, 1e-4);
+  }
+}
+
 TEST(CpuStep, PaddedCacheEntriesStayUnseen) {
   auto [kernels, reference] = both_paths(TinyModelSpec{});
   expect_steps_match(*kernels, *reference, {1, 3, 1}, 1e-4, /*padded=*/true);

@@ -81,6 +81,68 @@ TEST(ModelReference, MultiHeadAttentionWithF16WeightsMatchesNaiveDecoder) {
   expect_matches_reference(spec);
 }
 
+TEST(ModelReference, Qwen3QkNormsMatchNaiveDecoder) {
+  TinyModelSpec spec;
+  spec.arch = "qwen3";
+  spec.tied = false;
+  spec.rope_base = 1000000.0f;
+  expect_matches_reference(spec);
+}
+
+// Gemma 3 at a window shorter than the prompt: layer 0 local (window, its
+// own RoPE base), layer 1 global.
+TinyModelSpec gemma3_spec() {
+  TinyModelSpec spec;
+  spec.arch = "gemma3";
+  spec.n_head_kv = 1;
+  spec.rope_base = 1000000.0f;
+  spec.sliding_window = 5;
+  return spec;
+}
+
+TEST(ModelReference, Gemma3WindowsNormsAndGegluMatchNaiveDecoder) {
+  expect_matches_reference(gemma3_spec());
+  TinyModelSpec all_global = gemma3_spec();
+  all_global.sliding_window = 0;
+  expect_matches_reference(all_global);
+}
+
+TEST(ModelCache, Gemma3StepsAndChunksPastTheWindowEqualOnePrefill) {
+  for (bool step_kernels : {false, true}) {
+    SCOPED_TRACE(step_kernels ? "step kernels" : "libtorch");
+    ModelParams params;
+    params.step_kernels = step_kernels;
+    auto model = test::load_tiny_model(gemma3_spec(), params);
+    ASSERT_TRUE(model);
+    KvCache whole = *model->new_cache(32);
+    const at::Tensor all = *model->forward(test::token_ids(kPrompt), whole, true);
+    KvCache stepwise = *model->new_cache(32);
+    for (size_t t = 0; t < kPrompt.size(); t += 3) {  // runs of 3, each within the step path's reach
+      const std::vector<int> run(kPrompt.begin() + static_cast<int64_t>(t),
+                                 kPrompt.begin() + static_cast<int64_t>(std::min(t + 3, kPrompt.size())));
+      auto logits = model->forward(test::token_ids(run), stepwise, true);
+      ASSERT_TRUE(logits.ok());
+      EXPECT_TRUE(at::allclose(*logits, all.narrow(0, static_cast<int64_t>(t), logits->size(0)), 1e-4, 1e-4))
+          << "tokens from " << t;
+    }
+  }
+}
+
+TEST(ModelErrors, Gemma3WindowsRefuseWhatDoesNotWindowYet) {
+  auto model = test::load_tiny_model(gemma3_spec());
+  ASSERT_TRUE(model);
+  auto blocks = model->encode_blocks({{1, 2, 3}}, nullptr);
+  ASSERT_FALSE(blocks.ok());
+  EXPECT_EQ(blocks.error().code, ErrorCode::kUnsupportedArch);
+  EXPECT_NE(blocks.error().message.find("`full` mode"), std::string::npos) << blocks.error().message;
+  KvCache cache = *model->new_cache(16);
+  cache.padding = at::zeros({16}, at::kBool);  // as block attention's assembled KV
+  auto padded = model->forward(test::token_ids({1, 2}), cache);
+  ASSERT_FALSE(padded.ok());
+  EXPECT_EQ(padded.error().code, ErrorCode::kUnsupportedArch);
+  EXPECT_EQ(cache.length, 0);
+}
+
 TEST(ModelCache, TokenByTokenDecodeEqualsOnePrefill) {
   const GgufFile file = tiny_file({});
   auto model = load(file);

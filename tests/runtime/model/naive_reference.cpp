@@ -42,6 +42,15 @@ Vec rms_norm(const Vec& x, const Matrix& weight, double eps) {
   return y;
 }
 
+// Each head of `v` (heads of hd values) RMS-normed in place by `weight`.
+void norm_heads(Vec& v, int64_t hd, const Matrix& weight, double eps) {
+  for (size_t h = 0; h * hd < v.size(); ++h) {
+    const Vec head(v.begin() + static_cast<int64_t>(h) * hd, v.begin() + static_cast<int64_t>(h + 1) * hd);
+    const Vec normed = rms_norm(head, weight, eps);
+    std::copy(normed.begin(), normed.end(), v.begin() + static_cast<int64_t>(h) * hd);
+  }
+}
+
 // Rotates each head of `v` in place at position `pos`.
 void rope(Vec& v, int64_t heads, int64_t hd, int64_t pos, double base, bool interleaved,
           const std::vector<float>& factors) {
@@ -73,6 +82,13 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
   std::vector<float> factors;
   if (f.find_tensor("rope_freqs.weight")) factors = tensor(f, "rope_freqs.weight").w;
   const bool biased = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  // Qwen3 and Gemma 3: QK norms; Gemma 3 also post norms, GeGLU, scaled
+  // embeddings, and local layers (every pattern-th global) with a window and
+  // a RoPE base of their own.
+  const bool qk_norm = arch == "qwen3" || arch == "gemma3", gemma = arch == "gemma3";
+  const int64_t window = gemma && f.find(a + "attention.sliding_window") ? f.get_int(a + "attention.sliding_window").value() : 0;
+  const int64_t pattern = window ? f.get_int(a + "attention.sliding_window_pattern").value() : 0;
+  const double local_base = window ? f.get_float(a + "rope.freq_base_swa").value() : base;
 
   const Matrix embed = tensor(f, "token_embd.weight");
   const Matrix head = f.find_tensor("output.weight") ? tensor(f, "output.weight") : embed;
@@ -80,6 +96,11 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
 
   std::vector<Vec> x(tokens.size());
   for (int64_t t = 0; t < T; ++t) x[t].assign(embed.w.begin() + tokens[t] * E, embed.w.begin() + (tokens[t] + 1) * E);
+  if (gemma) {
+    for (Vec& row : x) {
+      for (double& v : row) v *= std::sqrt(static_cast<double>(E));
+    }
+  }
 
   for (int64_t l = 0; l < L; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -88,6 +109,7 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
     const Matrix wo = tensor(f, p + "attn_output.weight"), ffn_norm = tensor(f, p + "ffn_norm.weight");
     const Matrix gate = tensor(f, p + "ffn_gate.weight"), up = tensor(f, p + "ffn_up.weight");
     const Matrix down = tensor(f, p + "ffn_down.weight");
+    const bool local = window > 0 && l % pattern < pattern - 1;
     std::vector<Vec> q(T), k(T), v(T);
     for (int64_t t = 0; t < T; ++t) {
       const Vec h = rms_norm(x[t], attn_norm, eps);
@@ -98,16 +120,20 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
         for (size_t i = 0; i < q[t].size(); ++i) q[t][i] += bq.w[i];
         for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += bk.w[i], v[t][i] += bv.w[i];
       }
-      rope(q[t], H, hd, t, base, interleaved, factors);
-      rope(k[t], KH, hd, t, base, interleaved, factors);
+      if (qk_norm) {
+        norm_heads(q[t], hd, tensor(f, p + "attn_q_norm.weight"), eps);
+        norm_heads(k[t], hd, tensor(f, p + "attn_k_norm.weight"), eps);
+      }
+      rope(q[t], H, hd, t, local ? local_base : base, interleaved, local ? std::vector<float>{} : factors);
+      rope(k[t], KH, hd, t, local ? local_base : base, interleaved, local ? std::vector<float>{} : factors);
     }
     for (int64_t t = 0; t < T; ++t) {
       Vec attn(static_cast<size_t>(H * hd), 0.0);
       for (int64_t h = 0; h < H; ++h) {
         const int64_t kh = h / (H / KH);
-        Vec scores(static_cast<size_t>(t + 1));
+        Vec scores(static_cast<size_t>(t + 1), -INFINITY);
         double top = -INFINITY;
-        for (int64_t s = 0; s <= t; ++s) {
+        for (int64_t s = local ? std::max<int64_t>(0, t - window + 1) : 0; s <= t; ++s) {
           double dot = 0;
           for (int64_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[s][kh * hd + i];
           scores[s] = dot / std::sqrt(static_cast<double>(hd));
@@ -119,13 +145,18 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
           for (int64_t i = 0; i < hd; ++i) attn[h * hd + i] += scores[s] / total * v[s][kh * hd + i];
         }
       }
-      const Vec o = wo.apply(attn);
+      Vec o = wo.apply(attn);
+      if (gemma) o = rms_norm(o, tensor(f, p + "post_attention_norm.weight"), eps);
       for (int64_t i = 0; i < E; ++i) x[t][i] += o[i];
       const Vec h = rms_norm(x[t], ffn_norm, eps);
       const Vec g = gate.apply(h), u = up.apply(h);
       Vec act(g.size());
-      for (size_t i = 0; i < g.size(); ++i) act[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
-      const Vec d = down.apply(act);
+      for (size_t i = 0; i < g.size(); ++i) {
+        const double gelu = 0.5 * g[i] * (1.0 + std::tanh(0.7978845608028654 * (g[i] + 0.044715 * g[i] * g[i] * g[i])));
+        act[i] = (gemma ? gelu : g[i] / (1.0 + std::exp(-g[i]))) * u[i];
+      }
+      Vec d = down.apply(act);
+      if (gemma) d = rms_norm(d, tensor(f, p + "post_ffw_norm.weight"), eps);
       for (int64_t i = 0; i < E; ++i) x[t][i] += d[i];
     }
   }

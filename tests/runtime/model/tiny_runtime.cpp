@@ -18,10 +18,11 @@ std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runti
 }
 
 std::vector<TinyModelSpec> tiny_shapes() {
-  TinyModelSpec qwen2, mha;
+  TinyModelSpec qwen2, qwen3, mha;
   qwen2.arch = "qwen2", qwen2.qkv_bias = true, qwen2.tied = false, qwen2.rope_base = 1000000.0f;
+  qwen3.arch = "qwen3", qwen3.rope_base = 1000000.0f;
   mha.n_head_kv = mha.n_head;
-  return {TinyModelSpec{}, qwen2, mha};
+  return {TinyModelSpec{}, qwen2, qwen3, mha};
 }
 
 std::string describe(const TinyModelSpec& spec) {

@@ -16,7 +16,7 @@ namespace kvframe::test {
 std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runtime::ModelParams params = {});
 
 // The shapes block attention meets: GQA (the default), Qwen2 biases and an
-// untied head, plain multi-head.
+// untied head, Qwen3's QK norms, plain multi-head.
 std::vector<TinyModelSpec> tiny_shapes();
 std::string describe(const TinyModelSpec& spec);
 
