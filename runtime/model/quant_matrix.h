@@ -32,9 +32,10 @@ class QuantMatrix {
 
   QuantMatrix() = default;
   // A GGUF tensor [rows, cols] (torch order): Q4_0, Q4_1, Q8_0, F32, F16 and
-  // BF16 keep their bytes; K-quants are dequantized and rounded to Q8_0
-  // (error <= 1/254 of each 32 values' largest). Null when cols is not a
-  // multiple of 32 or the type cannot be dequantized.
+  // BF16 keep their bytes; every other type dequantize() reads (Q5_0, Q5_1
+  // and the K-quants) is dequantized and rounded to Q8_0 (error <= 1/254 of
+  // each 32 values' largest). Null when cols is not a multiple of 32 or the
+  // type cannot be dequantized.
   static std::optional<QuantMatrix> from_tensor(const GgufTensorInfo& tensor);
   // fp32 values [rows, cols] kept as F32, or as BF16 (rounded to nearest even).
   static QuantMatrix of_floats(const float* values, int64_t rows, int64_t cols, BlockFormat format);

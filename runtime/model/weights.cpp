@@ -31,8 +31,8 @@ Result<at::Tensor> dequantize_tensor(const GgufFile& file, const std::string& na
   if (!dequantize_supported(info->type)) {
     return Error{ErrorCode::kUnsupportedType,
                  "tensor '" + name + "' is " + ggml_type_name(info->type) +
-                     "; kvframe dequantizes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K and Q6_K — "
-                     "re-quantize the model to one of those"};
+                     "; kvframe dequantizes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, "
+                     "Q4_K, Q5_K and Q6_K — re-quantize the model to one of those"};
   }
   at::Tensor out = at::empty(shape, at::kFloat);
   const int64_t row = info->dims[0];

@@ -47,9 +47,15 @@ GgufWriter tiny_model(uint32_t version = 3, uint64_t alignment = 32) {
   w.add_tensor_f32("blk.0.attn_norm.weight", {8}, {1, 2, 3, 4, 5, 6, 7, 8});
   w.add_tensor("blk.0.attn_q.weight", {32, 1}, GgmlType::kQ4_1, blocks(GgmlType::kQ4_1, 1, {0, 2}));
   w.add_tensor("blk.0.attn_k.weight", {32}, GgmlType::kQ4_0, blocks(GgmlType::kQ4_0, 1, {0}));
+  w.add_tensor("blk.0.attn_v.weight", {32}, GgmlType::kQ5_0, blocks(GgmlType::kQ5_0, 1, {0}));
+  w.add_tensor("blk.0.attn_output.weight", {32}, GgmlType::kQ5_1,
+               blocks(GgmlType::kQ5_1, 1, {0, 2}));
   w.add_tensor("blk.0.ffn_up.weight", {256}, GgmlType::kQ4_K, blocks(GgmlType::kQ4_K, 1, {0, 2}));
   w.add_tensor("blk.0.ffn_gate.weight", {256}, GgmlType::kQ5_K, blocks(GgmlType::kQ5_K, 1, {0, 2}));
   w.add_tensor("blk.0.ffn_down.weight", {256}, GgmlType::kQ6_K, blocks(GgmlType::kQ6_K, 1, {208}));
+  w.add_tensor("output.weight", {256}, GgmlType::kQ2_K, blocks(GgmlType::kQ2_K, 1, {80, 82}));
+  w.add_tensor("blk.0.attn_qkv.weight", {256}, GgmlType::kQ3_K,
+               blocks(GgmlType::kQ3_K, 1, {108}));
   w.add_tensor_f32("output_norm.weight", {4}, {1, -1, 0.5f, 2}, GgmlType::kF16);
   w.add_tensor_f32("rope_freqs.weight", {4}, {1, 2, 3, 4}, GgmlType::kBF16);
   return w;
@@ -66,8 +72,8 @@ std::vector<kvframe::test::SeedFile> gguf_seeds() {
   seeds.emplace_back("valid_every_metadata_type", every_type_sample(2).bytes());
   {
     GgufWriter w;
-    w.add_tensor("q5_0", {32}, GgmlType::kQ5_0, Bytes(22, 0x10));
-    w.add_tensor("q2_k", {256}, GgmlType::kQ2_K, Bytes(84, 0x20));
+    w.add_tensor("q8_1", {32}, GgmlType::kQ8_1, Bytes(36, 0x10));
+    w.add_tensor("q8_k", {256}, GgmlType::kQ8_K, Bytes(292, 0x20));
     seeds.emplace_back("valid_unsupported_types", w.bytes());
   }
   for (std::size_t size : {std::size_t{10}, std::size_t{100}, model.size() / 2, model.size() - 1}) {

@@ -32,8 +32,9 @@ GgufWriter every_type_sample(uint32_t version, uint64_t alignment) {
   w.add_tensor_f32("f32", {4}, {1, 2, 3, 4});
   w.add_tensor_f32("f16", {4}, {1, 2, 3, 4}, GgmlType::kF16);
   w.add_tensor_f32("bf16", {2, 2}, {1, 2, 3, 4}, GgmlType::kBF16);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ4_K,
-                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ5_0}) {
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
+                        GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+                        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_1}) {
     const runtime::GgmlTypeSize size = runtime::ggml_type_size(type);
     w.add_tensor("t." + runtime::ggml_type_name(type), {size.block_size}, type,
                  std::vector<uint8_t>(static_cast<std::size_t>(size.block_bytes), 0x11));

@@ -8,7 +8,7 @@
 namespace kvframe::test {
 
 // A small file holding every metadata value type (scalars and arrays) and one
-// tensor of every tensor type we size, Q5_0 (sized, not dequantized) included.
+// tensor of every tensor type we dequantize, and Q8_1 (sized, not dequantized).
 GgufWriter every_type_sample(uint32_t version = 3, uint64_t alignment = 32);
 
 }  // namespace kvframe::test

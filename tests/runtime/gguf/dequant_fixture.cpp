@@ -20,6 +20,20 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
   return bytes;
 }
 
+ModelSamples read_samples(const nlohmann::json& json, const char* key) {
+  ModelSamples out;
+  if (!json.contains(key)) return out;
+  const auto& model = json.at(key);
+  out.file = model.at("file").get<std::string>();
+  out.size = model.value("size", int64_t{0});
+  for (const auto& s : model.at("samples")) {
+    out.samples.push_back(ModelSample{
+        s.at("tensor").get<std::string>(), s.at("type").get<std::string>(),
+        s.at("start").get<int64_t>(), s.at("expected_f32_bits").get<std::vector<uint32_t>>()});
+  }
+  return out;
+}
+
 DequantFixture load() {
   std::ifstream in(kPath);
   if (!in) throw std::runtime_error(std::string("cannot read ") + kPath);
@@ -32,15 +46,8 @@ DequantFixture load() {
         c.at("n_elements").get<int64_t>(), from_hex(c.at("data_hex").get<std::string>()),
         c.at("expected_f32_bits").get<std::vector<uint32_t>>()});
   }
-  if (json.contains("model")) {
-    const auto& model = json.at("model");
-    fixture.model_file = model.at("file").get<std::string>();
-    for (const auto& s : model.at("samples")) {
-      fixture.model_samples.push_back(ModelSample{
-          s.at("tensor").get<std::string>(), s.at("type").get<std::string>(),
-          s.at("start").get<int64_t>(), s.at("expected_f32_bits").get<std::vector<uint32_t>>()});
-    }
-  }
+  fixture.model = read_samples(json, "model");
+  fixture.gemma3_model = read_samples(json, "gemma3_model");
   return fixture;
 }
 

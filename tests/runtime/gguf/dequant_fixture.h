@@ -25,10 +25,17 @@ struct ModelSample {
   std::vector<uint32_t> expected; // fp32 bit patterns of consecutive elements
 };
 
+// Samples of one real model file's tensors.
+struct ModelSamples {
+  std::string file;               // empty when generated without the file
+  int64_t size = 0;               // the file's bytes; 0 when not recorded
+  std::vector<ModelSample> samples;
+};
+
 struct DequantFixture {
   std::vector<DequantCase> cases;
-  std::string model_file;         // empty when generated without the model
-  std::vector<ModelSample> model_samples;
+  ModelSamples model;             // the default model (SmolLM2-135M, Q4_1)
+  ModelSamples gemma3_model;      // Gemma 3 270M, Q4_K_M (Q5_0 tensors)
 };
 
 // Throws std::runtime_error when the fixture is missing or malformed.

@@ -32,7 +32,7 @@ TEST(GgufTruncation, TheRichFileParses) {
   const std::vector<uint8_t> bytes = rich_file();
   const Result<GgufFile> file = parse_bytes(bytes);
   ASSERT_TRUE(file.ok()) << file.error().to_string();
-  EXPECT_EQ(file->tensors().size(), 10u);
+  EXPECT_EQ(file->tensors().size(), 14u);
   EXPECT_EQ(file->metadata().size(), 21u);  // with general.alignment
   use_everything(*file);
 }

@@ -8,6 +8,9 @@ dequantization tests (dequantize_test.cpp, gguf_model_test.cpp) must match.
           (plus a zero and a subnormal scale), and the floats gguf-py gives
   model   samples of a few tensors of the default model
           (SmolLM2-135M-Instruct.Q4_1.gguf), when the model is present
+  gemma3_model
+          the same for Gemma 3 270M (gemma-3-270m-q4_k_m.gguf: Q5_0, Q4_K,
+          Q6_K and F32 tensors), when that file is present
 
 Floats are stored as their IEEE-754 bit patterns (uint32), so the comparison
 is exact. Regenerate (from the repository root):
@@ -15,11 +18,14 @@ is exact. Regenerate (from the repository root):
   python3 -m venv /tmp/refenv
   /tmp/refenv/bin/pip install gguf numpy
   scripts/fetch-model.sh   # optional: the model samples
-  /tmp/refenv/bin/python tests/runtime/gguf/make_dequant_fixture.py [MODEL_PATH]
+  /tmp/refenv/bin/python tests/runtime/gguf/make_dequant_fixture.py [MODEL_PATH [GEMMA_PATH]]
 
 MODEL_PATH defaults to $KVFRAME_MODEL, else $KVFRAME_MODELS or
-~/.cache/kvframe/models, + /SmolLM2-135M-Instruct.Q4_1.gguf.
+~/.cache/kvframe/models, + /SmolLM2-135M-Instruct.Q4_1.gguf. GEMMA_PATH
+defaults to $KVFRAME_MODELS or ~/.cache/kvframe/models, +
+/gemma-3-270m-q4_k_m.gguf (scripts/fetch-model.sh gemma3-270m puts it there).
 """
+import hashlib
 import json
 import os
 import sys
@@ -33,6 +39,12 @@ from gguf.quants import dequantize
 SEED = 20241121
 OUT = Path(__file__).resolve().parent / "fixtures" / "dequant_reference.json"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
+MODEL_TENSORS = ["token_embd.weight", "blk.0.attn_q.weight", "blk.29.ffn_down.weight",
+                 "output_norm.weight"]
+# Small enough to dequantize whole; Q5_0 (attn_q, attn_k, ffn_up), Q4_K, Q6_K, F32.
+GEMMA_TENSORS = ["blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.17.ffn_up.weight",
+                 "blk.0.attn_output.weight", "blk.0.ffn_down.weight", "blk.0.attn_q_norm.weight"]
 
 # Byte offsets of fp16 scale fields in each block, and the range drawn for
 # each: (offset, low, high).
@@ -107,13 +119,27 @@ def model_path():
     return Path(models) / MODEL_FILE
 
 
-def model_samples(path):
+def gemma_path():
+    if len(sys.argv) > 2:
+        return Path(sys.argv[2])
+    models = os.environ.get("KVFRAME_MODELS") or Path.home() / ".cache" / "kvframe" / "models"
+    return Path(models) / GEMMA_FILE
+
+
+def file_identity(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def model_samples(path, names):
     """32 consecutive values at the start, middle and end of a few tensors."""
     reader = GGUFReader(path)
     tensors = {t.name: t for t in reader.tensors}
     samples = []
-    for name in ["token_embd.weight", "blk.0.attn_q.weight", "blk.29.ffn_down.weight",
-                 "output_norm.weight"]:
+    for name in names:
         t = tensors[name]
         values = dequantize(t.data, t.tensor_type).reshape(-1)
         for start in [0, values.size // 2 // 32 * 32, values.size - 32]:
@@ -131,9 +157,14 @@ def main():
     fixture = {"generated_by": "tests/runtime/gguf/make_dequant_fixture.py", "cases": cases}
     path = model_path()
     if path.exists():
-        fixture["model"] = model_samples(path)
+        fixture["model"] = model_samples(path, MODEL_TENSORS)
     else:
         print(f"note: {path} not found; writing no model samples", file=sys.stderr)
+    path = gemma_path()
+    if path.exists():
+        fixture["gemma3_model"] = {**model_samples(path, GEMMA_TENSORS), **file_identity(path)}
+    else:
+        print(f"note: {path} not found; writing no Gemma 3 samples", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with open(OUT, "w") as f:  # one case per line keeps diffs readable
         f.write(json.dumps(fixture, separators=(",", ":")).replace('{"type"', '\n{"type"')
