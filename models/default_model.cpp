@@ -5,11 +5,26 @@
 
 namespace kvframe::runtime {
 
+namespace {
+
+std::string in_model_cache(const std::string& file) {
+  if (const char* dir = std::getenv("KVFRAME_MODELS"); dir && *dir) return std::string(dir) + "/" + file;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.cache/kvframe/models/" + file;
+}
+
+}  // namespace
+
 std::string default_model_path() {
   if (const char* model = std::getenv("KVFRAME_MODEL"); model && *model) return model;
-  if (const char* dir = std::getenv("KVFRAME_MODELS"); dir && *dir) return std::string(dir) + "/" + kDefaultModelFile;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.cache/kvframe/models/" + kDefaultModelFile;
+  return in_model_cache(kDefaultModelFile);
+}
+
+std::optional<std::string> named_model_path(std::string_view name) {
+  // As scripts/fetch-model.sh names and saves them.
+  if (name == "smollm2-135m") return in_model_cache(kDefaultModelFile);
+  if (name == "gemma3-270m") return in_model_cache("gemma-3-270m-q4_k_m.gguf");
+  return std::nullopt;
 }
 
 std::string default_lora_path() {

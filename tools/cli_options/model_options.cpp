@@ -1,5 +1,8 @@
 #include "kvframe/cli_options/model_options.h"
 
+#include <filesystem>
+#include <optional>
+
 namespace kvframe::cli {
 
 namespace {
@@ -12,7 +15,22 @@ std::string with_note(std::string help, const std::string& note) {
 
 void add_model_options(CLI::App& app, ModelOptions& o, const ModelOptionsSpec& which) {
   if (which.model) {
-    app.add_option("--model", o.model, with_note("GGUF model file", which.model_note))->capture_default_str();
+    app.add_option("--model", o.model,
+                   with_note("GGUF model file, or a name scripts/fetch-model.sh fetches (smollm2-135m, gemma3-270m)",
+                             which.model_note))
+        ->capture_default_str()
+        ->transform(CLI::Validator(
+            [](std::string& value) -> std::string {
+              const std::optional<std::string> named = runtime::named_model_path(value);
+              if (!named) return {};  // a path
+              if (!std::filesystem::exists(*named)) {
+                return "model '" + value + "' is not in the model cache (" + *named +
+                       "): run scripts/fetch-model.sh " + value;
+              }
+              value = *named;
+              return {};
+            },
+            "", "model name"));
   }
   if (which.device) app.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   if (which.dtype) {

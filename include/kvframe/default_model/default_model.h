@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,12 @@ inline constexpr const char* kDefaultModelFile = "SmolLM2-135M-Instruct.Q4_1.ggu
 // $KVFRAME_MODEL if set; else $KVFRAME_MODELS/<kDefaultModelFile>; else
 // ~/.cache/kvframe/models/<kDefaultModelFile>. The file may not exist.
 std::string default_model_path();
+
+// The models scripts/fetch-model.sh NAME fetches, by name ("smollm2-135m",
+// the default, and "gemma3-270m"): the file's path in the model cache
+// ($KVFRAME_MODELS, else ~/.cache/kvframe/models; it may not exist), or
+// nullopt for a name it does not know.
+std::optional<std::string> named_model_path(std::string_view name);
 
 inline constexpr const char* kDefaultLoraFile = "SmolLM2-135M-Instruct.block-lora.gguf";
 
