@@ -9,16 +9,14 @@ import sys
 from pathlib import Path
 
 from conftest import REPO
+from helpers import fenced_block
 
 README = REPO / "adapters" / "python" / "README.md"
 MARKER = "<!-- readme-install:"
 
 
 def install_block() -> str:
-    text = README.read_text()
-    after = text[text.index(MARKER):]
-    start = after.index("```sh\n") + len("```sh\n")
-    return after[start:after.index("```", start)]
+    return fenced_block(README.read_text(), MARKER, "sh")
 
 
 def test_the_offline_install_block_works_on_debians_python(tmp_path):
