@@ -38,7 +38,10 @@ install(FILES ${PROJECT_BINARY_DIR}/kvframe.pc DESTINATION ${kvframe_pc_dir} COM
 # One package holding both components. Its dependencies are read off the
 # installed binaries by dpkg-shlibdeps (dpkg-dev, part of build-essential):
 # libtorch, libzmq, libpcre2, ... as Debian names them, at the versions this
-# machine built against.
+# machine built against. A libtorch from elsewhere (KVFRAME_LIBTORCH: a GPU
+# host's torch wheel) belongs to no Debian package, which dpkg-shlibdeps
+# refuses; such a package lists the rest by name and needs that libtorch
+# installed beside it.
 set(CPACK_PACKAGE_NAME kvframe)
 set(CPACK_PACKAGE_VENDOR "kvframe")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
@@ -54,10 +57,13 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 find_program(KVFRAME_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(KVFRAME_DPKG_SHLIBDEPS)
+if(KVFRAME_DPKG_SHLIBDEPS AND NOT KVFRAME_LIBTORCH)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  # Without dpkg-shlibdeps, what the client and the server link, by Debian 12's names.
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libzmq5, libstdc++6, libtorch1.13, libpcre2-8-0, libxxhash0")
+  # What the client and the server link, by Debian 12's names.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libzmq5, libstdc++6, libpcre2-8-0, libxxhash0, libsimdjson14")
+  if(KVFRAME_TORCH AND NOT KVFRAME_LIBTORCH)
+    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libtorch1.13, libgomp1")
+  endif()
 endif()
 include(CPack)
