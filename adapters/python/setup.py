@@ -13,6 +13,9 @@ Where the schema is looked for, first hit wins:
 
 flatc is ``$FLATC`` or the ``flatc`` on PATH (Debian: ``apt install
 flatbuffers-compiler``). Without it the build stops with a message saying so.
+
+Beside it goes ``kvframe/_built_from.py``, the repository the build came from,
+so that ``kvframe.ServerProcess()`` finds a server built there.
 """
 
 from __future__ import annotations
@@ -94,18 +97,29 @@ def generate_protocol(out_root: Path) -> None:
     )
 
 
+def record_repository(out_root: Path) -> None:
+    """Writes ``out_root/kvframe/_built_from.py``: the kvframe repository this build came from (None
+    for an sdist), where ``kvframe.find_server()`` looks for a server built there (build/server/)."""
+    repository = HERE.parent.parent
+    known = (repository / "protocol" / "kvframe.fbs").is_file()
+    (out_root / "kvframe" / "_built_from.py").write_text(
+        '"""Generated at build time by setup.py: do not edit, do not commit."""\n\n'
+        f"REPOSITORY = {str(repository) if known else None!r}\n"
+    )
+
+
 class BuildPyWithProtocol(build_py):
-    """build_py, then the protocol code generated into the build tree."""
+    """build_py, then the protocol code generated into the build tree, and where it was built from."""
 
     def run(self) -> None:
         if not getattr(self, "editable_mode", False):
             # pip builds in the source tree: no module left over from an earlier build may ship.
             shutil.rmtree(Path(self.build_lib) / "kvframe", ignore_errors=True)
         super().run()
-        if getattr(self, "editable_mode", False):
-            generate_protocol(HERE)  # an editable install imports from the source tree
-        else:
-            generate_protocol(Path(self.build_lib))
+        # An editable install imports from the source tree.
+        out_root = HERE if getattr(self, "editable_mode", False) else Path(self.build_lib)
+        generate_protocol(out_root)
+        record_repository(out_root)
 
 
 class SdistWithSchema(sdist):

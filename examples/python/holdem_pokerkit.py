@@ -11,9 +11,9 @@ and max amounts), which is applied back in PokerKit. An answer PokerKit would
 refuse counts as an invalid action (it must stay 0: the schema rules them out).
 
     scripts/fetch-python-deps.sh                     # PokerKit into ~/.cache/kvframe/python
-    pip install ./adapters/python                    # the kvframe client
-    python3 examples/python/holdem_pokerkit.py --hands 3
-    python3 examples/python/holdem_pokerkit.py --server tcp://127.0.0.1:5555
+    python3 -m venv .venv && .venv/bin/pip install ./adapters/python   # the kvframe client
+    .venv/bin/python examples/python/holdem_pokerkit.py --hands 3
+    .venv/bin/python examples/python/holdem_pokerkit.py --server tcp://127.0.0.1:5555
 
 Exit status: 0 ok, 1 usage, 2 no PokerKit / kvframe / server, 3 an invalid action.
 """
@@ -52,7 +52,8 @@ def import_dependencies():
     try:
         import kvframe  # noqa: F401
     except ImportError:
-        sys.exit(fail(2, "kvframe not found: pip install ./adapters/python"))
+        sys.exit(fail(2, "kvframe not found: install it into a venv and run this with the venv's python "
+                        "(python3 -m venv .venv && .venv/bin/pip install ./adapters/python)"))
 
 
 def fail(code: int, message: str) -> int:

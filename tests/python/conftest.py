@@ -19,6 +19,8 @@ Environment:
     KVFRAME_MODEL   the GGUF model (default: ~/.cache/kvframe/models/SmolLM2-135M-Instruct.Q4_1.gguf)
     KVFRAME_PY_VENV where to make the venv (default: a temporary folder, removed afterwards)
     KVFRAME_PYTHON_DEPS  the example's dependency cache (scripts/fetch-python-deps.sh)
+    KVFRAME_TEST_BUILD_DIR  the CMake build test_find_server.py finds and installs the server from
+                    (default: build)
 Tests that need the server skip, saying why, when the binary or the model is missing.
 """
 

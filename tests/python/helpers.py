@@ -1,4 +1,4 @@
-"""Shared test data and a validator for the JSON Schema subset kvframe serves."""
+"""Shared test data, a validator for the JSON Schema subset kvframe serves, and a README block reader."""
 
 from __future__ import annotations
 
@@ -81,3 +81,10 @@ def run_test_functions(namespace: dict[str, Any]) -> int:
                 failed += 1
                 print(f"FAIL {name}: {error}")
     return 1 if failed else 0
+
+
+def fenced_block(text: str, marker: str, language: str) -> str:
+    """The first ```language block after ``marker`` in a Markdown ``text``, as it stands."""
+    after = text[text.index(marker):]
+    start = after.index(f"```{language}\n") + len(f"```{language}\n")
+    return after[start:after.index("```", start)]

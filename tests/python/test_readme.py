@@ -7,15 +7,14 @@ import os
 import subprocess
 from pathlib import Path
 
+from helpers import fenced_block
+
 README = Path(__file__).resolve().parents[2] / "adapters" / "python" / "README.md"
 MARKER = "<!-- readme-snippet:"
 
 
 def snippet() -> str:
-    text = README.read_text()
-    after = text[text.index(MARKER):]
-    start = after.index("```python\n") + len("```python\n")
-    return after[start:after.index("```", start)]
+    return fenced_block(README.read_text(), MARKER, "python")
 
 
 def test_snippet_is_short():

@@ -19,15 +19,19 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["ServerProcess", "find_server", "ServerStartError"]
+__all__ = ["ServerProcess", "find_server", "server_places", "ServerStartError"]
 
 _LISTENING = [re.compile(r'msg="listening" endpoint=(\S+)'), re.compile(r"kvframe-serve listening on (\S+)")]
 _READY_FILE_SUPPORT: Dict[str, bool] = {}
+# Where a CMake build folder has the server, and where `cmake --install` puts it by default.
+BUILD_TREE_SERVER = Path("server") / "kvframe-serve"
+CMAKE_DEFAULT_PREFIX = "/usr/local"
 
 
 class ServerStartError(RuntimeError):
@@ -35,14 +39,74 @@ class ServerStartError(RuntimeError):
 
 
 def find_server(extra: Sequence[os.PathLike] = ()) -> Optional[str]:
-    """The kvframe-serve binary: ``$KVFRAME_SERVE``, then ``extra`` paths, then ``kvframe-serve`` on PATH."""
+    """The kvframe-serve binary, or None; :func:`server_places` says where it looks, in order."""
+    return server_places(extra)[0]
+
+
+def server_places(extra: Sequence[os.PathLike] = ()) -> Tuple[Optional[str], List[str]]:
+    """Where kvframe-serve is looked for, first hit wins: (the binary or None, a line per place looked).
+
+    1. ``$KVFRAME_SERVE``: that file and nothing else;
+    2. ``extra`` paths;
+    3. ``$KVFRAME_BUILD``, a CMake build folder: its ``server/kvframe-serve`` and nothing else;
+    4. ``kvframe-serve`` on ``PATH``;
+    5. an install prefix's ``bin/``: this Python's (``sys.prefix``, e.g. a venv that
+       ``cmake --install build --prefix .venv`` installed into), then CMake's default ``/usr/local``;
+    6. ``build/server/kvframe-serve`` in the kvframe repository this package was installed from.
+
+    A variable that is set but names no server stops the search there, so a typo never
+    quietly runs some other kvframe-serve.
+    """
+    looked: List[str] = []
+
+    def hit(path: Path, where: str) -> bool:
+        ok = path.is_file() and os.access(path, os.X_OK)
+        looked.append(f"{where}: {path}" + ("" if ok else " (not an executable file)"))
+        return ok
+
     env = os.environ.get("KVFRAME_SERVE")
     if env:
-        return env if os.access(env, os.X_OK) else None
+        return (env if hit(Path(env), "$KVFRAME_SERVE") else None), looked
+    looked.append("$KVFRAME_SERVE: not set")
     for path in extra:
-        if os.access(path, os.X_OK) and Path(path).is_file():
-            return str(path)
-    return shutil.which("kvframe-serve")
+        if hit(Path(path), "given"):
+            return str(path), looked
+    build = os.environ.get("KVFRAME_BUILD")
+    if build:
+        path = Path(build) / BUILD_TREE_SERVER
+        return (str(path) if hit(path, "$KVFRAME_BUILD") else None), looked
+    looked.append("$KVFRAME_BUILD: not set")
+    on_path = shutil.which("kvframe-serve")
+    looked.append(f"PATH: {on_path or 'no kvframe-serve in ' + os.environ.get('PATH', '')}")
+    if on_path:
+        return on_path, looked
+    for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, CMAKE_DEFAULT_PREFIX]):
+        if hit(Path(prefix) / "bin" / "kvframe-serve", "install prefix"):
+            return str(Path(prefix) / "bin" / "kvframe-serve"), looked
+    repository = built_from()
+    if repository is None:
+        looked.append("the kvframe repository: unknown (this package was not built from one)")
+    elif hit(repository / "build" / BUILD_TREE_SERVER, "the kvframe repository this package was installed from"):
+        return str(repository / "build" / BUILD_TREE_SERVER), looked
+    return None, looked
+
+
+def built_from() -> Optional[Path]:
+    """The kvframe repository this package was built from (setup.py records it), or None."""
+    try:
+        from ._built_from import REPOSITORY as repository
+    except ImportError:  # not built by setup.py (a copy on PYTHONPATH): maybe inside the repository
+        here = Path(__file__).resolve().parents[3]
+        repository = str(here) if (here / "protocol" / "kvframe.fbs").is_file() else None
+    return Path(repository) if repository else None
+
+
+def not_found_message(looked: Sequence[str]) -> str:
+    """ServerStartError's text when no kvframe-serve was found: every place looked, what to do."""
+    return ("kvframe-serve not found. Looked at:\n  " + "\n  ".join(looked) + "\n"
+            "Build it (cmake --build build --target kvframe-serve) and set KVFRAME_BUILD=/path/to/build, "
+            "install it (cmake --install build --prefix PREFIX, then PREFIX/bin on PATH), "
+            "or set KVFRAME_SERVE=/path/to/kvframe-serve")
 
 
 def supports_ready_file(binary: str) -> bool:
@@ -60,7 +124,8 @@ class ServerProcess:
     """A kvframe-serve child process (a context manager: started on enter, stopped on exit).
 
     Args:
-        binary: the kvframe-serve executable (default: :func:`find_server`).
+        binary: the kvframe-serve executable (default: :func:`find_server`; when it finds
+            none, :class:`ServerStartError` lists every place it looked).
         model: ``--model`` (default: the server's own default).
         bind: ``--bind``; default ``tcp://127.0.0.1:0`` (a free port).
         threads: ``--threads``: the server's CPU threads. Default (None): the server fits them to
@@ -75,9 +140,11 @@ class ServerProcess:
                  bind: str = "tcp://127.0.0.1:0", threads: Optional[int] = None, args: Sequence[str] = (),
                  log_path: Optional[str] = None, start_timeout: float = 60.0,
                  env: Optional[Dict[str, str]] = None) -> None:
-        self.binary = binary or find_server()
-        if not self.binary:
-            raise ServerStartError("kvframe-serve not found: set KVFRAME_SERVE or put it on PATH")
+        if not binary:
+            binary, looked = server_places()
+            if not binary:
+                raise ServerStartError(not_found_message(looked))
+        self.binary = binary
         self.model = model
         self.bind = bind
         if threads is not None and int(threads) < 1:

@@ -1,7 +1,7 @@
 // The Kvframe runtime module: a thin UE layer over libkvframe_client, linked as
 // a third-party library from Source/ThirdParty/kvframe/ (filled by
-// adapters/unreal/stage_thirdparty.sh: include/kvframe_client.h and the
-// library under lib/<platform>/).
+// adapters/unreal/stage_thirdparty.sh from `cmake --install --component client`:
+// include/kvframe_client.h and the library under lib/<platform>/).
 using System.IO;
 using UnrealBuildTool;
 
