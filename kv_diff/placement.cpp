@@ -14,6 +14,8 @@ namespace kvframe::kv_diff {
 bool uses_cuda_kernel(const std::vector<Placement>& placements, const PlacementTarget& target) {
 #ifdef KVFRAME_HAVE_CUDA_KERNELS
   const auto dtype = target.k.scalar_type();
+  // The kernel rotates every layer at one base: local layers (Gemma 3) go to libtorch.
+  if (!target.rope->params().local_layers.empty()) return false;
   if (!target.k.is_cuda() || !target.k.is_contiguous() || !target.v.is_contiguous() ||
       (dtype != at::kFloat && dtype != at::kBFloat16 && dtype != at::kHalf)) {
     return false;

@@ -18,7 +18,7 @@ at::Tensor plain_inv_freq(double base, int64_t head_dim) {
 Rope::Rope(const RopeParams& params) : params_(params) {
   const int64_t half = params_.head_dim / 2;
   inv_freq_ = plain_inv_freq(params_.freq_base, params_.head_dim);
-  if (params_.local_freq_base > 0) local_inv_freq_ = plain_inv_freq(params_.local_freq_base, params_.head_dim);
+  if (!params_.local_layers.empty()) local_inv_freq_ = plain_inv_freq(params_.local_freq_base, params_.head_dim);
   if (!params_.freq_factors.empty()) {
     inv_freq_ = inv_freq_ / at::tensor(params_.freq_factors, at::kFloat).narrow(0, 0, half);
   }
@@ -63,8 +63,8 @@ at::Tensor Rope::apply(const at::Tensor& x, const Table& table) {
   return at::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);
 }
 
-at::Tensor Rope::rotate(const at::Tensor& x, const at::Tensor& delta) const {
-  return apply(x, table(delta));
+at::Tensor Rope::rotate(const at::Tensor& x, const at::Tensor& delta, int64_t layer) const {
+  return apply(x, table(delta).of(params_.is_local(layer)));
 }
 
 }  // namespace kvframe::runtime

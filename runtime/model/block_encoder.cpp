@@ -4,6 +4,7 @@
 // torch's flash kernels where they run (fused_attention.h).
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,6 @@ class FusedEncoderPlan final : public AttentionPlan {
 Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                                         const KvCache* context) const {
   const int64_t n_layer = config.n_layer, H = config.n_head, KH = config.n_head_kv, d = config.head_dim;
-  if (auto checked = check_full_attention("block attention's encoder"); !checked.ok()) return checked.error();
   for (size_t b = 0; b < blocks.size(); ++b) {
     if (blocks[b].empty()) return Error{ErrorCode::kInvalidArgument, "block " + std::to_string(b) + " has no tokens"};
   }
@@ -102,6 +102,7 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   int64_t S = 0;
   if (context) {
     if (auto checked = check_cache(*context, "the context"); !checked.ok()) return checked.error();
+    if (auto checked = check_window(*context); !checked.ok()) return checked.error();
     S = context->length;
   }
   c10::InferenceMode inference;  // no autograd bookkeeping
@@ -111,16 +112,22 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
   const int64_t T = packed.tokens();
   at::Tensor context_padding;
   if (S > 0 && context->padding.defined()) context_padding = context->padding.narrow(0, 0, S);
+  // Local layers' windows bind once a token is `window` positions past a key
+  // it could see: then the explicit path, which masks them.
+  int64_t longest = 0;
+  for (const auto& block : blocks) longest = std::max<int64_t>(longest, static_cast<int64_t>(block.size()));
+  const bool windowed = config.sliding_window > 0 && S + longest > config.sliding_window;
   // Keys before RoPE and values, per layer: [n_layer, KH, T, d].
   const auto options = at::TensorOptions(dtype).device(device);
   at::Tensor all_k = at::empty({n_layer, KH, T, d}, options), all_v = at::empty({n_layer, KH, T, d}, options);
   const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
   const at::Tensor ids = id_tensor(packed.ids, device);
-  if (!context_padding.defined() && fused_kernels.rows) {
+  if (!context_padding.defined() && !windowed && fused_kernels.rows) {
     FusedEncoderPlan plan(packed, context, all_k, all_v);
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   } else {
-    EncoderPlan plan(plan_groups(packed, S, context_padding, H, device), context, {H, KH, d, dtype}, all_k, all_v);
+    EncoderPlan plan(plan_groups(packed, S, context_padding, H, device, config.sliding_window), context,
+                     {H, KH, d, dtype, &config.rope.local_layers}, all_k, all_v);
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   }
 

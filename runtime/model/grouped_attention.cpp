@@ -39,7 +39,7 @@ PackedRows pack_rows(const std::vector<std::vector<int32_t>>& rows, std::vector<
 }
 
 std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor& context_padding, int64_t H,
-                               at::Device device) {
+                               at::Device device, int64_t window) {
   const auto longs = at::TensorOptions(at::kLong).device(device);
   const std::vector<int64_t>& lengths = p.lengths;
   const std::vector<size_t>& order = p.order;
@@ -87,7 +87,16 @@ std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor&
       at::Tensor query = at::arange(r0, r0 + r, longs).view({1, r, 1});
       at::Tensor key = at::arange(0, keys, longs).view({1, 1, keys});
       at::Tensor mask = (key > p_b + query) | (key >= p_b + n_b);  // [B, r, keys]
-      g.chunks.push_back({r0, r, keys, mask.unsqueeze(1)});
+      Group::Chunk chunk{r0, r, keys, mask.unsqueeze(1), {}, {}};
+      // The window binds once a query's own entry is `window` past a key's.
+      if (window > 0 && S + group_prefix + r0 + r > window) {
+        chunk.local_mask = (mask | (key <= p_b + query - window)).unsqueeze(1);
+        if (S > 0) {
+          at::Tensor context_key = at::arange(0, S, longs).view({1, 1, S});
+          chunk.context_local_mask = (context_key <= p_b + query + S - window).unsqueeze(1);  // [B, 1, r, S]
+        }
+      }
+      g.chunks.push_back(std::move(chunk));
     }
     groups.push_back(std::move(g));
     i = end;
@@ -96,7 +105,7 @@ std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor&
 }
 
 at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
-                           const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s) {
+                           const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s, bool local) {
   const int64_t B = g.B, Lmax = g.Lmax, H = s.H, KH = s.KH, G = H / KH, d = s.d;
   const int64_t S = ctx_k.defined() ? ctx_k.size(1) : 0;
   // As in the forward pass, query head h reads KV head h / G: query slots are
@@ -117,8 +126,12 @@ at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor
     if (S > 0) scores = at::cat({at::matmul(qc, ctx_k.transpose(1, 2)), scores}, 2);
     // Masks in place, each over the keys it concerns: the context's padding
     // (when it has any) and the row's own keys.
-    scores.view({KH, B, G, c.rows, S + keys}).narrow(4, S, keys).masked_fill_(c.mask, -INFINITY);
+    const bool windowed = local && c.local_mask.defined();
+    scores.view({KH, B, G, c.rows, S + keys}).narrow(4, S, keys).masked_fill_(windowed ? c.local_mask : c.mask, -INFINITY);
     if (g.context_padding.defined()) scores.narrow(2, 0, S).masked_fill_(g.context_padding, -INFINITY);
+    if (windowed && c.context_local_mask.defined()) {
+      scores.view({KH, B, G, c.rows, S + keys}).narrow(4, 0, S).masked_fill_(c.context_local_mask, -INFINITY);
+    }
     at::Tensor probs = softmax_fp32(scores, s.dtype);
     at::Tensor out = at::bmm(probs.narrow(2, S, keys).reshape({KH * B, G * c.rows, keys}), vc).view({KH, M, d});
     if (S > 0) out = out + at::matmul(probs.narrow(2, 0, S), ctx_v);
@@ -143,7 +156,7 @@ at::Tensor RowsPlan::attend(int64_t layer, const at::Tensor& q, const at::Tensor
   std::vector<at::Tensor> outs;
   for (const Group& g : groups_) {
     const auto [own_k, own_v] = own_kv(layer, g, k, v);
-    outs.push_back(group_attention(g, q, own_k, own_v, ctx_k, ctx_v, shape_));
+    outs.push_back(group_attention(g, q, own_k, own_v, ctx_k, ctx_v, shape_, shape_.local(layer)));
   }
   return outs.size() == 1 ? outs[0] : at::cat(outs);
 }

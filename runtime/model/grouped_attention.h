@@ -38,6 +38,9 @@ inline constexpr int64_t kScoreBudget = int64_t{1} << 26;
 struct AttentionShape {
   int64_t H, KH, d;
   at::ScalarType dtype;
+  // Per layer, true where attention is windowed (plan_groups' window); null: none.
+  const std::vector<bool>* local_layers = nullptr;
+  bool local(int64_t layer) const { return local_layers && !local_layers->empty() && (*local_layers)[static_cast<size_t>(layer)]; }
 };
 
 // Ragged rows in packed order. Rows with no tokens are left out of `order`.
@@ -65,24 +68,32 @@ struct Group {
   // Query slots [r0, r0 + rows) per attention call, reading the first `keys`
   // own keys, each with its mask of those keys [B, 1, rows, keys], true =
   // masked: future positions, and for padding slots the keys past the row's end.
+  // Windowed (local) layers use local_mask, which also masks own keys
+  // `window` or more positions back, and context_local_mask [B, 1, rows, S]
+  // for the context's; either undefined where the window masks nothing more.
   struct Chunk {
     int64_t r0, rows, keys;
-    at::Tensor mask;
+    at::Tensor mask, local_mask, context_local_mask;
   };
   std::vector<Chunk> chunks;
 };
 
 // Groups over p's rows in packed order; S context keys, of which
-// context_padding (undefined or bool [S]) masks some.
+// context_padding (undefined or bool [S]) masks some. window > 0: the
+// chunks' local masks for windowed layers, where a query sees the `window`
+// positions up to its own; the context's entries are its positions
+// (entry s sits `S - s` positions before a row's first own entry).
 std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor& context_padding, int64_t H,
-                               at::Device device);
+                               at::Device device, int64_t window = 0);
 
 // One layer's attention for one group. q [T, H, d]: the packed queries
 // (rotated); own_k, own_v [KH, B, >= g.keys, d]: each slot row's own keys
 // (rotated) and values, entry j of a row at index j; ctx_k, ctx_v [KH, S, d]
-// or undefined. Returns the group's real rows [tokens, H d], in packed order.
+// or undefined; local: the layer is windowed. Returns the group's real rows
+// [tokens, H d], in packed order.
 at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
-                           const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s);
+                           const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s,
+                           bool local = false);
 
 // Slots [KH, B, Lmax, d] of group g filled from packed rows t [T, KH, d]
 // (each row's own keys or values when they are this pass's new tokens alone).

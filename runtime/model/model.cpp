@@ -167,9 +167,9 @@ Status Model::Impl::check_padding(const KvCache& cache) const {
 
 Status Model::Impl::check_window(const KvCache& cache) const {
   if (config.sliding_window == 0 || !cache.padding.defined()) return {};
-  return Error{ErrorCode::kUnsupportedArch, "a cache with padding (block attention's assembled KV) on a model with "
-                                            "sliding-window layers (" + config.arch + ") is not supported yet; run "
-                                            "the session in `full` mode"};
+  return Error{ErrorCode::kUnsupportedArch, "a cache with padding (block attention's slack layout) on a model with "
+                                            "sliding-window layers (" + config.arch + ") is not supported yet; use "
+                                            "the compact layout"};
 }
 
 Status Model::Impl::check_full_attention(const std::string& what) const {

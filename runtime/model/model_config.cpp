@@ -47,12 +47,11 @@ Status read_gemma3(const GgufFile& file, ModelConfig& c) {
     if (*value < 0 || *value > c.n_layer) return bad_value(p + "attention.sliding_window_pattern", "is out of range");
     pattern = *value;
   }
-  c.local_layers.resize(static_cast<size_t>(c.n_layer));
+  c.rope.local_layers.resize(static_cast<size_t>(c.n_layer));
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    c.local_layers[static_cast<size_t>(l)] = pattern == 0 || l % pattern < pattern - 1;
+    c.rope.local_layers[static_cast<size_t>(l)] = pattern == 0 || l % pattern < pattern - 1;
   }
-  auto local_base = file.get_float(p + "rope.freq_base_swa");
-  c.rope.local_freq_base = local_base ? *local_base : 10000.0;
+  if (auto local_base = file.get_float(p + "rope.freq_base_swa")) c.rope.local_freq_base = *local_base;
   return {};
 }
 

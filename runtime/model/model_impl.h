@@ -130,8 +130,7 @@ struct Model::Impl {
   // has padding (its entries are then not its positions, which windows count).
   Status check_window(const KvCache& cache) const;
   // kUnsupportedArch naming `what` when the model has sliding-window layers:
-  // the passes of block attention, branches, recomputation and training do
-  // not window their attention yet.
+  // branch decoding and training do not window their attention yet.
   Status check_full_attention(const std::string& what) const;
 };
 

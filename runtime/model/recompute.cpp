@@ -19,19 +19,21 @@ namespace {
 
 // Each layer: the tokens' keys (rotated at their positions) and values are
 // written at their entries, then each token attends to the entries `visible`
-// lets it see ([T, L], true = visible), in chunks of rows.
+// lets it see ([T, L], true = visible; in windowed layers `visible_local`),
+// in chunks of rows.
 // With a selection, at its layer the tokens that go on are picked (before
 // that layer's values overwrite the cached ones they are measured against)
 // and only their rows are attended and returned from then on.
 class RecomputePlan final : public AttentionPlan {
  public:
   RecomputePlan(const ModelConfig& config, at::ScalarType dtype, KvCache& cache, at::Tensor entries,
-                at::Tensor visible, const RecomputeSelection* selection)
+                at::Tensor visible, at::Tensor visible_local, const RecomputeSelection* selection)
       : config_(config),
         dtype_(dtype),
         cache_(cache),
         entries_(std::move(entries)),
         visible_(std::move(visible)),
+        visible_local_(std::move(visible_local)),
         selection_(selection) {}
 
   at::Tensor attend(int64_t l, const at::Tensor& q_all, const at::Tensor& k, const at::Tensor&,
@@ -47,9 +49,11 @@ class RecomputePlan final : public AttentionPlan {
       q = q.index_select(0, kept_);
       entries_ = entries_.index_select(0, kept_);
       visible_ = visible_.index_select(0, kept_);
+      if (visible_local_.defined()) visible_local_ = visible_local_.index_select(0, kept_);
     }
+    const at::Tensor& visible = config_.is_local(l) && visible_local_.defined() ? visible_local_ : visible_;
     const int64_t T = q.size(0), H = config_.n_head, KH = config_.n_head_kv, G = H / KH, d = config_.head_dim;
-    const int64_t L = visible_.size(1);
+    const int64_t L = visible.size(1);
     const at::Tensor keys = cache_.k[l].narrow(1, 0, L), values = cache_.v[l].narrow(1, 0, L);
     const int64_t rows = std::clamp<int64_t>(kScoreBudget / (H * L), 1, T);
     std::vector<at::Tensor> parts;
@@ -61,7 +65,7 @@ class RecomputePlan final : public AttentionPlan {
                                 .permute({1, 2, 0, 3})
                                 .reshape({KH, G * r, d});
       at::Tensor scores = at::matmul(qg, keys.transpose(1, 2));  // [KH, G r, L]
-      scores.view({KH, G, r, L}).masked_fill_(visible_.narrow(0, r0, r).logical_not(), -INFINITY);
+      scores.view({KH, G, r, L}).masked_fill_(visible.narrow(0, r0, r).logical_not(), -INFINITY);
       const at::Tensor out = at::matmul(softmax_fp32(scores, dtype_), values);  // [KH, G r, d]
       parts.push_back(out.view({KH, G, r, d}).permute({2, 0, 1, 3}).reshape({r, H * d}));
     }
@@ -104,7 +108,7 @@ class RecomputePlan final : public AttentionPlan {
   const ModelConfig& config_;
   at::ScalarType dtype_;
   KvCache& cache_;
-  at::Tensor entries_, visible_;
+  at::Tensor entries_, visible_, visible_local_;
   const RecomputeSelection* selection_;
   at::Tensor kept_;
 };
@@ -138,7 +142,6 @@ Status Model::recompute(KvCache& cache, const std::vector<int32_t>& tokens, cons
 Status Model::Impl::recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,
                               const std::vector<int64_t>& positions, const at::Tensor& entry_positions,
                               const RecomputeSelection* selection) const {
-  if (auto checked = check_full_attention("recomputing entries in context"); !checked.ok()) return checked.error();
   const auto T = static_cast<int64_t>(tokens.size());
   if (T == 0 || entries.size() != tokens.size() || positions.size() != tokens.size()) {
     return Error{ErrorCode::kInvalidArgument, "recompute() needs tokens, entries and positions of one size (> 0)"};
@@ -165,8 +168,11 @@ Status Model::Impl::recompute(KvCache& cache, const std::vector<int32_t>& tokens
   }
   c10::InferenceMode inference;  // no autograd bookkeeping
   const at::Tensor at_positions = id_tensor(positions, device);
-  const at::Tensor visible = entry_positions.to(device).view({1, cache.length}) <= at_positions.view({T, 1});
-  RecomputePlan plan(config, dtype, cache, id_tensor(entries, device), visible, selection);
+  const at::Tensor key_positions = entry_positions.to(device).view({1, cache.length});
+  const at::Tensor visible = key_positions <= at_positions.view({T, 1});
+  at::Tensor visible_local;  // local layers: the window's positions only
+  if (config.sliding_window > 0) visible_local = visible & (key_positions > at_positions.view({T, 1}) - config.sliding_window);
+  RecomputePlan plan(config, dtype, cache, id_tensor(entries, device), visible, visible_local, selection);
   std::vector<int64_t> ids(tokens.begin(), tokens.end());
   run(id_tensor(ids, device), rope.table(at_positions, dtype), plan, adapts(PromptPart::kContext));
   return {};

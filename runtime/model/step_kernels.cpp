@@ -234,7 +234,7 @@ Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, con
     }
   };
   angles(model.rope.inv_freq().data_ptr<float>(), s.cos, s.sin);
-  if (!c.local_layers.empty()) angles(model.rope.inv_freq(true).data_ptr<float>(), s.local_cos, s.local_sin);
+  if (!c.rope.local_layers.empty()) angles(model.rope.inv_freq(true).data_ptr<float>(), s.local_cos, s.local_sin);
   if (adapted && model.adapter) loras_.push_back(&LoraAccess::of(*model.adapter).fused(at::kFloat));
   for (const auto& merged : model.merged_step_lora) loras_.push_back(&merged);
 }

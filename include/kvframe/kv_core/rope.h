@@ -28,9 +28,14 @@ struct RopeParams {
   double freq_base = 10000.0;         // {arch}.rope.freq_base
   double linear_scale = 1.0;          // {arch}.rope.scaling.factor for "linear" scaling
   std::vector<float> freq_factors;    // llama3 scaling: the rope_freqs.weight tensor (d/2), or empty
-  // Gemma 3's sliding-window layers rotate with a base of their own, without
-  // scaling or factors ({arch}.rope.freq_base_swa); 0: every layer uses the above.
-  double local_freq_base = 0.0;
+  // Gemma 3's local (sliding-window) layers rotate with a base of their own,
+  // without scaling or factors ({arch}.rope.freq_base_swa). Per layer: true
+  // for a local one; empty: every layer rotates as above.
+  double local_freq_base = 10000.0;
+  std::vector<bool> local_layers;
+  bool is_local(int64_t layer) const {
+    return !local_layers.empty() && local_layers[static_cast<size_t>(layer)];
+  }
 };
 
 class Rope {
@@ -39,7 +44,7 @@ class Rope {
 
   const RopeParams& params() const { return params_; }
   // inv_freq as above, fp32, length head_dim / 2 (CPU); inv_freq(true) the
-  // local layers' (the same tensor when the model has no local base).
+  // local layers' (the same tensor when the model has none).
   const at::Tensor& inv_freq(bool local = false) const { return local && local_inv_freq_.defined() ? local_inv_freq_ : inv_freq_; }
 
   // cos and sin tables for these positions: each [n, head_dim / 2], on the
@@ -71,8 +76,9 @@ class Rope {
   static at::Tensor apply(const at::Tensor& x, const Table& table);
 
   // Convenience for kv_diff: rotate x [n, heads, head_dim] by `delta`
-  // positions (rows may have different deltas: delta is [n] int64).
-  at::Tensor rotate(const at::Tensor& x, const at::Tensor& delta) const;
+  // positions (rows may have different deltas: delta is [n] int64), as
+  // `layer` rotates (its base: global unless the layer is local).
+  at::Tensor rotate(const at::Tensor& x, const at::Tensor& delta, int64_t layer = 0) const;
 
  private:
   RopeParams params_;

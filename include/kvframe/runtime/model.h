@@ -53,14 +53,11 @@ struct ModelConfig {
   enum class Gate { kSilu, kGeluTanh };
   Gate gate = Gate::kSilu;  // the gated FFN's activation: SwiGLU, or Gemma's GeGLU
   double embed_scale = 1.0; // Gemma 3: embeddings times sqrt(n_embd)
-  // Gemma 3's local layers: a query sees the sliding_window keys up to its
-  // own position (llama.cpp's "standard" window) and rotates with
-  // rope.local_freq_base. Empty: every layer global.
+  // Gemma 3's local layers (rope.local_layers): a query sees the
+  // sliding_window keys up to its own position (llama.cpp's "standard"
+  // window) and rotates with rope.local_freq_base.
   int64_t sliding_window = 0;
-  std::vector<bool> local_layers;
-  bool is_local(int64_t layer) const {
-    return !local_layers.empty() && local_layers[static_cast<size_t>(layer)];
-  }
+  bool is_local(int64_t layer) const { return rope.is_local(layer); }
   // Keys a query of this layer may reach back (itself included); 0: all.
   int64_t window(int64_t layer) const { return is_local(layer) ? sliding_window : 0; }
 

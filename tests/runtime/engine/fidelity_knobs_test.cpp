@@ -26,6 +26,13 @@ std::unique_ptr<Engine> llama4() { return tiny_engine(int64_t{1} << 30, 4); }
 std::unique_ptr<Engine> qwen4() { return tiny_engine_of(qwen2_spec(4)); }
 std::unique_ptr<Engine> qwen2() { return tiny_engine_of(qwen2_spec(2)); }
 std::unique_ptr<Engine> llama2() { return tiny_engine(); }
+// Gemma 3's shape, 4 layers (local, global, local, global) at a window of 16.
+std::unique_ptr<Engine> gemma4() {
+  kvframe::test::TinyModelSpec gemma3;
+  gemma3.arch = "gemma3", gemma3.n_layer = 4, gemma3.n_head_kv = 1, gemma3.rope_base = 1000000.0f;
+  gemma3.sliding_window = 16;
+  return tiny_engine_of(gemma3);
+}
 
 SessionParams block_session(kv_diff::Layout layout) {
   SessionParams params = session_params(AttentionMode::kBlock);
@@ -80,6 +87,7 @@ TEST(BlockHeads, EveryTokenReencodedIsFullAttention) {
   expect_full_attention(llama2, params, 11, 12, "llama, slack");
   params.layout = kv_diff::Layout::kCompact;
   expect_full_attention(qwen2, params, 11, 12, "qwen2, compact");
+  expect_full_attention(gemma4, params, 11, 12, "gemma3 windows, compact");
 }
 
 // Heads of a few tokens, kept across frames where nothing before them
@@ -114,6 +122,7 @@ TEST(BlendRatio, EveryTokenSelectedIsFullAttention) {
   expect_full_attention(llama4, params, 21, 12, "llama, slack");
   params.layout = kv_diff::Layout::kCompact;
   expect_full_attention(qwen4, params, 21, 12, "qwen2, compact");
+  expect_full_attention(gemma4, params, 21, 12, "gemma3 windows, compact");
 }
 
 // A share of each block (and its heads) selected by how far the context

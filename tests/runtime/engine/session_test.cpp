@@ -25,12 +25,21 @@ Answer recomputed(Engine& engine, const SessionParams& params, const std::string
 struct ReuseCase {
   kv_diff::Layout layout;
   bool blocks_after_prefix;
+  int64_t window = 0;  // > 0: Gemma 3's shape, its local layers windowed
 };
+
+// The default tiny model, or Gemma 3's shape at `window`.
+std::unique_ptr<Engine> engine_for(const ReuseCase& c) {
+  if (c.window == 0) return tiny_engine();
+  kvframe::test::TinyModelSpec gemma3;
+  gemma3.arch = "gemma3", gemma3.n_head_kv = 1, gemma3.rope_base = 1000000.0f, gemma3.sliding_window = c.window;
+  return tiny_engine_of(gemma3);
+}
 
 class BlockReuse : public ::testing::TestWithParam<ReuseCase> {};
 
 TEST_P(BlockReuse, SixtyRandomEditsGiveTheLogitsOfRecomputation) {
-  auto engine = tiny_engine(), fresh = tiny_engine();
+  auto engine = engine_for(GetParam()), fresh = engine_for(GetParam());
   SessionParams params = session_params(AttentionMode::kBlock);
   params.layout = GetParam().layout;
   params.blocks_after_prefix = GetParam().blocks_after_prefix;
@@ -54,13 +63,15 @@ TEST_P(BlockReuse, SixtyRandomEditsGiveTheLogitsOfRecomputation) {
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockReuse,
                          ::testing::Values(ReuseCase{kv_diff::Layout::kSlack, true},
                                            ReuseCase{kv_diff::Layout::kCompact, true},
-                                           ReuseCase{kv_diff::Layout::kSlack, false}));
+                                           ReuseCase{kv_diff::Layout::kSlack, false},
+                                           ReuseCase{kv_diff::Layout::kCompact, true, 24},
+                                           ReuseCase{kv_diff::Layout::kCompact, false, 24}));
 
 // One block and the query: block attention is full attention when the block
 // sees everything before it — encoded after the system prompt, or with no
 // system prompt at all.
-void expect_one_block_equals_full(const std::string& system_prompt, bool blocks_after_prefix) {
-  auto engine = tiny_engine();
+void expect_one_block_equals_full(const std::string& system_prompt, bool blocks_after_prefix, int64_t window = 0) {
+  auto engine = engine_for({kv_diff::Layout::kCompact, blocks_after_prefix, window});
   const std::string frame = R"({"hp":10,"pos":[1,2]})";  // below min_split_bytes: one block
   SessionParams block_params = session_params(AttentionMode::kBlock);
   block_params.rules.min_split_bytes = 256;
@@ -77,6 +88,12 @@ void expect_one_block_equals_full(const std::string& system_prompt, bool blocks_
 
 TEST(Modes, OneBlockAfterTheSystemPromptAndTheQueryEqualFull) {
   expect_one_block_equals_full("You are the game's NPC director.", /*blocks_after_prefix=*/true);
+}
+
+// Gemma 3's local layers: the block's keys placed at their base, its window
+// over the system prompt and the query's over the block as full attention's.
+TEST(Modes, WindowedLayersOneBlockAfterTheSystemPromptEqualsFull) {
+  expect_one_block_equals_full("You are the game's NPC director.", /*blocks_after_prefix=*/true, /*window=*/8);
 }
 
 TEST(Modes, OneBlockWithoutSystemPromptAndTheQueryEqualFull) {

@@ -57,7 +57,7 @@ void expect_block_matches_cache(const Model& model, const BlockKv& block, const 
   EXPECT_EQ(block.k.scalar_type(), model.dtype());
   const at::Tensor delta = at::arange(position, position + n, at::kLong);
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    const at::Tensor k = model.rope().rotate(block.k[l].transpose(0, 1), delta).transpose(0, 1);
+    const at::Tensor k = model.rope().rotate(block.k[l].transpose(0, 1), delta, l).transpose(0, 1);
     const at::Tensor cached_k = cache.k[l].narrow(1, entry, n), cached_v = cache.v[l].narrow(1, entry, n);
     EXPECT_TRUE(at::allclose(k, cached_k, kRtol, kAtol)) << "layer " << l << " keys differ by up to "
                                                          << (k - cached_k).abs().max().item<double>();
@@ -98,8 +98,16 @@ KvCache scrambled_copy(const Model& model, const KvCache& compact, int64_t capac
   return out;
 }
 
+// tiny_shapes() and the windowed one: the encoder windows local layers as
+// forward() does.
+std::vector<TinyModelSpec> block_shapes() {
+  std::vector<TinyModelSpec> shapes = test::tiny_shapes();
+  shapes.push_back(test::windowed_shape());
+  return shapes;
+}
+
 TEST(BlockEncode, OneBlockWithoutContextMatchesForward) {
-  for (const TinyModelSpec& spec : test::tiny_shapes()) {
+  for (const TinyModelSpec& spec : block_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> block = random_tokens(23, 1);
@@ -111,7 +119,7 @@ TEST(BlockEncode, OneBlockWithoutContextMatchesForward) {
 }
 
 TEST(BlockEncode, BlockAfterContextMatchesForwardOfPrefixPlusBlock) {
-  for (const TinyModelSpec& spec : test::tiny_shapes()) {
+  for (const TinyModelSpec& spec : block_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> prefix = random_tokens(12, 2), block = random_tokens(9, 3);
@@ -124,7 +132,7 @@ TEST(BlockEncode, BlockAfterContextMatchesForwardOfPrefixPlusBlock) {
 
 TEST(BlockEncode, BlocksOfMixedLengthsBatchedEqualEachAlone) {
   const std::vector<int64_t> lengths = {1, 3, 17, 40, 100, 2, 5, 64, 1, 33, 17};
-  for (const TinyModelSpec& spec : test::tiny_shapes()) {
+  for (const TinyModelSpec& spec : block_shapes()) {
     SCOPED_TRACE(spec.arch + " kv heads " + std::to_string(spec.n_head_kv));
     auto model = tiny_model(spec);
     const std::vector<int32_t> prefix = random_tokens(12, 4);

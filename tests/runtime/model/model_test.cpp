@@ -131,12 +131,13 @@ TEST(ModelCache, Gemma3StepsAndChunksPastTheWindowEqualOnePrefill) {
 TEST(ModelErrors, Gemma3WindowsRefuseWhatDoesNotWindowYet) {
   auto model = test::load_tiny_model(gemma3_spec());
   ASSERT_TRUE(model);
-  auto blocks = model->encode_blocks({{1, 2, 3}}, nullptr);
-  ASSERT_FALSE(blocks.ok());
-  EXPECT_EQ(blocks.error().code, ErrorCode::kUnsupportedArch);
-  EXPECT_NE(blocks.error().message.find("`full` mode"), std::string::npos) << blocks.error().message;
+  KvCache shared = *model->new_cache(8);
+  auto branches = model->new_branches(shared, 2, 4);
+  ASSERT_FALSE(branches.ok());
+  EXPECT_EQ(branches.error().code, ErrorCode::kUnsupportedArch);
+  EXPECT_NE(branches.error().message.find("`full` mode"), std::string::npos) << branches.error().message;
   KvCache cache = *model->new_cache(16);
-  cache.padding = at::zeros({16}, at::kBool);  // as block attention's assembled KV
+  cache.padding = at::zeros({16}, at::kBool);  // as the slack layout's assembled KV
   auto padded = model->forward(test::token_ids({1, 2}), cache);
   ASSERT_FALSE(padded.ok());
   EXPECT_EQ(padded.error().code, ErrorCode::kUnsupportedArch);

@@ -25,6 +25,12 @@ std::vector<TinyModelSpec> tiny_shapes() {
   return {TinyModelSpec{}, qwen2, qwen3, mha};
 }
 
+TinyModelSpec windowed_shape() {
+  TinyModelSpec gemma3;
+  gemma3.arch = "gemma3", gemma3.n_head_kv = 1, gemma3.rope_base = 1000000.0f, gemma3.sliding_window = 5;
+  return gemma3;
+}
+
 std::string describe(const TinyModelSpec& spec) {
   return spec.arch + ", " + std::to_string(spec.n_head) + " heads over " + std::to_string(spec.n_head_kv) + " kv heads";
 }

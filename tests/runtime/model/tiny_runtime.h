@@ -18,6 +18,9 @@ std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runti
 // The shapes block attention meets: GQA (the default), Qwen2 biases and an
 // untied head, Qwen3's QK norms, plain multi-head.
 std::vector<TinyModelSpec> tiny_shapes();
+// Gemma 3's shape at a window of 5 (layer 0 local, layer 1 global): what
+// block attention's windowed paths meet (branches and training refuse it).
+TinyModelSpec windowed_shape();
 std::string describe(const TinyModelSpec& spec);
 
 // A token row as Model::forward takes it (int64).
