@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-tokens", o.max_tokens, "greedy tokens per answer")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--instruction", o.instruction, "the query (final block)")->capture_default_str();
   app.add_option("--layout", o.layout,
-                 "block mode's assembled-buffer layout (kv_diff); auto: compact on CUDA, slack on the CPU")
+                 "block mode's assembled-buffer layout (kv_diff); auto: compact on CUDA and for sliding-window models, slack on the CPU otherwise")
       ->check(CLI::IsMember({"auto", "slack", "compact"}))
       ->capture_default_str();
   app.add_option("--blocks-after-prefix", o.blocks_after_prefix,
@@ -319,7 +319,7 @@ int main(int argc, char** argv) {
                                          o.prefix_every ? o.prefix_every : 1, 1};
 
   const auto layout = kvframe::kv_diff::parse_layout(o.layout);  // nullopt for auto
-  if (!layout) o.layout = cuda ? "compact" : "slack";             // what the session picks
+  if (!layout) o.layout = kvframe::kv_diff::layout_name(rt::default_layout(engine.model()));  // what the session picks
   const int64_t context =
       o.context ? o.context
                 : frame0_tokens * 5 / 4 + static_cast<int64_t>(engine.tokenizer().encode(o.instruction).size()) +

@@ -290,20 +290,21 @@ class BlockContext final : public KvContext {
 
 }  // namespace
 
+kv_diff::Layout default_layout(const Model& model) {
+  const bool windowed = model.config().sliding_window > 0;
+  return model.device().is_cuda() || windowed ? kv_diff::Layout::kCompact : kv_diff::Layout::kSlack;
+}
+
 Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const SessionParams& params) {
   // The slack layout leaves gaps and compacts at 1.5x fragmentation; give it
   // the room so the final block and the answer always fit after the blocks.
   // Allocated as frames need it: a session that asked for 8K tokens and
   // holds 2K keeps ~3K entries, not 12K.
-  // Local (sliding-window) layers count their window in entries, so their
-  // buffer must have no gaps: compact.
-  const bool windowed = engine.model().config().sliding_window > 0;
-  if (windowed && params.layout == kv_diff::Layout::kSlack) {
+  if (engine.model().config().sliding_window > 0 && params.layout == kv_diff::Layout::kSlack) {
     return Error{ErrorCode::kInvalidArgument, "the slack layout leaves gaps that " + engine.model().config().arch +
                                                   "'s sliding windows cannot count; use the compact layout"};
   }
-  const kv_diff::Layout layout = params.layout.value_or(
-      engine.model().device().is_cuda() || windowed ? kv_diff::Layout::kCompact : kv_diff::Layout::kSlack);
+  const kv_diff::Layout layout = params.layout.value_or(default_layout(engine.model()));
   const int64_t capacity = layout == kv_diff::Layout::kSlack ? params.context + params.context / 2 : params.context;
   auto kv = kv_diff::AssembledKv::create(engine.model().kv_shape(), engine.model().rope(), capacity, layout,
                                          kInitialEntries);

@@ -2,6 +2,10 @@
 // parses them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -78,7 +82,36 @@ TEST(CliModelOptions, OneHelpTextEachWithTheProgramsNoteAfterIt) {
   EXPECT_EQ(app.get_option("--dtype")->get_description(),
             "fp32, bf16 or fp16 (fp16: cuda only; default: bf16 on cuda and on cpus with AVX-512-BF16 or AMX, "
             "else fp32)");
-  EXPECT_EQ(app.get_option("--model")->get_description(), "GGUF model file");
+  EXPECT_EQ(app.get_option("--model")->get_description(),
+            "GGUF model file, or a name scripts/fetch-model.sh fetches (smollm2-135m, gemma3-270m)");
+}
+
+// --model NAME is the named model's file in the cache, or an error naming the
+// command that fetches it; any other text is a path as given.
+TEST(CliModelOptions, ModelNamesMapToTheModelCache) {
+  const std::string cache = ::testing::TempDir() + "kvframe_cli_models";
+  std::filesystem::remove_all(cache);
+  std::filesystem::create_directories(cache);
+  setenv("KVFRAME_MODELS", cache.c_str(), 1);
+  auto parse = [](const std::string& model) {
+    CLI::App app{"test"};
+    cli::ModelOptions o;
+    cli::add_model_options(app, o);
+    std::vector<std::string> args = {"--model", model};
+    std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+    app.parse(args);
+    return o.model;
+  };
+  EXPECT_EQ(parse("/some/file.gguf"), "/some/file.gguf");
+  try {
+    parse("gemma3-270m");
+    ADD_FAILURE() << "an absent named model must be an error";
+  } catch (const CLI::ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("scripts/fetch-model.sh gemma3-270m"), std::string::npos) << e.what();
+  }
+  std::ofstream(cache + "/gemma-3-270m-q4_k_m.gguf") << "x";
+  EXPECT_EQ(parse("gemma3-270m"), cache + "/gemma-3-270m-q4_k_m.gguf");
+  unsetenv("KVFRAME_MODELS");
 }
 
 TEST(CliModelOptions, LoraFileIsResolveLoras) {

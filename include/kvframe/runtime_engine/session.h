@@ -122,9 +122,7 @@ struct SessionParams {
   // Tokens the session's KV holds: prefix + blocks + final block + answer.
   int64_t context = 16384;
   // block mode: where changed blocks go in the assembled buffer (kv_diff).
-  // Unset: compact on a GPU, where moving KV is cheap and a buffer without
-  // gaps keeps attention on the fused kernels; slack on the CPU, where
-  // re-rotating in place is what is cheap.
+  // Unset: default_layout(the engine's model).
   std::optional<kv_diff::Layout> layout;
   // block mode: what each block is encoded after. false (the default): each
   // block alone, from position 0, as in the seeds — its KV then depends on
@@ -222,6 +220,13 @@ struct Answer {
   at::Tensor first_logits;  // fp32 [n_vocab]: the distribution of the first token
   QueryReport report;
 };
+
+// The layout a block session takes when SessionParams::layout is unset:
+// compact on a GPU, where moving KV is cheap and a buffer without gaps keeps
+// attention on the fused kernels, and for a model with sliding-window layers
+// (Gemma 3), whose windows count entries and so cannot skip gaps; slack on
+// the CPU otherwise, where re-rotating in place is what is cheap.
+kv_diff::Layout default_layout(const Model& model);
 
 class Session {
  public:
