@@ -5,8 +5,9 @@ The rule, kept simple enough to apply by eye:
 - A *figure* is a number written directly before a unit of measure: ms, µs, s,
   min, tok/s, tokens/s, decisions/s, frames/s, GFLOP/s, MB/s, ×, %, KB, MB,
   GB, KiB, MiB, GiB, bb/100, nats ("148 ms", "16.5×", "82.9%", "+11.6 bb/100";
-  with or without a space). A number without a unit (a count, a seed, a range's
-  lower end) is not a figure.
+  with or without a space, except × and %, which follow the number directly:
+  "2 × layers" is a formula). A number without a unit (a count, a seed, a
+  range's lower end) is not a figure.
 - Only prose and tables count: fenced code blocks (commands, their output,
   schemas), inline code, link targets and HTML comments are left out.
 - **Escape**: a number that is not a measurement — a setting, a default, a
@@ -29,6 +30,7 @@ The rule, kept simple enough to apply by eye:
 
     python3 tests/python/test_measured_figures.py            # the check (ctest measured_figures)
     python3 tests/python/test_measured_figures.py --missing  # what each doc states that measured.md lacks
+    python3 tests/python/test_measured_figures.py --prune    # drop pending lines that are now held
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ MEASURED = ROOT / "docs" / "measured.md"
 PENDING = ROOT / "tests" / "python" / "figures_pending.txt"
 
 UNITS = r"(?:tok/s|tokens/s|decisions/s|frames/s|GFLOP/s|MB/s|bb/100|nats|ms|µs|min|s|×|%|KiB|MiB|GiB|KB|MB|GB)"
-FIGURE = re.compile(r"(?<![\w.,/+−-])([+−-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[+−-]?\d+(?:\.\d+)?)[ \u202f]?(" + UNITS
-                    + r")(?![\w/])")
+# × and % only right after the number ("16.5×", "82.9%"): "2 × layers" is a formula.
+SPACED_UNITS = UNITS.replace("|×|%", "")
+FIGURE = re.compile(r"(?<![\w.,/+−-])([+−-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[+−-]?\d+(?:\.\d+)?)"
+                    r"(?:(×|%)|[ \u202f]?(" + SPACED_UNITS + r"))(?![\w/])")
 
 
 def docs() -> List[Path]:
@@ -81,7 +85,7 @@ def normal(number: str, unit: str) -> str:
 
 
 def figures(text: str) -> List[Tuple[int, str]]:
-    return [(number, normal(m.group(1), m.group(2))) for number, line in prose_lines(text)
+    return [(number, normal(m.group(1), m.group(2) or m.group(3))) for number, line in prose_lines(text)
             for m in FIGURE.finditer(line)]
 
 
@@ -176,6 +180,12 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
     from helpers import run_test_functions
 
+    if "--prune" in sys.argv[1:]:  # drop the pending lines measured.md now holds (never adds one)
+        still = {(doc, figure) for doc, found in missing().items() for _, figure in found}
+        lines = PENDING.read_text().splitlines(keepends=True)
+        PENDING.write_text("".join(line for line in lines if line.startswith("#") or not line.strip()
+                                   or tuple(line.rstrip("\n").split("\t")) in still))
+        sys.exit(0)
     if "--missing" in sys.argv[1:]:
         for doc, found in missing().items():
             for n, figure in found:
