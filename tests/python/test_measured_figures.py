@@ -21,7 +21,8 @@ The rule, kept simple enough to apply by eye:
   row holding 1,968 holds "1,968 tok/s").
 - docs/measured.md holds one value per measurement: its bold titles (each
   measurement's lead-in, `**Model runtime against llama.cpp**`) are unique, and
-  so is the first cell of each table row under one title.
+  so are the first two cells of each table row under one title (a row whose
+  first cell is empty or "…" continues the row above and is not counted).
 - Figures that docs stated before this check and measured.md does not hold yet
   are listed in tests/python/figures_pending.txt (doc, then figure). The list
   may only shrink: a figure it names that its doc no longer states fails the
@@ -162,9 +163,9 @@ def measurement_keys(text: str) -> List[str]:
             keys.append(f"title: {title}")
             continue
         if line.startswith("|") and not re.fullmatch(r"[|\s:-]+", line):
-            first = line.split("|")[1].strip()
-            if first and not first.startswith(("…", "...")):
-                keys.append(f"row: {title} / {first}")
+            cells = [cell.strip() for cell in line.split("|")[1:-1]]
+            if cells and cells[0] and not cells[0].startswith(("…", "...")):
+                keys.append(f"row: {title} / {' / '.join(cells[:2])}")
     return keys
 
 
