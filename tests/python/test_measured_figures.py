@@ -20,7 +20,9 @@ The rule, kept simple enough to apply by eye:
   whose row or header names the unit (`| phase | kvframe tok/s |` above a
   row holding 1,968 holds "1,968 tok/s").
 - docs/measured.md holds one value per measurement: its bold titles (each
-  measurement's lead-in, `**Model runtime against llama.cpp**`) are unique, and
+  measurement's lead-in, `**Model runtime against llama.cpp**`; a bold
+  sentence ending in a full stop or colon, `**What that says.**`, is prose)
+  are unique, and
   so are the first two cells of each table row under one title (a row whose
   first cell is empty or "…" continues the row above and is not counted).
 - Figures that docs stated before this check and measured.md does not hold yet
@@ -158,7 +160,7 @@ def measurement_keys(text: str) -> List[str]:
             title = line.strip("# ").strip()
             continue
         lead = re.match(r"\*\*([^*]+)\*\*", line.strip())
-        if lead:
+        if lead and not lead.group(1).rstrip().endswith((".", ":")):  # "**What that says.**" is prose
             title = lead.group(1).strip()
             keys.append(f"title: {title}")
             continue
