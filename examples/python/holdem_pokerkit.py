@@ -139,6 +139,28 @@ def apply(state, action: Any) -> str:
     return ""
 
 
+# What a seat does when the model cannot answer in time (docs/your_game.md, "When the model
+# cannot answer"): the move a rule bot would make here, so the game never waits on the model.
+FALLBACK = {"action": "check_or_call"}
+
+
+def decide(kvframe, session, instruction: str, schema: Dict[str, Any], deadline_ms: int, **query: Any):
+    """The model's answer, or None when the game must play its fallback move now.
+
+    ``deadline_ms`` (0: none) goes to the server, which refuses at once (``DeadlineError``)
+    a question it expects to finish later, and bounds the wait here too, with a second for
+    the network; a server that is full (``BusyError``), a connection that dropped
+    (``DisconnectedError``: the client reconnects by itself, ask again next turn) and a
+    reply that did not come (``TimeoutError``) all mean the same to a game: play on.
+    """
+    timeout = deadline_ms / 1000 + 1.0 if deadline_ms else None
+    try:
+        return session.ask(instruction, schema=schema, deadline_ms=deadline_ms, timeout=timeout, **query)
+    except (kvframe.DeadlineError, kvframe.BusyError, kvframe.DisconnectedError, TimeoutError) as e:
+        print(f"  no answer in time ({type(e).__name__}): the fallback move", file=sys.stderr)
+        return None
+
+
 # ---- the match ---------------------------------------------------------------------------
 
 
@@ -150,7 +172,7 @@ def play(args, client, kvframe, pokerkit) -> int:
     sessions = {s: client.open_session("pokerkit-nlhe", rules=RULES) for s in seats}
     history: Dict[str, str] = {}
     automations = tuple(a for a in pokerkit.Automation)  # PokerKit deals, posts and pays; we only act
-    decisions = invalid = 0
+    decisions = invalid = fallbacks = 0
     latencies: List[float] = []
     formats: Dict[str, int] = {}
     for hand_no in range(1, args.hands + 1):
@@ -179,20 +201,25 @@ def play(args, client, kvframe, pokerkit) -> int:
                            f"to act on the {street} with {view['hand']['pot']} in the pot. "
                            f"Choose one legal action: {', '.join(options)}. Answer as JSON.")
             started = time.monotonic()
-            answer = sessions[seat].ask(instruction, schema=action_schema(state), npc_id=seat,
-                                        max_tokens=args.max_tokens)
+            answer = decide(kvframe, sessions[seat], instruction, action_schema(state), args.deadline_ms,
+                            npc_id=seat, max_tokens=args.max_tokens)
             latencies.append((time.monotonic() - started) * 1000)
             frame = ack.result()
-            done = apply(state, answer.action)
             decisions += 1
+            if answer is None:
+                fallbacks += 1
+                done = apply(state, FALLBACK) + " (fallback)"
+            else:
+                done = apply(state, answer.action)
             if not done:  # the schema should make this impossible; play on with a check or call
                 invalid += 1
-                done = apply(state, {"action": "check_or_call"}) + " (invalid answer replaced)"
+                done = apply(state, FALLBACK) + " (invalid answer replaced)"
             log.setdefault(street, []).append(f"{seat} {done}")
             kind = frame.format.name.lower()
             formats[kind] = formats.get(kind, 0) + 1
             if not args.quiet:
-                print(f"hand {hand_no} {street:7} {seat}: {answer.action_json:48} -> {done:22} "
+                said = answer.action_json if answer else "(no answer)"
+                print(f"hand {hand_no} {street:7} {seat}: {said:48} -> {done:22} "
                       f"[{kind} {frame.json_bytes} B, {frame.blocks_changed}/{frame.blocks_total} blocks changed, "
                       f"{latencies[-1]:.0f} ms]")
         won = [f"{seat_of[j]} {p:+d}" for j, p in enumerate(state.payoffs) if p]
@@ -204,7 +231,7 @@ def play(args, client, kvframe, pokerkit) -> int:
         print(f"hand {hand_no}: {history[f'hand_{hand_no:04d}']}")
     for session in sessions.values():
         session.close()
-    print(f"decisions: {decisions}, invalid actions: {invalid}, frames: "
+    print(f"decisions: {decisions}, invalid actions: {invalid}, fallbacks: {fallbacks}, frames: "
           + ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
           + (f", latency p50 {statistics.median(latencies):.0f} ms, max {max(latencies):.0f} ms" if latencies else ""))
     print("stacks: " + ", ".join(f"{s} {stacks[s]}" for s in seats))
@@ -236,11 +263,16 @@ def main(argv=None) -> int:
     parser.add_argument("--stack", type=int, default=1000, help="starting stack (default 1000)")
     parser.add_argument("--history", type=int, default=5, help="finished hands shown to the model (default 5)")
     parser.add_argument("--max-tokens", type=int, default=48, help="tokens per answer at most (default 48)")
+    parser.add_argument("--deadline-ms", type=int, default=10000,
+                        help="each decision's time budget: past it the seat plays its fallback move, a check or "
+                             "call (default 10000; 0: wait for the model however long it takes)")
     parser.add_argument("--seed", type=int, default=1, help="seed of PokerKit's shuffles (default 1)")
     parser.add_argument("--quiet", action="store_true", help="one line per hand, not per decision")
     args = parser.parse_args(argv)
     if args.hands < 1:
         parser.error("--hands must be at least 1")
+    if args.deadline_ms < 0:
+        parser.error("--deadline-ms must be 0 or more")
     import_dependencies()
     import kvframe
     import pokerkit

@@ -35,3 +35,18 @@ def test_two_hands_with_no_invalid_action(venv_python, server):
     decisions = int(done.stdout.split("decisions: ")[1].split(",")[0])
     assert decisions >= 2
     assert "merge_patch" in done.stdout  # frames after a seat's first went as patches
+
+
+def test_a_seat_past_its_deadline_plays_the_fallback_move(venv_python, server):
+    if not (DEPS / "site" / "pokerkit" / "__init__.py").is_file():
+        pytest.skip(f"pokerkit is not in {DEPS}/site: run scripts/fetch-python-deps.sh (downloads PokerKit 0.7.7)")
+    # 1 ms is less than any answer takes: the server refuses each question at once (Deadline),
+    # or the wait runs out, and the hand goes on with checks and calls.
+    done = run_example(venv_python, "--hands", "1", "--server", server.endpoint, "--seed", "7", "--deadline-ms", "1")
+    print(done.stdout[-3000:], done.stderr[-2000:])
+    assert done.returncode == 0, done.stderr
+    assert "invalid actions: 0" in done.stdout
+    decisions = int(done.stdout.split("decisions: ")[1].split(",")[0])
+    fallbacks = int(done.stdout.split("fallbacks: ")[1].split(",")[0])
+    assert decisions >= 2 and fallbacks >= 1, done.stdout
+    assert "no answer in time" in done.stderr

@@ -1,7 +1,8 @@
 """README.md as a front door: short, its two commands the ones CI runs, every figure with its command.
 
 Also checks what it points to: links in README.md, docs/measured.md,
-docs/tools.md and bench/README.md resolve, and every program or script their
+docs/tools.md, docs/contributing.md (the status table and module map that
+left the README) and bench/README.md resolve, and every program or script their
 commands name exists (a CMake executable, or a file). Runs with or without
 pytest:
 
@@ -17,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 MEASURED = ROOT / "docs" / "measured.md"
-PAGES = [README, MEASURED, ROOT / "docs" / "tools.md", ROOT / "bench" / "README.md"]
+CONTRIBUTING = ROOT / "docs" / "contributing.md"
+PAGES = [README, MEASURED, ROOT / "docs" / "tools.md", CONTRIBUTING, ROOT / "bench" / "README.md"]
 
 
 def section_table(text: str, heading: str) -> list[list[str]]:
@@ -58,7 +60,7 @@ def test_three_figures_each_beside_its_command_and_machine():
 
 
 def test_status_rows_are_one_line_with_their_doc():
-    rows = section_table(README.read_text(), "Status")
+    rows = section_table(CONTRIBUTING.read_text(), "Status")
     assert rows
     for cells in rows:
         line = " | ".join(cells)

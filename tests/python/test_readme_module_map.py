@@ -1,4 +1,4 @@
-"""README.md's module map (folder -> library -> depends on -> needs torch) against the CMakeLists files.
+"""docs/contributing.md's module map (folder -> library -> depends on -> needs torch) against the CMakeLists files.
 
 The map is read from the CMake files as they are: every library a folder
 defines (kvframe_add_stage, kvframe_add_example, add_library) and the kvframe
@@ -6,10 +6,10 @@ libraries it links (their PUBLIC_DEPS / PRIVATE_DEPS, target_link_libraries),
 whatever `if()` they sit under; "needs torch" follows the links down to
 kvframe::torch. tests/ and bench/ are left out (they are not libraries a game
 links). The test fails when a library, or a link between kvframe libraries,
-is missing from the README's table or is there and no longer in CMake.
+is missing from the map or is there and no longer in CMake.
 
     python3 tests/python/test_readme_module_map.py           # the checks, without pytest
-    python3 tests/python/test_readme_module_map.py --print   # the table to paste into README.md
+    python3 tests/python/test_readme_module_map.py --print   # the table to paste into docs/contributing.md
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "contributing.md"  # the map's home (the name kept for the ctest)
 MARKER = "<!-- module-map"
 SKIPPED = ("build", "tests", "bench", "third_party", "shared", ".git")
 TORCH = {"kvframe::torch", "kvframe_torch", "torch", "Torch::Torch"}
@@ -112,9 +112,9 @@ def table(mapping) -> str:
 
 
 def readme_map(text: str | None = None):
-    """The README's table, parsed as module_map() returns it."""
+    """The map's table, parsed as module_map() returns it."""
     text = README.read_text() if text is None else text
-    assert MARKER in text, f"README.md has no {MARKER} ...--> comment before its module map table"
+    assert MARKER in text, f"docs/contributing.md has no {MARKER} ...--> comment before its module map table"
     lines = []
     for line in text[text.index(MARKER):].splitlines()[1:]:
         if line.startswith("|"):
@@ -134,19 +134,19 @@ def readme_map(text: str | None = None):
 def differences(readme, cmake) -> list[str]:
     problems = []
     for name in sorted(set(cmake) - set(readme)):
-        problems.append(f"{name} ({cmake[name][0]}) is a library in CMake but not in the README's module map")
+        problems.append(f"{name} ({cmake[name][0]}) is a library in CMake but not in the module map")
     for name in sorted(set(readme) - set(cmake)):
-        problems.append(f"{name} is in the README's module map but no CMakeLists.txt defines it")
+        problems.append(f"{name} is in the module map but no CMakeLists.txt defines it")
     for name in sorted(set(readme) & set(cmake)):
         (rf, _, rd, rt), (cf, _, cd, ct) = readme[name], cmake[name]
         if rf != cf:
-            problems.append(f"{name}: folder {rf} in the README, {cf} in CMake")
+            problems.append(f"{name}: folder {rf} in the map, {cf} in CMake")
         for dep in sorted(cd - rd):
-            problems.append(f"{name} links {dep} (CMake), which the README's module map does not list")
+            problems.append(f"{name} links {dep} (CMake), which the module map does not list")
         for dep in sorted(rd - cd):
-            problems.append(f"{name}: the README says it depends on {dep}; its CMakeLists.txt does not link it")
+            problems.append(f"{name}: the module map says it depends on {dep}; its CMakeLists.txt does not link it")
         if rt != ct:
-            problems.append(f"{name}: needs torch is {'yes' if ct else 'no'} by CMake, {'yes' if rt else 'no'} in the README")
+            problems.append(f"{name}: needs torch is {'yes' if ct else 'no'} by CMake, {'yes' if rt else 'no'} in the map")
     return problems
 
 
@@ -160,7 +160,7 @@ def test_cmake_is_read():
 
 def test_readme_module_map_matches_cmake():
     problems = differences(readme_map(), module_map())
-    assert not problems, ("README.md's module map is stale:\n  " + "\n  ".join(problems) +
+    assert not problems, ("docs/contributing.md's module map is stale:\n  " + "\n  ".join(problems) +
                           "\nRegenerate it: python3 tests/python/test_readme_module_map.py --print")
 
 

@@ -304,7 +304,8 @@ class SessionBase(Generic[Q]):
         Args:
             instruction: what the model should do now (the prompt's final block).
             kind: :class:`TaskKind`; a ``schema`` makes it ``NPC_ACTION``.
-            npc_id: who acts (logs, stats, batching).
+            npc_id: who acts; only labels the server's debug log line for the query (not the prompt,
+                batching or stats: say who acts in the instruction).
             schema: a JSON Schema (dict or text) the answer must satisfy: decoding is
                 constrained to it and :attr:`Answer.action` is the parsed value.
             max_tokens: most tokens to generate.

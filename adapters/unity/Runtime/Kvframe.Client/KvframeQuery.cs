@@ -17,7 +17,8 @@ namespace Kvframe.Client
         /// <summary>The final block of the prompt: what to do now. Required.</summary>
         public string Instruction { get; set; }
         public KvframeTaskKind Kind { get { return native.kind; } set { native.kind = value; } }
-        /// <summary>Who acts (logs, stats, batching of NPC queries).</summary>
+        /// <summary>Who acts. Only labels the server's debug log line for the query: the prompt,
+        /// batching and stats do not use it (say who acts in the Instruction).</summary>
         public string NpcId { get; set; }
         /// <summary>NpcAction: the JSON Schema the action must satisfy.</summary>
         public string OutputSchema { get; set; }

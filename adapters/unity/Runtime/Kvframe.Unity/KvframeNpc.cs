@@ -37,22 +37,43 @@ namespace Kvframe.Unity
 
         public string NpcId { get { return npcId; } set { npcId = value; } }
         public string ActionSchema { get { return actionSchema; } set { actionSchema = value ?? ""; } }
+        /// <summary>The instruction RequestAction() sends; {npc} is replaced by the NPC id.</summary>
+        public string ActionInstruction { get { return actionInstruction; } set { actionInstruction = value ?? ""; } }
+        /// <summary>The instruction Commentary() sends; {npc} is replaced by the NPC id.</summary>
+        public string CommentaryInstruction { get { return commentaryInstruction; } set { commentaryInstruction = value ?? ""; } }
         public KvframeConnection Connection { get { return connection; } set { connection = value; } }
 
-        /// <summary>Asks for this NPC's action; returns the action JSON (also raised as onAction).</summary>
-        public async Task<string> RequestActionAsync()
+        /// <summary>Asks for this NPC's action with the Inspector's instruction and schema; returns the
+        /// action JSON (also raised as onAction).</summary>
+        public Task<string> RequestActionAsync()
         {
-            KvframeQuery query = NewQuery(actionInstruction, KvframeTaskKind.NpcAction);
-            if (actionSchema.Length > 0) query.OutputSchema = actionSchema;
+            return RequestActionAsync(actionInstruction, actionSchema);
+        }
+
+        /// <summary>Asks for this NPC's action with this turn's instruction and schema (built from the
+        /// moves legal now, docs/your_game.md; null or empty: none), leaving the Inspector's as they are.
+        /// Returns the action JSON (also raised as onAction).</summary>
+        public async Task<string> RequestActionAsync(string instruction, string schema)
+        {
+            if (instruction == null) throw new ArgumentNullException("instruction");
+            KvframeQuery query = NewQuery(instruction, KvframeTaskKind.NpcAction);
+            if (!string.IsNullOrEmpty(schema)) query.OutputSchema = schema;
             KvframeResult result = await RunAsync(query, null);
             if (this != null) onAction.Invoke(result.ActionJson);
             return result.ActionJson;
         }
 
         /// <summary>Asks for commentary, streamed to onChunk; returns the whole text.</summary>
-        public async Task<string> CommentaryAsync()
+        public Task<string> CommentaryAsync()
         {
-            KvframeQuery query = NewQuery(commentaryInstruction, KvframeTaskKind.Commentary);
+            return CommentaryAsync(commentaryInstruction);
+        }
+
+        /// <summary>Asks for commentary on this turn's instruction, streamed to onChunk; returns the whole text.</summary>
+        public async Task<string> CommentaryAsync(string instruction)
+        {
+            if (instruction == null) throw new ArgumentNullException("instruction");
+            KvframeQuery query = NewQuery(instruction, KvframeTaskKind.Commentary);
             KvframeResult result = await RunAsync(query, chunk =>
             {
                 if (this != null) onChunk.Invoke(chunk.Text);

@@ -39,8 +39,8 @@ namespace Kvframe.Samples
         /// <summary>Each finished line of commentary (wire it to a UI label).</summary>
         public UnityEvent<string> onCommentary = new UnityEvent<string>();
 
-        // The gamecore: what the model sees. JsonUtility writes it with these field names.
-        [Serializable] private sealed class Gamecore { public Table state = new Table(); public List<string> history = new List<string>(); }
+        // The game's own state; Frame() writes what the model sees from it.
+        [Serializable] private sealed class Gamecore { public Table state = new Table(); public Dictionary<string, string> history = new Dictionary<string, string>(); }
         [Serializable] private sealed class Table
         {
             public string street = "preflop";
@@ -88,7 +88,7 @@ namespace Kvframe.Samples
                 for (int c = 0; c < cards; c++) { table.board.Add(deck[0]); deck.RemoveAt(0); }
                 await BettingRound();
                 if (Active().Count < 2) break;
-                connection.SendFrame(JsonUtility.ToJson(game));
+                connection.SendFrame(Frame());
                 string line = await commentator.CommentaryAsync();
                 if (this == null) return;
                 onCommentary.Invoke(line);
@@ -96,8 +96,8 @@ namespace Kvframe.Samples
             List<Seat> left = Active();
             Seat winner = left[random.Next(left.Count)];
             winner.chips += table.pot;
-            game.history.Add("hand " + hand + ": " + winner.id + " won " + table.pot);
-            connection.SendFrame(JsonUtility.ToJson(game));
+            game.history["hand_" + hand.ToString("D4")] = winner.id + " won " + table.pot;
+            connection.SendFrame(Frame());
         }
 
         // One pass around the table: each active player acts once. Enough for a sample.
@@ -108,12 +108,56 @@ namespace Kvframe.Samples
                 Seat seat = game.state.players[i];
                 if (seat.status != "active") continue;
                 game.state.to_act = seat.id;
-                connection.SendFrame(JsonUtility.ToJson(game));
-                string json = await players[i].RequestActionAsync();
+                connection.SendFrame(Frame());
+                string json = await players[i].RequestActionAsync(Instruction(seat), ActionSchema);
                 if (this == null) return;
                 Apply(seat, json);
                 await Task.Delay(TimeSpan.FromSeconds(secondsBetweenTurns));
             }
+        }
+
+        // The gamecore as keyed objects (docs/your_game.md, "Keyed objects, not arrays"): players
+        // by id, history by hand, scalars first. JsonUtility writes the fields of [Serializable]
+        // classes, never a dictionary; KvframeJson writes dictionaries (keys sorted) and lists
+        // of pairs (in order).
+        private string Frame()
+        {
+            Table table = game.state;
+            var seats = new Dictionary<string, object>();
+            foreach (Seat seat in table.players)
+            {
+                seats[seat.id] = new Dictionary<string, object>
+                {
+                    { "name", seat.name }, { "chips", seat.chips }, { "bet", seat.bet }, { "status", seat.status },
+                };
+            }
+            var history = new Dictionary<string, object>();
+            foreach (KeyValuePair<string, string> entry in game.history) history[entry.Key] = entry.Value;
+            return KvframeJson.Write(new List<KeyValuePair<string, object>>
+            {
+                Member("state", new List<KeyValuePair<string, object>>
+                {
+                    Member("street", table.street), Member("pot", table.pot), Member("to_act", table.to_act),
+                    Member("board", table.board), Member("players", seats),
+                }),
+                Member("history", history),
+            });
+        }
+
+        private static KeyValuePair<string, object> Member(string key, object value)
+        {
+            return new KeyValuePair<string, object>(key, value);
+        }
+
+        // This turn's question: who acts and what a call costs, which the Inspector's fixed text cannot say.
+        private string Instruction(Seat seat)
+        {
+            int highest = 0;
+            foreach (Seat other in game.state.players) highest = Math.Max(highest, other.bet);
+            int toCall = Math.Min(highest - seat.bet, seat.chips);
+            return "You are " + seat.id + " (" + seat.name + "). It is your turn. " +
+                   (toCall > 0 ? "You may call " + toCall + ", raise or fold." : "You may check or raise.") +
+                   " Choose your action.";
         }
 
         private void Apply(Seat seat, string json)
