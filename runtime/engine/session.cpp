@@ -470,8 +470,11 @@ std::vector<Result<Answer>> Session::query_together(const std::vector<SessionTas
 std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& tasks) {
   std::vector<Result<Answer>> results;
   if (tasks.empty()) return results;
-  if (tasks.size() == 1) {  // one task runs on the frame's KV itself: a branch would only add a copy
-    results.push_back(query(tasks[0]));
+  // One task runs on the frame's KV itself: a branch would only add a copy.
+  // A model whose branches cannot window their attention yet (Gemma 3's
+  // local layers) answers its tasks one after another on that KV.
+  if (tasks.size() == 1 || engine.model().config().sliding_window > 0) {
+    for (const Task& t : tasks) results.push_back(query(t));
     return results;
   }
   auto fail_all = [&](const Error& error) {

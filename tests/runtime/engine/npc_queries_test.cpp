@@ -34,9 +34,10 @@ std::vector<Task> npc_tasks() {
 
 class Batched : public ::testing::TestWithParam<AttentionMode> {};
 
-TEST_P(Batched, AnswersEqualTheSameTasksRunAloneOverManyFrames) {
-  auto engine = tiny_engine();
-  const SessionParams params = session_params(GetParam());
+// The default tiny model, whose tasks run as branches of the frame's KV, and
+// Gemma 3's shape, whose windowed layers take them one after another.
+void expect_batched_equals_alone(std::unique_ptr<Engine> engine, AttentionMode mode) {
+  const SessionParams params = session_params(mode);
   auto batched = open(*engine, params), alone = open(*engine, params);
   kvframe::test::FrameEdits frames(21);
   const std::vector<Task> tasks = npc_tasks();
@@ -59,6 +60,14 @@ TEST_P(Batched, AnswersEqualTheSameTasksRunAloneOverManyFrames) {
     }
     EXPECT_EQ(answers[1]->stop, StopReason::kComplete);
   }
+}
+
+TEST_P(Batched, AnswersEqualTheSameTasksRunAloneOverManyFrames) { expect_batched_equals_alone(tiny_engine(), GetParam()); }
+
+TEST_P(Batched, WindowedModelsAnswerAsAloneToo) {
+  kvframe::test::TinyModelSpec gemma3;
+  gemma3.arch = "gemma3", gemma3.n_head_kv = 1, gemma3.rope_base = 1000000.0f, gemma3.sliding_window = 16;
+  expect_batched_equals_alone(tiny_engine_of(gemma3), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Batched,
