@@ -2,19 +2,20 @@
 # Fuzzes one target (tests/fuzz) for a while and reports what was found.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET]   default 600 s, json_blocker
-#                                        TARGET: json_blocker, gguf, lora, server or schema
+#                                        TARGET: json_blocker, gguf, lora, model, server or schema
 #   FUZZ_MAX_LEN=N scripts/fuzz.sh       longest input tried, default 4096 bytes
 #                                        (server: 12288, room for an oversize message)
 #
 # Builds build-fuzz/ with clang++, libFuzzer, ASan and UBSan (separate from
-# build/), without libtorch — lora (adapter files, read into libtorch
-# tensors) in build-fuzz-torch/ with it. Per target, a work corpus is kept
+# build/), without libtorch — lora and model (adapter and model files, read
+# into libtorch tensors) in build-fuzz-torch/ with it. Per target, a work corpus is kept
 # between runs and starts from the target's seeds:
 #   json_blocker  tests/fuzz/corpus/       build-fuzz/fuzz-corpus/       build-fuzz/fuzz-artifacts/
 #   gguf          tests/fuzz/gguf_corpus/  build-fuzz/fuzz-corpus-gguf/  build-fuzz/fuzz-artifacts-gguf/
 #   server        tests/fuzz/server_corpus/ build-fuzz/fuzz-corpus-server/ build-fuzz/fuzz-artifacts-server/
 #   schema        tests/fuzz/schema_corpus/ build-fuzz/fuzz-corpus-schema/ build-fuzz/fuzz-artifacts-schema/
 #   lora          tests/fuzz/lora_corpus/  build-fuzz-torch/fuzz-corpus-lora/ build-fuzz-torch/fuzz-artifacts-lora/
+#   model         tests/fuzz/model_corpus/ build-fuzz-torch/fuzz-corpus-model/ build-fuzz-torch/fuzz-artifacts-model/
 # Crash inputs land in the artifacts folder. Exits non-zero if the fuzzer
 # found a crash, a violated invariant, a leak or a hang.
 set -euo pipefail
@@ -33,8 +34,12 @@ case "$target" in
     torch=ON
     build=$root/build-fuzz-torch
     default_max_len=20000 ;;
+  model)
+    torch=ON
+    build=$root/build-fuzz-torch
+    default_max_len=131072 ;;  # the seeds are tiny models of ~114 KB
   *)
-    echo "usage: $0 [SECONDS] [json_blocker|gguf|lora|server|schema]" >&2
+    echo "usage: $0 [SECONDS] [json_blocker|gguf|lora|model|server|schema]" >&2
     exit 2 ;;
 esac
 # Each target's folders and log are named after it (the table above);

@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "gguf_writer.h"
 #include "kvframe/runtime/model.h"
 #include "naive_reference.h"
@@ -195,6 +197,22 @@ TEST(ModelErrors, UnsupportedArchitectureIsNamed) {
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.error().code, ErrorCode::kUnsupportedArch);
   EXPECT_NE(model.error().message.find("mamba"), std::string::npos);
+}
+
+// A Gemma 3 file whose layer 1 lacks its Q norm (the name changed in place):
+// kMissingTensor naming it, not a model run without it.
+TEST(ModelErrors, Gemma3MissingNormIsNamed) {
+  std::vector<uint8_t> bytes = test::tiny_model_bytes(gemma3_spec());
+  const std::string from = "blk.1.attn_q_norm", to = "blk.1.attn_q_nrom";
+  const auto at = std::search(bytes.begin(), bytes.end(), from.begin(), from.end());
+  ASSERT_NE(at, bytes.end());
+  std::copy(to.begin(), to.end(), at);
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok());
+  auto model = Model::load(*file);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, ErrorCode::kMissingTensor);
+  EXPECT_NE(model.error().message.find("blk.1.attn_q_norm.weight"), std::string::npos) << model.error().message;
 }
 
 TEST(ModelErrors, MissingKeyIsNamed) {
