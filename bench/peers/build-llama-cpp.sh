@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the llama.cpp peer (llama-bench, llama-server, libllama) for bench/peers/
-# and the reference fixtures made against llama.cpp.
+# Builds the llama.cpp peer (llama-bench, llama-server, libllama) for bench/peers/,
+# the reference fixtures made against llama.cpp, and llama-quantize for
+# scripts/random-model-gguf.py.
 #
 # llama.cpp comes from the llama-cpp-python source distribution on PyPI,
 # which vendors it at a fixed commit: pinned by version and sha256, fetched
@@ -22,12 +23,13 @@ BUILD="$SRC/vendor/llama.cpp/build"
 log() { echo "build-llama-cpp: $*" >&2; }
 
 if [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
 mkdir -p "$CACHE"
-if [[ -x "$BUILD/bin/llama-bench" && -x "$BUILD/bin/llama-server" && -f "$BUILD/bin/libllama.so" ]]; then
+if [[ -x "$BUILD/bin/llama-bench" && -x "$BUILD/bin/llama-server" && -x "$BUILD/bin/llama-quantize" &&
+      -f "$BUILD/bin/libllama.so" ]]; then
   echo "$BUILD/bin"
   exit 0
 fi
@@ -44,8 +46,8 @@ if [[ ! -d "$SRC/vendor/llama.cpp" ]]; then
   tar -xzf "$tarball" -C "$CACHE"
 fi
 
-log "configuring and building llama-bench, llama-server and libllama ($(nproc) cores; several minutes)"
+log "configuring and building llama-bench, llama-server, llama-quantize and libllama ($(nproc) cores; several minutes)"
 cmake -S "$SRC/vendor/llama.cpp" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
   -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON >&2
-cmake --build "$BUILD" --target llama-bench llama-server llama -j "$(nproc)" >&2
+cmake --build "$BUILD" --target llama-bench llama-server llama-quantize llama -j "$(nproc)" >&2
 echo "$BUILD/bin"
