@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kvframe/cli_model/model_params.h"
@@ -93,6 +94,7 @@ struct Options : kvframe::cli::ModelOptions {
   std::string curve_allow;
   std::string curve_operator;
   std::vector<std::string> cache_groups;
+  std::vector<std::string> shares;  // KEY=WEIGHT
   std::size_t quota_sessions = 64;
   uint64_t quota_context = 1u << 18;
   std::size_t quota_queued = 512;
@@ -173,6 +175,24 @@ srv::KeyResult<std::map<std::string, std::string>> cache_groups(const Options& o
     }
   }
   return groups;
+}
+
+// --share KEY=WEIGHT: a client's share of the engine, by its public key.
+srv::KeyResult<std::unordered_map<std::string, double>> engine_shares(const Options& o) {
+  std::unordered_map<std::string, double> weights;
+  for (const std::string& share : o.shares) {
+    const std::size_t at = share.rfind('=');  // Z85 keys may hold '=' themselves; weights do not
+    double weight = 0;
+    try {
+      weight = at == std::string::npos ? 0 : std::stod(share.substr(at + 1));
+    } catch (const std::exception&) {
+    }
+    if (at != 40 || !(weight > 0)) {
+      return srv::KeyError{"--share '" + share + "' is not KEY=WEIGHT (a Z85 public key of 40 characters, a weight > 0)"};
+    }
+    weights["curve:" + share.substr(0, at)] = weight;
+  }
+  return weights;
 }
 
 // Tells whoever started the server where it listens (a --bind with port 0 picks a free
@@ -285,6 +305,11 @@ int main(int argc, char** argv) {
                  "a file of client public keys (Z85, one per line) that share one block-cache scope (repeatable; "
                  "every other client has its own)")
       ->needs(app.get_option("--curve-secret"));
+  app.add_option("--share", o.shares,
+                 "KEY=WEIGHT: that client's share of the engine against the others' (repeatable; default 1): the "
+                 "engine goes first to the client charged the least engine time over its weight, then round-robin "
+                 "among its sessions")
+      ->needs(app.get_option("--curve-secret"));
   app.add_option("--quota-sessions", o.quota_sessions, "sessions one client may hold open")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--quota-context", o.quota_context, "context tokens of one client's open sessions, summed")
@@ -327,6 +352,11 @@ int main(int argc, char** argv) {
   auto groups = cache_groups(o);
   if (!groups) {
     log.error("cannot use the --cache-group files", {{"reason", groups.error().message}});
+    return kConfigError;
+  }
+  auto shares = engine_shares(o);
+  if (!shares) {
+    log.error("bad --share", {{"reason", shares.error().message}});
     return kConfigError;
   }
   rt::tune_cpu_process(argv, o.threads);
@@ -393,7 +423,7 @@ int main(int argc, char** argv) {
   params.handler.scheduler.max_queue = o.max_queue;
   params.handler.scheduler.max_session_queue = o.max_session_queue;
   params.handler.scheduler.max_batch = o.max_batch;
-  params.handler.quotas = {o.quota_sessions, o.quota_context, o.quota_queued};
+  params.handler.quotas = {o.quota_sessions, o.quota_context, o.quota_queued, std::move(*shares)};
   params.handler.rate = {o.quota_rate, 2 * o.quota_rate};
   params.handler.cache_groups = std::move(*groups);
   params.handler.server_version = KVFRAME_VERSION;

@@ -133,9 +133,8 @@ RequestStatus Scheduler::check_query(const Session& session, const QueryRequest&
 RequestStatus Scheduler::check_room(const Session* session, const QueuedRequest& item, uint64_t session_id) const {
   const uint64_t request_id = item.request.request_id;
   if (queued_ >= limits_.max_queue) {
-    return RequestError{fb::ErrorCode::Busy,
-                        "the server has " + std::to_string(queued_) + " requests waiting: retry later",
-                        request_id, session_id};
+    // How many others wait is theirs to know: the count is not said.
+    return RequestError{fb::ErrorCode::Busy, "the server's queue is full: retry later", request_id, session_id};
   }
   if (session && session->queue.size() >= limits_.max_session_queue) {
     return RequestError{fb::ErrorCode::Busy,
@@ -244,17 +243,47 @@ void Scheduler::enqueue(uint64_t session_id, Session& session, QueuedRequest ite
   ++queued_;
   high_water_ = std::max(high_water_, queued_);
   if (!session.running && session.queue.size() == 1) {
+    catch_up(session.principal, session_id);
     ready_.push_back(session_id);
     work_ready_.notify_one();
   }
+}
+
+bool Scheduler::busy_elsewhere(const std::string& principal, uint64_t except) const {
+  return std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& entry) {
+    const Session& s = entry.second;
+    return entry.first != except && s.principal == principal && (s.running || !s.queue.empty());
+  });
+}
+
+void Scheduler::catch_up(const std::string& principal, uint64_t session_id) {
+  if (busy_elsewhere(principal, session_id)) return;  // already taking turns
+  std::optional<double> least;
+  for (const auto& [other, tenant] : tenants_) {
+    if (other != principal && busy_elsewhere(other, 0)) least = std::min(least.value_or(tenant.charged), tenant.charged);
+  }
+  constexpr double kHair = 1e-6;  // ms: first among equals
+  if (least) tenants_[principal].charged = std::max(tenants_[principal].charged, *least - kHair);
+}
+
+std::deque<uint64_t>::iterator Scheduler::next_turn() {
+  auto best = ready_.begin();
+  double best_charged = 0;
+  for (auto it = ready_.begin(); it != ready_.end(); ++it) {
+    const auto tenant = tenants_.find(sessions_.at(*it).principal);
+    const double charged = tenant == tenants_.end() ? 0 : tenant->second.charged;
+    if (it == ready_.begin() || charged < best_charged) best = it, best_charged = charged;
+  }
+  return best;
 }
 
 std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mutex_);
   work_ready_.wait_for(lock, wait, [&] { return shutting_down_ || !ready_.empty(); });
   if (shutting_down_ || ready_.empty()) return std::nullopt;
-  const uint64_t id = ready_.front();
-  ready_.pop_front();
+  const auto turn = next_turn();
+  const uint64_t id = *turn;
+  ready_.erase(turn);
   Session& session = sessions_.at(id);
   session.running = true;
   Work work{id, std::move(session.queue.front()), {}, {session.mode, session.latest_frame, session.applied_frame}};
@@ -322,6 +351,10 @@ std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, 
   if (found == sessions_.end()) return {};
   Session& session = found->second;
   session.running = false;
+  if (auto tenant = tenants_.find(session.principal); tenant != tenants_.end()) {
+    const auto weight = quotas_.weights.find(session.principal);
+    tenant->second.charged += engine_ms / (weight == quotas_.weights.end() ? 1.0 : weight->second);
+  }
   if (outcome == Outcome::kDeferred) {
     // The encoding step was their wait's work, not queueing.
     auto deferred = [engine_ms](QueuedRequest item) {

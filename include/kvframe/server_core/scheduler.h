@@ -1,9 +1,15 @@
 // The session table and the engine's work queue.
 //
-// Each session has a FIFO of requests; the engine thread takes them
-// round-robin across sessions with work, one request per turn, so one busy
-// game never starves the others, and a session's requests run (and are
-// answered) in arrival order. Everything that can be decided from what was
+// Each session has a FIFO of requests; the engine thread takes one request
+// per turn, sharing the engine first among principals, then among a
+// principal's sessions: the turn goes to the principal with work that has
+// been charged the least engine time (divided by its weight), and within it
+// to its session that has waited longest (round-robin). So a tenant's share
+// does not grow with the sessions it opens, one busy game never starves the
+// others, and a session's requests run (and are answered) in arrival order.
+// A principal whose sessions had nothing to do is charged, when work comes,
+// no less than the least-charged busy one (credit does not pile up while
+// idle), and its turn comes first among equals. Everything that can be decided from what was
 // enqueued is decided at admission, so a refused request is answered at once:
 // unknown or closing session, frame order, a query about a frame never sent,
 // a deadline already unmeetable, full queues (Busy).
@@ -67,6 +73,9 @@ struct TenantQuotas {
   std::size_t sessions = 64;           // open sessions
   uint64_t context_tokens = 1u << 18;  // context_tokens of its open sessions, summed (KV memory)
   std::size_t queued = 512;            // requests waiting, all its sessions
+  // Shares of the engine by principal (default 1): a principal of weight 2
+  // gets twice the engine time of one of weight 1 when both have work.
+  std::unordered_map<std::string, double> weights;
 };
 
 // What the engine thread needs to know about a request's session.
@@ -160,7 +169,15 @@ class Scheduler {
     std::size_t sessions = 0, queued = 0;
     uint64_t context_tokens = 0;
     Clock::time_point last_request;  // idle expiry counts from it
+    double charged = 0;  // engine ms it was charged, over its weight: whose turn it is
   };
+  // Whether a session of `principal` other than `except` is ready or running.
+  bool busy_elsewhere(const std::string& principal, uint64_t except) const;
+  // A principal whose work starts again is charged at least what the
+  // least-charged busy principal is, less a hair: its turn comes first.
+  void catch_up(const std::string& principal, uint64_t session_id);
+  // The ready session whose turn it is (an iterator into ready_).
+  std::deque<uint64_t>::iterator next_turn();
 
   RequestStatus check_room(const Session* session, const QueuedRequest& item, uint64_t session_id) const;
   RequestStatus check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const;
