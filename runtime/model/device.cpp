@@ -31,7 +31,13 @@ bool cpu_has_fast_bf16() {
 #if defined(__x86_64__)
   // oneDNN, behind libtorch's bf16 matmuls, runs them on these natively
   // (4-8x fp32's speed here); without them bf16 is emulated and slower.
+#if defined(__clang__) && __clang_major__ < 16
+  // Older clang knows no "amx-bf16" feature string (the fuzz builds use
+  // Debian's clang 14); every CPU with AMX-BF16 has AVX-512-BF16 as well.
+  static const bool has = __builtin_cpu_supports("avx512bf16");
+#else
   static const bool has = __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+#endif
   return has;
 #else
   return false;
