@@ -239,7 +239,13 @@ bool cpu_has_avx512() {
 
 bool cpu_has_avx2() {
 #if defined(__x86_64__)
+#if defined(__clang__) && __clang_major__ < 16
+  // Older clang knows no "f16c" feature string (the fuzz builds use
+  // Debian's clang 14); every CPU with AVX2 and FMA has F16C as well.
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
   return has;
 #else
   return false;
