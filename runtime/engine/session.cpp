@@ -231,7 +231,7 @@ Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens)
   out.generate = task.generate;
   if (out.generate.stop_tokens.empty()) out.generate.stop_tokens = engine.stop_tokens();
   if (!task.output_schema.empty()) {
-    auto compiled = engine.schemas().get(task.output_schema);
+    auto compiled = engine.schemas().get(task.output_schema, params.cache_scope);
     if (!compiled) {
       return Error{ErrorCode::kBadSchema, "output schema: " + compiled.error().to_string()};
     }

@@ -1,4 +1,4 @@
-// SchemaCache: compiled schemas by their text. A game sends the same few
+// SchemaCache: compiled schemas by scope and text. A game sends the same few
 // schemas again and again (one per kind of decision), and a compiled schema
 // carries the masks its decodings have computed, so a hit saves those too.
 #include <xxhash.h>
@@ -14,6 +14,7 @@ namespace kvframe::runtime {
 struct SchemaCache::Impl {
   struct Entry {
     uint64_t hash;
+    uint64_t scope;
     std::string text;  // compared on a hit: a hash collision must not hand out another schema
     std::shared_ptr<CompiledSchema> schema;
   };
@@ -53,10 +54,11 @@ SchemaCache::SchemaCache(std::shared_ptr<const TokenVocabulary> vocab, size_t ca
 
 SchemaCache::~SchemaCache() = default;
 
-SchemaResult<std::shared_ptr<CompiledSchema>> SchemaCache::get(std::string_view schema_json) {
+SchemaResult<std::shared_ptr<CompiledSchema>> SchemaCache::get(std::string_view schema_json, uint64_t scope) {
   Impl& c = *impl_;
-  const uint64_t hash = XXH3_64bits(schema_json.data(), schema_json.size());
-  if (auto it = c.by_hash.find(hash); it != c.by_hash.end() && it->second->text == schema_json) {
+  const uint64_t hash = XXH3_64bits_withSeed(schema_json.data(), schema_json.size(), scope);
+  if (auto it = c.by_hash.find(hash);
+      it != c.by_hash.end() && it->second->scope == scope && it->second->text == schema_json) {
     c.lru.splice(c.lru.begin(), c.lru, it->second);
     ++c.stats.hits;
     c.evict();
@@ -69,7 +71,7 @@ SchemaResult<std::shared_ptr<CompiledSchema>> SchemaCache::get(std::string_view 
     c.lru.erase(it->second);
     c.by_hash.erase(it);
   }
-  c.lru.push_front({hash, std::string(schema_json), *compiled});
+  c.lru.push_front({hash, scope, std::string(schema_json), *compiled});
   c.by_hash[hash] = c.lru.begin();
   c.evict();
   return *compiled;

@@ -158,7 +158,10 @@ class SchemaCache {
   explicit SchemaCache(std::shared_ptr<const TokenVocabulary> vocab, size_t capacity = 256,
                        int64_t max_bytes = int64_t{64} << 20);
   ~SchemaCache();
-  SchemaResult<std::shared_ptr<CompiledSchema>> get(std::string_view schema_json);
+  // The schema compiled for `scope` (a tenant's: block_store.h's scopes): a
+  // scope never gets another's compiled schema, so how fast a schema
+  // compiles tells a tenant nothing of what others sent. Eviction is shared.
+  SchemaResult<std::shared_ptr<CompiledSchema>> get(std::string_view schema_json, uint64_t scope = 0);
   struct Stats {
     int64_t hits = 0, misses = 0, entries = 0, evicted = 0;
     int64_t mask_bytes = 0;  // held by the cached schemas, as of the last get()

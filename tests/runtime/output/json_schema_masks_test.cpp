@@ -195,6 +195,18 @@ TEST_F(SchemaMasks, CacheByText) {
   EXPECT_EQ(cache.vocabulary(), vocab_);
 }
 
+// Tenants' scopes: one never gets (or times) another's compiled schema.
+TEST_F(SchemaMasks, CacheKeepsScopesApart) {
+  SchemaCache cache(vocab_, 8);
+  auto a = cache.get(kHoldem, 1);
+  auto b = cache.get(kHoldem, 2);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->get(), b->get());
+  EXPECT_EQ(cache.get(kHoldem, 1).value().get(), a->get());
+  EXPECT_EQ(cache.stats().misses, 2);
+  EXPECT_EQ(cache.stats().hits, 1);
+}
+
 TEST_F(SchemaMasks, CacheDropsSchemasWhoseMasksExceedItsBytes) {
   SchemaCache cache(vocab_, 16, /*max_bytes=*/1);
   auto a = cache.get(kHoldem);
