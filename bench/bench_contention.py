@@ -22,8 +22,8 @@ the CPU it ran on, and writes a PNG (gnuplot).
     python3 bench/bench_contention.py                       # busy 0,1,2; 12 questions a cell
     python3 bench/bench_contention.py --busy 0,1 --questions 20 --configs fit,1
 
-Needs the kvframe Python package importable (adapters/python/README.md: a
-venv, or PYTHONPATH). Exit 0, or 1 when a run failed.
+Needs the kvframe Python package installed (adapters/python/README.md: a
+venv; run this with its python). Exit 0, or 1 when a run failed.
 """
 import argparse
 import os
@@ -58,6 +58,20 @@ def cpu_description():
         pass
     isa = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile") if f in flags]
     return f"{model}, {os.cpu_count()} cores, {' '.join(isa) or 'no avx2'}"
+
+
+def client_for(program, serve):
+    """The kvframe package, or None (said on stderr) when it or the `serve` binary is missing."""
+    try:
+        import kvframe
+    except ImportError:
+        print(f"{program}: the kvframe package is not importable: install ./adapters/python into a venv "
+              "(adapters/python/README.md) and run this with the venv's python", file=sys.stderr)
+        return None
+    if not os.path.exists(serve):
+        print(f"{program}: no {serve}: build first (cmake --build build) or pass --serve", file=sys.stderr)
+        return None
+    return kvframe
 
 
 def busy_processes(count):
@@ -113,14 +127,8 @@ def main():
     parser.add_argument("--questions", type=int, default=12, help="counted questions per cell (default 12)")
     parser.add_argument("--plot", default="bench_contention.png", help="the PNG to write (default: ./bench_contention.png)")
     args = parser.parse_args()
-    try:
-        import kvframe
-    except ImportError:
-        print("bench_contention: the kvframe package is not importable: pip install ./adapters/python "
-              "into a venv (adapters/python/README.md) or set PYTHONPATH", file=sys.stderr)
-        return 1
-    if not os.path.exists(args.serve):
-        print(f"bench_contention: no {args.serve}: build first (cmake --build build) or pass --serve", file=sys.stderr)
+    kvframe = client_for("bench_contention", args.serve)
+    if kvframe is None:
         return 1
     busy_counts = [int(b) for b in args.busy.split(",")]
     configs = args.configs.split(",")

@@ -15,8 +15,8 @@ game's share.
     python3 bench/bench_fair_share.py                        # --threads 1,2 --heavy 16
     python3 bench/bench_fair_share.py --threads 1 --heavy 64 --questions 30
 
-Needs the kvframe Python package importable (adapters/python/README.md: a
-venv, or PYTHONPATH=adapters/python). Prints a table and writes a PNG
+Needs the kvframe Python package installed (adapters/python/README.md: a
+venv; run this with its python). Prints a table and writes a PNG
 (gnuplot). Exit 0, or 1 when a run failed.
 """
 import argparse
@@ -27,7 +27,7 @@ import threading
 import time
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
-from bench_contention import QUESTION, SCHEMA, cpu_description  # the NPC question bench_contention asks
+from bench_contention import QUESTION, SCHEMA, client_for, cpu_description  # bench_contention's NPC question
 from sample_stats import percentile  # bench/sample_stats.py
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -121,14 +121,8 @@ def main():
     parser.add_argument("--questions", type=int, default=20, help="the light game's counted questions per run")
     parser.add_argument("--plot", default="bench_fair_share.png")
     args = parser.parse_args()
-    try:
-        import kvframe
-    except ImportError:
-        print("bench_fair_share: the kvframe package is not importable: pip install ./adapters/python into a venv "
-              "(adapters/python/README.md) or set PYTHONPATH=adapters/python", file=sys.stderr)
-        return 1
-    if not os.path.exists(args.serve):
-        print(f"bench_fair_share: no {args.serve}: build first or pass --serve", file=sys.stderr)
+    kvframe = client_for("bench_fair_share", args.serve)
+    if kvframe is None:
         return 1
     print(f"bench_fair_share: {cpu_description()}; heavy tenant: {args.heavy} sessions", flush=True)
     rows, labels, alone_p99, beside_p99 = [], [], [], []
