@@ -249,18 +249,16 @@ void Scheduler::enqueue(uint64_t session_id, Session& session, QueuedRequest ite
   }
 }
 
-bool Scheduler::busy_elsewhere(const std::string& principal, uint64_t except) const {
-  return std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& entry) {
-    const Session& s = entry.second;
-    return entry.first != except && s.principal == principal && (s.running || !s.queue.empty());
-  });
-}
-
+// One pass over the sessions: this runs whenever a session's queue goes
+// from empty to one, which is every frame of a game that keeps up.
 void Scheduler::catch_up(const std::string& principal, uint64_t session_id) {
-  if (busy_elsewhere(principal, session_id)) return;  // already taking turns
-  std::optional<double> least;
-  for (const auto& [other, tenant] : tenants_) {
-    if (other != principal && busy_elsewhere(other, 0)) least = std::min(least.value_or(tenant.charged), tenant.charged);
+  std::optional<double> least;  // the least-charged busy principal's charge
+  for (const auto& [id, s] : sessions_) {
+    if (id == session_id || !(s.running || !s.queue.empty())) continue;
+    if (s.principal == principal) return;  // already taking turns
+    const auto tenant = tenants_.find(s.principal);
+    const double charged = tenant == tenants_.end() ? 0 : tenant->second.charged;
+    least = std::min(least.value_or(charged), charged);
   }
   constexpr double kHair = 1e-6;  // ms: first among equals
   if (least) tenants_[principal].charged = std::max(tenants_[principal].charged, *least - kHair);

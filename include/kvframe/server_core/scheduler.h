@@ -171,8 +171,6 @@ class Scheduler {
     Clock::time_point last_request;  // idle expiry counts from it
     double charged = 0;  // engine ms it was charged, over its weight: whose turn it is
   };
-  // Whether a session of `principal` other than `except` is ready or running.
-  bool busy_elsewhere(const std::string& principal, uint64_t except) const;
   // A principal whose work starts again is charged at least what the
   // least-charged busy principal is, less a hair: its turn comes first.
   void catch_up(const std::string& principal, uint64_t session_id);
