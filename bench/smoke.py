@@ -39,6 +39,8 @@ BENCHES = {
                      r"tokens per action"),
     "bench_hand_eval": (["bench/bench_hand_eval"], "{b}/bench/bench_hand_eval --random 1000 --equity-calls 1",
                         r"counts match the published values"),
+    "bench_dequantize": (["bench/bench_dequantize"], "{b}/bench/bench_dequantize --rows 2 --cols 512 --reps 1",
+                         r"matches the portable one bit for bit"),
     "bench_bridge": (["bench/bench_bridge"],
                      "{b}/bench/bench_bridge --iterations 10 --warmup 1 --clients 1 --seconds 0.2 --frame-kb 16",
                      r"applied/s"),
