@@ -43,7 +43,7 @@
 #include "gnuplot_plot.h"
 #include <zmq.hpp>
 
-#include "kvframe/client/kvframe_client.h"
+#include "kvframe/client/kvframe_client.hpp"
 #include "kvframe/json_blocker/frame_stream.h"
 #include "kvframe/json_blocker/rules.h"
 #include "moba/moba_stream.h"
@@ -89,7 +89,7 @@ std::string read_file(const std::string& path) {
 }
 
 kvf_client* connect(const std::string& endpoint) {
-  kvf_client_params params = kvf_client_default_params();
+  kvf_client_params params = kvframe::client::defaults(kvf_client_params_init);
   params.endpoint = endpoint.c_str();
   params.client_name = "bench_bridge";
   kvf_client* client = nullptr;
@@ -98,7 +98,7 @@ kvf_client* connect(const std::string& endpoint) {
 }
 
 kvf_session open_session(kvf_client* client, const std::string& rules_json) {
-  kvf_session_params params = kvf_session_default_params();
+  kvf_session_params params = kvframe::client::defaults(kvf_session_params_init);
   params.game_id = "bench_bridge";
   params.rules_json = rules_json.empty() ? nullptr : rules_json.c_str();
   kvf_session session = 0;
@@ -134,7 +134,7 @@ OverheadSamples measure_overhead(const std::string& endpoint, const Options& o) 
       KVF_OK) {
     fail("cannot send the first frame");
   }
-  kvf_query_params query = kvf_query_default_params();
+  kvf_query_params query = kvframe::client::defaults(kvf_query_params_init);
   query.instruction = "Act for p2.";
   query.max_tokens = 1;
 

@@ -7,6 +7,7 @@
 
 #include "action.h"
 #include "client.h"
+#include "param_defaults.h"
 #include "sized_struct.h"
 
 struct kvf_client {
@@ -15,6 +16,8 @@ struct kvf_client {
 
 namespace {
 
+using kvframe::client::init_sized;
+using kvframe::client::newer_fields_unset;
 using kvframe::client::read_sized;
 using kvframe::client::size_is_valid;
 using kvframe::client::Status;
@@ -35,6 +38,27 @@ template <class T>
 kvf_status check_size(const T& sized, const char* type) {
   std::string problem;
   return size_is_valid(sized, type, &problem) ? KVF_OK : report({KVF_ERR_INVALID_ARGUMENT, problem});
+}
+
+// check_size, and for a params struct: KVF_ERR_UNSUPPORTED (the last error
+// says which byte) when a newer caller set a field this library lacks.
+template <class T>
+kvf_status check_params(const T& params, const char* type) {
+  if (kvf_status code = check_size(params, type); code != KVF_OK) return code;
+  std::string problem;
+  return newer_fields_unset(params, type, &problem) ? KVF_OK : report({KVF_ERR_UNSUPPORTED, problem});
+}
+
+// kvf_*_params_init: `defaults` into the caller's struct of `size` bytes.
+template <class T>
+kvf_status init_params(T* params, std::size_t size, const T& defaults, const char* type) {
+  if (!params) return invalid("params is NULL");
+  if (!kvframe::client::size_is_valid<T>(size)) {
+    return report({KVF_ERR_INVALID_ARGUMENT, std::string(type) + "_init: size " + std::to_string(size) +
+                                                 " is no header's: pass sizeof(" + type + ")"});
+  }
+  init_sized(defaults, params, size);
+  return KVF_OK;
 }
 
 // Runs `body` (returning kvf_status) with every exception turned into a status.
@@ -114,24 +138,18 @@ const char* kvf_status_name(kvf_status status) {
   return "KVF_ERR_UNKNOWN";
 }
 
-kvf_client_params kvf_client_default_params(void) {
-  kvf_client_params p{};
-  p.struct_size = sizeof p;
-  p.endpoint = "tcp://127.0.0.1:5555";
-  p.client_name = "kvframe-client";
-  p.connect_timeout_ms = 5000;
-  p.request_timeout_ms = 30000;
-  return p;
+kvf_status kvf_client_params_init(kvf_client_params* params, size_t size) {
+  return init_params(params, size, kvframe::client::client_defaults(), "kvf_client_params");
 }
 
 kvf_status kvf_client_connect(const kvf_client_params* params, kvf_client** out) {
   if (!out) return invalid("out is NULL");
   *out = nullptr;
   if (!params) return invalid("params is NULL");
-  if (kvf_status code = check_size(*params, "kvf_client_params"); code != KVF_OK) return code;
+  if (kvf_status code = check_params(*params, "kvf_client_params"); code != KVF_OK) return code;
   return guarded([&] {
     auto client = std::make_unique<kvf_client>();
-    const kvf_client_params whole = read_sized(*params, kvf_client_default_params());
+    const kvf_client_params whole = read_sized(*params, kvframe::client::client_defaults());
     if (kvf_status code = report(kvframe::client::Client::connect(whole, &client->impl)); code != KVF_OK) {
       return code;
     }
@@ -165,23 +183,15 @@ kvf_status kvf_client_server_info(kvf_client* client, kvf_server_info* out) {
   });
 }
 
-kvf_session_params kvf_session_default_params(void) {
-  kvf_session_params p{};
-  p.struct_size = sizeof p;
-  p.game_id = "";
-  p.mode = KVF_MODE_BLOCK;
-  p.block_heads = -1;
-  p.blend_ratio = -1;
-  p.block_temperature = -1;
-  p.adapter = "";
-  return p;
+kvf_status kvf_session_params_init(kvf_session_params* params, size_t size) {
+  return init_params(params, size, kvframe::client::session_defaults(), "kvf_session_params");
 }
 
 kvf_status kvf_session_open(kvf_client* client, const kvf_session_params* params, kvf_session* out) {
   if (!client || !params || !out) return invalid("client, params or out is NULL");
-  if (kvf_status code = check_size(*params, "kvf_session_params"); code != KVF_OK) return code;
+  if (kvf_status code = check_params(*params, "kvf_session_params"); code != KVF_OK) return code;
   return guarded([&] {
-    return report(client->impl->open_session(read_sized(*params, kvf_session_default_params()), out));
+    return report(client->impl->open_session(read_sized(*params, kvframe::client::session_defaults()), out));
   });
 }
 
@@ -201,22 +211,16 @@ kvf_status kvf_send_frame(kvf_client* client, kvf_session session, uint64_t fram
   });
 }
 
-kvf_query_params kvf_query_default_params(void) {
-  kvf_query_params p{};
-  p.struct_size = sizeof p;
-  p.kind = KVF_TASK_TEXT;
-  p.npc_id = "";
-  p.max_tokens = 64;
-  p.top_p = 1.0f;
-  return p;
+kvf_status kvf_query_params_init(kvf_query_params* params, size_t size) {
+  return init_params(params, size, kvframe::client::query_defaults(), "kvf_query_params");
 }
 
 kvf_status kvf_query(kvf_client* client, kvf_session session, const kvf_query_params* params, kvf_callback callback,
                      void* user, uint64_t* request_id) {
   if (!client || !params) return invalid("client or params is NULL");
-  if (kvf_status code = check_size(*params, "kvf_query_params"); code != KVF_OK) return code;
+  if (kvf_status code = check_params(*params, "kvf_query_params"); code != KVF_OK) return code;
   return guarded([&] {
-    const kvf_query_params whole = read_sized(*params, kvf_query_default_params());
+    const kvf_query_params whole = read_sized(*params, kvframe::client::query_defaults());
     return report(client->impl->query(session, whole, callback, user, request_id));
   });
 }

@@ -1,6 +1,6 @@
-// The C ABI's versioning: kvf_version, and struct_size on every params and
-// out struct, so a program built against an older or newer header keeps
-// working with this library.
+// The C ABI's versioning: kvf_version, struct_size on every params and out
+// struct, so a program built against an older or newer header keeps working
+// with this library.
 #include <cstddef>
 
 #include "client_test_support.h"
@@ -17,10 +17,51 @@ TEST(ClientAbi, TheLoadedLibraryIsTheHeadersVersion) {
   EXPECT_EQ(kvf_version(nullptr, nullptr, nullptr), KVF_MAKE_VERSION(major, minor, patch));
 }
 
-TEST(ClientAbi, DefaultParamsCarryTheirSize) {
-  EXPECT_EQ(kvf_client_default_params().struct_size, sizeof(kvf_client_params));
-  EXPECT_EQ(kvf_session_default_params().struct_size, sizeof(kvf_session_params));
-  EXPECT_EQ(kvf_query_default_params().struct_size, sizeof(kvf_query_params));
+TEST(ClientAbi, ParamsInitFillsTheDefaultsAndTheCallersSize) {
+  kvf_client_params client{};
+  ASSERT_EQ(kvf_client_params_init(&client, sizeof client), KVF_OK);
+  EXPECT_EQ(client.struct_size, sizeof client);
+  EXPECT_STREQ(client.endpoint, "tcp://127.0.0.1:5555");
+  kvf_session_params session{};
+  ASSERT_EQ(kvf_session_params_init(&session, sizeof session), KVF_OK);
+  EXPECT_EQ(session.struct_size, sizeof session);
+  EXPECT_EQ(session.block_heads, -1);
+  kvf_query_params query{};
+  ASSERT_EQ(kvf_query_params_init(&query, sizeof query), KVF_OK);
+  EXPECT_EQ(query.struct_size, sizeof query);
+  EXPECT_EQ(query.max_tokens, 64u);
+
+  EXPECT_EQ(kvf_query_params_init(nullptr, sizeof query), KVF_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(kvf_query_params_init(&query, 4), KVF_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kvf_client_last_error(nullptr)).find("sizeof(kvf_query_params)"), std::string::npos)
+      << kvf_client_last_error(nullptr);
+}
+
+// The header's promise to a newer caller of an older library: every field
+// added from 0.5 on defaults to zero bytes. Past each struct's 0.5 size, the
+// defaults must be zeros (a new field with another default breaks it).
+template <class T>
+void expect_zero_defaults_past(std::size_t size_0_5, kvf_status (*init)(T*, size_t)) {
+  T params{};
+  ASSERT_EQ(init(&params, sizeof params), KVF_OK);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&params);
+  for (std::size_t at = size_0_5; at < sizeof params; ++at) EXPECT_EQ(bytes[at], 0) << "byte " << at;
+}
+
+TEST(ClientAbi, FieldsAddedSince05DefaultToZeros) {
+  expect_zero_defaults_past(64, kvf_client_params_init);
+  expect_zero_defaults_past(64, kvf_session_params_init);
+  expect_zero_defaults_past(104, kvf_query_params_init);
+}
+
+// A caller built against 0.3's header has no `adapter`: init writes none.
+TEST(ClientAbi, ParamsInitWritesNoMoreThanAnOlderCallersStruct) {
+  kvf_session_params params{};
+  params.adapter = "past the caller's struct";
+  ASSERT_EQ(kvf_session_params_init(&params, offsetof(kvf_session_params, adapter)), KVF_OK);
+  EXPECT_EQ(params.struct_size, offsetof(kvf_session_params, adapter));
+  EXPECT_EQ(params.block_heads, -1);
+  EXPECT_STREQ(params.adapter, "past the caller's struct");
 }
 
 TEST(ClientAbi, AStructWithoutItsSizeIsRefusedAndTheErrorSaysWhatToSet) {
@@ -48,7 +89,8 @@ TEST(ClientAbi, AStructWithoutItsSizeIsRefusedAndTheErrorSaysWhatToSet) {
 }
 
 // A caller built against a newer header passes larger structs: the fields
-// this library knows are read and written, the rest left alone.
+// this library knows are read and written; out fields it lacks are left
+// alone, params it lacks, at their zero defaults, change nothing.
 TEST(ClientAbi, ANewerCallersLargerStructsWork) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
@@ -67,15 +109,43 @@ TEST(ClientAbi, ANewerCallersLargerStructsWork) {
     kvf_session_params known;
     uint64_t added_later;
   } params{};
-  params.known = game_params();
-  params.known.struct_size = sizeof params;
   params.added_later = 7;
+  ASSERT_EQ(kvf_session_params_init(&params.known, sizeof params), KVF_OK);
+  EXPECT_EQ(params.known.struct_size, sizeof params);
+  EXPECT_EQ(params.added_later, 0u) << "a field this library lacks: its default, zero";
+  params.known.game_id = "holdem";
   kvf_session session = 0;
   auto opening = std::async(std::launch::async, [&] { return kvf_session_open(client.get(), &params.known, &session); });
   Incoming open = server.expect(fb::Body::OpenSession);
   EXPECT_EQ(open.message().body_as_OpenSession()->game_id()->str(), "holdem");
   server.session_opened(open, 3);
   EXPECT_EQ(opening.get(), KVF_OK) << kvf_client_last_error(nullptr);
+}
+
+// The other way round from the one above: this library is the old one, and
+// the newer caller sets an option it lacks. Refused, and the last error says
+// so, rather than the option silently doing nothing. (A real 0.3 library
+// cannot be the old one: it has no kvf_*_params_init, so such a program does
+// not start against it, the loader naming the missing function.)
+TEST(ClientAbi, AnOptionNewerThanThisLibraryIsRefused) {
+  ScriptedServer server;
+  ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
+  struct NewerQueryParams {
+    kvf_query_params known;
+    uint32_t added_later;
+  } params{};
+  ASSERT_EQ(kvf_query_params_init(&params.known, sizeof params), KVF_OK);
+  params.known.instruction = "Act.";
+  params.added_later = 1;
+  kvf_session session = open_scripted(server, client.get(), 5);
+  EXPECT_EQ(kvf_query(client.get(), session, &params.known, nullptr, nullptr, nullptr), KVF_ERR_UNSUPPORTED);
+  const std::string error = kvf_client_last_error(nullptr);
+  EXPECT_NE(error.find("kvf_query_params has a field set at byte " + std::to_string(sizeof(kvf_query_params))),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find(std::to_string(KVF_VERSION_MAJOR) + "." + std::to_string(KVF_VERSION_MINOR)), std::string::npos)
+      << error;
+  EXPECT_TRUE(server.quiet(100)) << "nothing sent";
 }
 
 // A caller built against 0.3's header: its kvf_session_params ends before

@@ -27,7 +27,7 @@ struct Connected {
 
   // Sends a polled npc_action query; the server's Incoming for it.
   Incoming ask() {
-    kvf_query_params q = kvf_query_default_params();
+    kvf_query_params q = client::defaults(kvf_query_params_init);
     q.kind = KVF_TASK_NPC_ACTION;
     q.instruction = "Act.";
     EXPECT_EQ(kvf_query(client.get(), session, &q, nullptr, nullptr, nullptr), KVF_OK);

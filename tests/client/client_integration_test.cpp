@@ -163,7 +163,7 @@ TEST(ClientWithServer, AClientLeavingMidStreamDoesNotStopTheOthers) {
   ASSERT_EQ(kvf_send_frame(leaving, session, 1, KVF_FRAME_WHOLE, kGamecore, std::strlen(kGamecore), nullptr, nullptr,
                            nullptr),
             KVF_OK);
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Commentate the hand.";
   q.kind = KVF_TASK_COMMENTARY;
   q.stream = 1;

@@ -64,12 +64,12 @@ void play(const std::string& endpoint, int game, Ledger& ledger) {
   kvf_client* raw = nullptr;
   ASSERT_EQ(kvf_client_connect(&params, &raw), KVF_OK) << kvf_client_last_error(nullptr);
   ClientPtr client(raw, &kvf_client_close);
-  kvf_session_params session_params = kvf_session_default_params();
+  kvf_session_params session_params = client::defaults(kvf_session_params_init);
   const std::string game_id = "load-" + std::to_string(game);
   session_params.game_id = game_id.c_str();
   kvf_session session = 0;
   ASSERT_EQ(kvf_session_open(raw, &session_params, &session), KVF_OK) << kvf_client_last_error(nullptr);
-  kvf_query_params query = kvf_query_default_params();
+  kvf_query_params query = client::defaults(kvf_query_params_init);
   query.instruction = "Next move?";
   for (int n = 1; n <= kFrames; ++n) {
     const bool whole = n == 1 || n % kWholeEvery == 0;

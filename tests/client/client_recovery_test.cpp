@@ -26,7 +26,7 @@ class ClientRecovery : public ::testing::Test {
     return id;
   }
   uint64_t query(const char* instruction) {
-    kvf_query_params q = kvf_query_default_params();
+    kvf_query_params q = client::defaults(kvf_query_params_init);
     q.instruction = instruction;
     uint64_t id = 0;
     EXPECT_EQ(kvf_query(client_.get(), session_, &q, nullptr, nullptr, &id), KVF_OK);

@@ -79,7 +79,7 @@ TEST(ClientRequests, RoutesRepliesToTheCallbackOrThePollQueue) {
   EXPECT_EQ(frame.message().body_as_Frame()->json()->str(), json);
   server.frame_ack(frame);  // NULL callback: the ack is discarded
 
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Raise?";
   Collector collector;
   uint64_t with_callback = 0;
@@ -135,7 +135,7 @@ TEST(ClientRequests, StreamedChunksArriveInOrderThenTheResult) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
   const kvf_session session = open_scripted(server, client.get(), 42);
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Commentate.";
   q.kind = KVF_TASK_COMMENTARY;
   q.stream = 1;
@@ -160,7 +160,7 @@ TEST(ClientRequests, UnansweredRequestsTimeOut) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint(), 200));
   const kvf_session session = open_scripted(server, client.get(), 42);
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Anyone?";
   uint64_t request = 0;
   ASSERT_EQ(kvf_query(client.get(), session, &q, nullptr, nullptr, &request), KVF_OK);
@@ -179,7 +179,7 @@ TEST(ClientRequests, ClosingTheClientCompletesPendingRequestsWithClosed) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
   const kvf_session session = open_scripted(server, client.get(), 42);
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Slow one.";
   Collector collector;
   ASSERT_EQ(kvf_query(client.get(), session, &q, &Collector::callback, &collector, nullptr), KVF_OK);
@@ -196,7 +196,7 @@ TEST(ClientRequests, ClosingASessionCompletesItsPendingRequestsWithClosed) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
   const kvf_session session = open_scripted(server, client.get(), 42);
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Slow one.";
   uint64_t request = 0;
   ASSERT_EQ(kvf_query(client.get(), session, &q, nullptr, nullptr, &request), KVF_OK);
@@ -254,7 +254,7 @@ TEST(ClientRequests, BlockingCallsFromACallbackAreRefusedNotDeadlocked) {
     kvf_client* client;
     std::promise<kvf_status> stats, close;
   } inside{client.get(), {}, {}};
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   q.instruction = "Hi";
   auto callback = [](const kvf_event*, void* user) {
     auto* in = static_cast<Inside*>(user);
@@ -273,7 +273,7 @@ TEST(ClientRequests, BlockingCallsFromACallbackAreRefusedNotDeadlocked) {
 TEST(ClientRequests, ArgumentErrorsAreStatusesWithMessages) {
   ScriptedServer server;
   ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q = client::defaults(kvf_query_params_init);
   EXPECT_EQ(kvf_query(client.get(), 1, &q, nullptr, nullptr, nullptr), KVF_ERR_INVALID_ARGUMENT);  // no instruction
   EXPECT_NE(std::string(kvf_client_last_error(nullptr)).find("instruction"), std::string::npos);
   q.instruction = "Hi";

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kvframe/client/kvframe_client.h"
+#include "kvframe/client/kvframe_client.hpp"
 #include "scripted_server.h"
 
 namespace kvframe::test {
@@ -23,7 +23,7 @@ using EventPtr = std::unique_ptr<kvf_event, decltype(&kvf_event_free)>;
 
 // `endpoint` must outlive the params (they point into it).
 inline kvf_client_params client_params(const std::string& endpoint, int32_t request_timeout_ms = 5000) {
-  kvf_client_params p = kvf_client_default_params();
+  kvf_client_params p = client::defaults(kvf_client_params_init);
   p.endpoint = endpoint.c_str();
   p.connect_timeout_ms = 5000;
   p.request_timeout_ms = request_timeout_ms;
@@ -41,7 +41,7 @@ inline ClientPtr connect_scripted(ScriptedServer& server, kvf_client_params para
 }
 
 inline kvf_session_params game_params() {
-  kvf_session_params p = kvf_session_default_params();
+  kvf_session_params p = client::defaults(kvf_session_params_init);
   p.game_id = "holdem";
   p.system_prompt = "You play poker.";
   return p;

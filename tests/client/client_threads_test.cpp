@@ -25,7 +25,7 @@ TEST(ClientThreads, ManyThreadsQueryingOneClientEachGetEveryAnswerOnce) {
       auto session = client->open_session({"thread " + std::to_string(t)});
       ASSERT_TRUE(session) << session.status().message();
       ASSERT_TRUE(session->send_frame(1, KVF_FRAME_WHOLE, R"({"t":1})"));
-      kvf_query_params next = kvf_query_default_params();
+      kvf_query_params next = client::defaults(kvf_query_params_init);
       next.instruction = "Next?";
       for (int q = 0; q < kQueries; ++q) {
         uint64_t id = 0;

@@ -135,8 +135,8 @@ class CClient:
 
     def __init__(self, lib_path: str, endpoint: str) -> None:
         lib = self.lib = ctypes.CDLL(lib_path)
-        lib.kvf_client_default_params.restype = _ClientParams
-        lib.kvf_session_default_params.restype = _SessionParams
+        lib.kvf_client_params_init.argtypes = [ctypes.POINTER(_ClientParams), ctypes.c_size_t]
+        lib.kvf_session_params_init.argtypes = [ctypes.POINTER(_SessionParams), ctypes.c_size_t]
         lib.kvf_client_connect.argtypes = [ctypes.POINTER(_ClientParams), ctypes.POINTER(ctypes.c_void_p)]
         lib.kvf_client_last_error.restype = ctypes.c_char_p
         lib.kvf_client_last_error.argtypes = [ctypes.c_void_p]
@@ -148,7 +148,7 @@ class CClient:
         lib.kvf_event_type_of.argtypes = [ctypes.c_void_p]
         lib.kvf_event_error_code.argtypes = [ctypes.c_void_p]
         lib.kvf_client_close.argtypes = [ctypes.c_void_p]
-        params = lib.kvf_client_default_params()
+        params = self._defaults(_ClientParams, lib.kvf_client_params_init)
         self._endpoint = endpoint.encode()
         params.endpoint = self._endpoint
         params.client_name = b"bench_overhead ctypes"
@@ -159,6 +159,13 @@ class CClient:
         self.failed = 0
         self.pending = 0
         self._callback = _CALLBACK(self._on_event)  # kept alive as long as the client
+
+    def _defaults(self, params_type, init):
+        """A params struct at the library's defaults (kvf_*_params_init, sized as declared here)."""
+        params = params_type()
+        if init(ctypes.byref(params), ctypes.sizeof(params)) != 0:
+            raise RuntimeError(self.lib.kvf_client_last_error(None).decode())
+        return params
 
     def _on_event(self, event, user) -> None:
         if self.lib.kvf_event_type_of(event) == 3:  # KVF_EVENT_ERROR
@@ -177,7 +184,7 @@ class CClient:
         self.done.wait()
 
     def open_session(self, rules: str) -> int:
-        sp = self.lib.kvf_session_default_params()
+        sp = self._defaults(_SessionParams, self.lib.kvf_session_params_init)
         self._rules = rules.encode()
         sp.rules_json = self._rules
         sp.game_id = b"bench"

@@ -3,18 +3,21 @@
  * own engine). Plain C: opaque handles, parameter structs with defaults,
  * status codes and a last-error string; nothing is thrown across it.
  *
- *   kvf_client_params params = kvf_client_default_params();
+ *   kvf_client_params params;
+ *   kvf_client_params_init(&params, sizeof params);   // the defaults, as far as your header has fields
  *   params.endpoint = "tcp://127.0.0.1:5555";
  *   kvf_client* client;
  *   if (kvf_client_connect(&params, &client) != KVF_OK) { puts(kvf_client_last_error(NULL)); ... }
  *
- *   kvf_session_params sp = kvf_session_default_params();
+ *   kvf_session_params sp;
+ *   kvf_session_params_init(&sp, sizeof sp);
  *   sp.game_id = "holdem";
  *   kvf_session session;
  *   kvf_session_open(client, &sp, &session);            // blocks until the server answers
  *
  *   kvf_send_frame(client, session, 1, KVF_FRAME_WHOLE, json, json_len, NULL, NULL, NULL);
- *   kvf_query_params q = kvf_query_default_params();
+ *   kvf_query_params q;
+ *   kvf_query_params_init(&q, sizeof q);
  *   q.instruction = "What does p3 do?";
  *   uint64_t request;
  *   kvf_query(client, session, &q, NULL, NULL, &request); // NULL callback: poll for it
@@ -96,7 +99,7 @@ extern "C" {
  * soname (libkvframe_client.so.N): it changes only when a program built
  * against an older header would break, never for an addition. */
 #define KVF_VERSION_MAJOR 0
-#define KVF_VERSION_MINOR 4
+#define KVF_VERSION_MINOR 5
 #define KVF_VERSION_PATCH 0
 #define KVF_ABI_VERSION 1
 #define KVF_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
@@ -145,14 +148,32 @@ typedef enum kvf_status {
 KVF_API const char* kvf_status_name(kvf_status status);
 
 /* Every params and out struct below begins with struct_size, the size of the
- * caller's struct as its header declared it. The kvf_*_default_params()
- * functions set it; on an out struct set it before the call
+ * caller's struct as its header declared it. Fill a params struct with
+ * kvf_*_params_init(&params, sizeof params), which sets the defaults and
+ * struct_size; on an out struct set struct_size before the call
  * (report.struct_size = sizeof report). The library reads and writes only
  * that many bytes, so a program built against an older header, whose structs
  * lack fields added since, keeps working: params it does not have take their
  * defaults, and out fields it does not have are not written. A struct_size
  * smaller than the struct had when struct_size came in (0.3.0) is
- * KVF_ERR_INVALID_ARGUMENT. */
+ * KVF_ERR_INVALID_ARGUMENT.
+ *
+ * A program built against a newer header than the library's passes larger
+ * params structs. Every field added from 0.5 on takes all-zero bytes as its
+ * default, and an older library's kvf_*_params_init zeroes what it does not
+ * know; so an unset newer field is what the older library does anyway, and
+ * a set one (any nonzero byte past the fields the library knows) is refused
+ * with KVF_ERR_UNSUPPORTED, the last error naming the struct, the byte and
+ * the library's version. Fields of out structs the library lacks are left
+ * as the caller had them.
+ *
+ * Up to 0.4 the defaults came by value (kvf_*_default_params()), which a
+ * library cannot do for a struct that grew: it writes its own size into the
+ * caller's smaller slot. The library still exports those three functions for
+ * programs built then, filling only the fields 0.3 had (a 0.4 program that
+ * set kvf_session_params.adapter after kvf_session_default_params() must be
+ * rebuilt for it to count); they are no longer declared here, and go when the
+ * soname next changes. */
 
 typedef struct kvf_client kvf_client;
 typedef struct kvf_event kvf_event;
@@ -180,7 +201,10 @@ typedef struct kvf_client_params {
   void* zmq_context;
 } kvf_client_params;
 
-KVF_API kvf_client_params kvf_client_default_params(void);
+/* The defaults into the first `size` bytes of *params (size: sizeof *params)
+ * and struct_size = size. KVF_ERR_INVALID_ARGUMENT for NULL or a size below
+ * 0.3's. */
+KVF_API kvf_status kvf_client_params_init(kvf_client_params* params, size_t size);
 
 /* Connects and (unless connect_timeout_ms is 0) waits for the server's
  * HelloReply. On failure *out is NULL and the last error says why
@@ -235,7 +259,8 @@ typedef struct kvf_session_params {
                                  Unknown: KVF_ERR_UNKNOWN_ADAPTER */
 } kvf_session_params;
 
-KVF_API kvf_session_params kvf_session_default_params(void);
+/* As kvf_client_params_init. */
+KVF_API kvf_status kvf_session_params_init(kvf_session_params* params, size_t size);
 
 /* Blocks until the server opened the session (or request_timeout_ms). */
 KVF_API kvf_status kvf_session_open(kvf_client* client, const kvf_session_params* params, kvf_session* out);
@@ -297,7 +322,8 @@ typedef struct kvf_query_params {
   uint64_t deadline_frame;     /* 0: none */
 } kvf_query_params;
 
-KVF_API kvf_query_params kvf_query_default_params(void);
+/* As kvf_client_params_init. */
+KVF_API kvf_status kvf_query_params_init(kvf_query_params* params, size_t size);
 
 /* Sends a query (returns at once). Chunks (when streaming) and then exactly
  * one Result or Error go to `callback`, or to the poll queue when it is NULL.

@@ -67,6 +67,16 @@ class Expected {
   Status status_;
 };
 
+// A C params struct at the library's defaults, sized as this header declares
+// it (kvf_query_params q = kvframe::client::defaults(kvf_query_params_init)).
+// It cannot fail: sizeof is always a size the library takes.
+template <class Params>
+Params defaults(kvf_status (*init)(Params*, size_t)) {
+  Params params{};
+  init(&params, sizeof params);
+  return params;
+}
+
 namespace detail {
 
 // Calls `call(&raw)`, a C function writing `raw` and returning its status:
@@ -295,7 +305,7 @@ class Session {
   Expected<uint64_t> query(const QueryParams& params, Callback on_event = {}) {
     std::vector<const char*> stop;
     for (const std::string& s : params.stop) stop.push_back(s.c_str());
-    kvf_query_params q = kvf_query_default_params();
+    kvf_query_params q = defaults(kvf_query_params_init);
     q.kind = params.kind;
     q.npc_id = params.npc_id.c_str();
     q.instruction = params.instruction.c_str();
@@ -373,7 +383,7 @@ class Client {
   };
 
   static Expected<Client> connect(const Params& params) {
-    kvf_client_params p = kvf_client_default_params();
+    kvf_client_params p = defaults(kvf_client_params_init);
     p.endpoint = params.endpoint.c_str();
     p.client_name = params.client_name.c_str();
     p.connect_timeout_ms = params.connect_timeout_ms;
@@ -403,7 +413,7 @@ class Client {
   kvf_client* handle() const { return c_; }
 
   Expected<Session> open_session(const SessionParams& params) {
-    kvf_session_params p = kvf_session_default_params();
+    kvf_session_params p = defaults(kvf_session_params_init);
     p.game_id = params.game_id.c_str();
     p.rules_json = params.rules_json.c_str();
     p.mode = params.mode;

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  kvf_client_params params = kvf_client_default_params();
+  kvf_client_params params;
+  kvf_client_params_init(&params, sizeof params);
   params.endpoint = argv[1];
   params.client_name = "hello_c";
   params.connect_timeout_ms = 30000;
@@ -37,7 +38,8 @@ int main(int argc, char** argv) {
   kvf_status status = kvf_client_connect(&params, &client);
   if (status != KVF_OK) return fail("kvf_client_connect", status);
 
-  kvf_session_params sp = kvf_session_default_params();
+  kvf_session_params sp;
+  kvf_session_params_init(&sp, sizeof sp);
   sp.game_id = "install-check";
   kvf_session session = 0;
   status = kvf_session_open(client, &sp, &session);
@@ -47,7 +49,8 @@ int main(int argc, char** argv) {
   status = kvf_send_frame(client, session, 1, KVF_FRAME_WHOLE, frame, strlen(frame), NULL, NULL, NULL);
   if (status != KVF_OK) return fail("kvf_send_frame", status);
 
-  kvf_query_params q = kvf_query_default_params();
+  kvf_query_params q;
+  kvf_query_params_init(&q, sizeof q);
   q.instruction = "What does Bram do?";
   q.max_tokens = 4;
   uint64_t request = 0;

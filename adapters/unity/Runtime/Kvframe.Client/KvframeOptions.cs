@@ -1,11 +1,11 @@
 // Parameters of connecting and of opening a session. Each starts from the
-// native library's defaults (kvf_*_default_params), so the defaults live in
+// native library's defaults (kvf_*_params_init), so the defaults live in
 // one place; a string left null keeps the library's default.
 namespace Kvframe.Client
 {
     public sealed class KvframeClientOptions
     {
-        private NativeMethods.ClientParams native = NativeMethods.kvf_client_default_params();
+        private NativeMethods.ClientParams native = NativeMethods.DefaultClientParams();
 
         /// <summary>ZeroMQ endpoint of kvframe-serve; null: the library default (tcp://127.0.0.1:5555).</summary>
         public string Endpoint { get; set; }
@@ -34,7 +34,7 @@ namespace Kvframe.Client
 
     public sealed class KvframeSessionOptions
     {
-        private NativeMethods.SessionParams native = NativeMethods.kvf_session_default_params();
+        private NativeMethods.SessionParams native = NativeMethods.DefaultSessionParams();
 
         /// <summary>Free text for the server's logs and stats ("holdem").</summary>
         public string GameId { get; set; }

@@ -3,10 +3,10 @@ using System;
 namespace Kvframe.Client
 {
     /// <summary>One question about a session's game state. Starts from the library's
-    /// defaults (kvf_query_default_params: text, 64 tokens, greedy).</summary>
+    /// defaults (kvf_query_params_init: text, 64 tokens, greedy).</summary>
     public sealed class KvframeQuery
     {
-        private NativeMethods.QueryParams native = NativeMethods.kvf_query_default_params();
+        private NativeMethods.QueryParams native = NativeMethods.DefaultQueryParams();
 
         public KvframeQuery(string instruction, KvframeTaskKind kind = KvframeTaskKind.Text)
         {

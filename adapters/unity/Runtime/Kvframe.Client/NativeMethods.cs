@@ -91,15 +91,38 @@ namespace Kvframe.Client
 
         internal enum EventType { FrameAck = 0, Chunk = 1, Result = 2, Error = 3 }
 
+        // The library's defaults, sized as these mirrors declare the structs (a
+        // newer library fills only the fields they have; it cannot fail).
+        internal static ClientParams DefaultClientParams()
+        {
+            ClientParams p;
+            kvf_client_params_init(out p, (UIntPtr)Marshal.SizeOf(typeof(ClientParams)));
+            return p;
+        }
+
+        internal static SessionParams DefaultSessionParams()
+        {
+            SessionParams p;
+            kvf_session_params_init(out p, (UIntPtr)Marshal.SizeOf(typeof(SessionParams)));
+            return p;
+        }
+
+        internal static QueryParams DefaultQueryParams()
+        {
+            QueryParams p;
+            kvf_query_params_init(out p, (UIntPtr)Marshal.SizeOf(typeof(QueryParams)));
+            return p;
+        }
+
         [DllImport(Library)] internal static extern IntPtr kvf_client_last_error(IntPtr client);
         [DllImport(Library)] internal static extern int kvf_version(IntPtr major, IntPtr minor, IntPtr patch);
 
-        [DllImport(Library)] internal static extern ClientParams kvf_client_default_params();
+        [DllImport(Library)] private static extern KvframeStatus kvf_client_params_init(out ClientParams p, UIntPtr size);
         [DllImport(Library)] internal static extern KvframeStatus kvf_client_connect(ref ClientParams p, out ClientHandle client);
         [DllImport(Library)] internal static extern void kvf_client_close(IntPtr client);
         [DllImport(Library)] internal static extern KvframeStatus kvf_client_server_info(ClientHandle client, ref ServerInfo info);
 
-        [DllImport(Library)] internal static extern SessionParams kvf_session_default_params();
+        [DllImport(Library)] private static extern KvframeStatus kvf_session_params_init(out SessionParams p, UIntPtr size);
         [DllImport(Library)] internal static extern KvframeStatus kvf_session_open(ClientHandle client, ref SessionParams p, out ulong session);
         [DllImport(Library)] internal static extern KvframeStatus kvf_session_close(ClientHandle client, ulong session);
 
@@ -107,7 +130,7 @@ namespace Kvframe.Client
         internal static extern KvframeStatus kvf_send_frame(ClientHandle client, ulong session, ulong frameNumber,
             KvframeFrameFormat format, [In] byte[] json, UIntPtr jsonLen, IntPtr callback, IntPtr user, out ulong requestId);
 
-        [DllImport(Library)] internal static extern QueryParams kvf_query_default_params();
+        [DllImport(Library)] private static extern KvframeStatus kvf_query_params_init(out QueryParams p, UIntPtr size);
         [DllImport(Library)]
         internal static extern KvframeStatus kvf_query(ClientHandle client, ulong session, ref QueryParams p,
             IntPtr callback, IntPtr user, out ulong requestId);

@@ -82,7 +82,8 @@ bool UKvframeNpcComponent::SendFrame(const FString& Json, EKvframeFrameFormat Fo
 
 bool UKvframeNpcComponent::Query(const FString& Instruction, bool bCommentary)
 {
-	kvf_query_params Params = kvf_query_default_params();
+	kvf_query_params Params;
+	kvf_query_params_init(&Params, sizeof Params);
 	Params.kind = bCommentary ? KVF_TASK_COMMENTARY : KVF_TASK_TEXT;
 	Params.stream = bCommentary ? 1 : 0;
 	return Submit(Params, Instruction, FString());
@@ -90,7 +91,8 @@ bool UKvframeNpcComponent::Query(const FString& Instruction, bool bCommentary)
 
 bool UKvframeNpcComponent::RequestAction(const FString& Instruction)
 {
-	kvf_query_params Params = kvf_query_default_params();
+	kvf_query_params Params;
+	kvf_query_params_init(&Params, sizeof Params);
 	Params.kind = KVF_TASK_NPC_ACTION;
 	return Submit(Params, Instruction, ActionSchema);
 }

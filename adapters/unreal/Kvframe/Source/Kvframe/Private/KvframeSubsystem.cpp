@@ -16,7 +16,8 @@ void UKvframeSubsystem::Initialize(FSubsystemCollectionBase& Collection)
 	const FTCHARToUTF8 Name(*FString::Printf(TEXT("unreal %s / %s"), *FEngineVersion::Current().ToString(), FApp::GetProjectName()));
 	const FTCHARToUTF8 ServerKey(*Settings->ServerPublicKey), PublicKey(*Settings->ClientPublicKey),
 		SecretKey(*Settings->ClientSecretKey);
-	kvf_client_params Params = kvf_client_default_params();
+	kvf_client_params Params;
+	kvf_client_params_init(&Params, sizeof Params);
 	if (!Endpoint.IsEmpty()) Params.endpoint = EndpointUtf8.Get();
 	if (!Settings->ServerPublicKey.IsEmpty())  // all three or none: kvf_client_connect says which is wrong
 	{
@@ -90,7 +91,8 @@ void UKvframeSubsystem::OpenSession(UKvframeNpcComponent* Owner)
 		 WeakOwner = TWeakObjectPtr<UKvframeNpcComponent>(Owner)]
 		{
 			const FTCHARToUTF8 GameIdUtf8(*GameId), RulesUtf8(*Rules), PromptUtf8(*Prompt);
-			kvf_session_params Params = kvf_session_default_params();
+			kvf_session_params Params;
+			kvf_session_params_init(&Params, sizeof Params);
 			Params.game_id = GameIdUtf8.Get();
 			Params.rules_json = RulesUtf8.Get();       // "": the defaults
 			Params.system_prompt = PromptUtf8.Get();   // "": the model's
