@@ -133,9 +133,10 @@ const char* kvf_status_name(kvf_status status) {
     KVF_NAME(KVF_ERR_CONNECT)
     KVF_NAME(KVF_ERR_NOT_FOUND)
     KVF_NAME(KVF_ERR_TYPE_MISMATCH)
+    KVF_NAME(KVF_ERR_UNKNOWN)
 #undef KVF_NAME
   }
-  return "KVF_ERR_UNKNOWN";
+  return "KVF_ERR_UNKNOWN";  // not a kvf_status at all: unknown too
 }
 
 kvf_status kvf_client_params_init(kvf_client_params* params, size_t size) {
@@ -254,6 +255,7 @@ const char* kvf_event_action_json(const kvf_event* e, size_t* len) {
 }
 
 kvf_status kvf_event_error_code(const kvf_event* e) { return e ? e->error_code : KVF_ERR_INVALID_ARGUMENT; }
+int32_t kvf_event_raw_error_code(const kvf_event* e) { return e ? e->raw_error_code : 0; }
 uint32_t kvf_event_chunk_seq(const kvf_event* e) { return e ? e->chunk_seq : 0; }
 int32_t kvf_event_sentence_end(const kvf_event* e) { return e && e->sentence_end ? 1 : 0; }
 int32_t kvf_event_superseded(const kvf_event* e) { return e && e->superseded ? 1 : 0; }

@@ -11,8 +11,9 @@ namespace fb = protocol::fb;
 
 namespace {
 
-// A reply's error code becomes a kvf_status by a cast: the two lists must
-// agree value for value, and a code added to the wire must be added here.
+// A reply's error code becomes the kvf_status of the same value: the two
+// lists must agree value for value, and a code added to the wire must be
+// added here. A code not here comes from a newer server (status_of).
 struct SameCode {
   fb::ErrorCode wire;
   kvf_status status;
@@ -87,6 +88,21 @@ kvf_report report_from(const fb::Report* r, fb::StopReason stop, double round_tr
 
 }  // namespace
 
+kvf_status status_of(fb::ErrorCode code) {
+  for (const SameCode& same : kSameCodes) {
+    if (same.wire == code) return same.status;
+  }
+  return KVF_ERR_UNKNOWN;
+}
+
+std::string error_message(const fb::Error& error) {
+  std::string message = str(error.message());
+  if (status_of(error.code()) != KVF_ERR_UNKNOWN) return message;
+  return message + " (error code " + std::to_string(static_cast<int>(error.code())) +
+         " from the server, unknown to libkvframe_client " + std::to_string(KVF_VERSION_MAJOR) + "." +
+         std::to_string(KVF_VERSION_MINOR) + "." + std::to_string(KVF_VERSION_PATCH) + ": a newer server's)";
+}
+
 kvf_event error_event(uint64_t request_id, kvf_session session, uint64_t frame_number, kvf_status code,
                       std::string message) {
   kvf_event e;
@@ -95,6 +111,7 @@ kvf_event error_event(uint64_t request_id, kvf_session session, uint64_t frame_n
   e.session = session;
   e.frame_number = frame_number;
   e.error_code = code;
+  e.raw_error_code = code;
   e.text = std::move(message);
   return e;
 }
@@ -140,8 +157,10 @@ kvf_event event_from_reply(const fb::Message& reply, kvf_session session, uint64
     }
     case fb::Body::Error: {
       const fb::Error* error = reply.body_as_Error();
-      return error_event(reply.request_id(), session, frame_number, static_cast<kvf_status>(error->code()),
-                         str(error->message()));
+      kvf_event failed =
+          error_event(reply.request_id(), session, frame_number, status_of(error->code()), error_message(*error));
+      failed.raw_error_code = static_cast<int32_t>(error->code());
+      return failed;
     }
     default:
       return error_event(reply.request_id(), session, frame_number, KVF_ERR_INTERNAL,

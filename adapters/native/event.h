@@ -23,6 +23,7 @@ struct kvf_event {
   std::string action_json;
   std::vector<uint8_t> action;  // Result.action as stored_action() keeps it (action.h); empty: none
   kvf_status error_code = KVF_OK;
+  int32_t raw_error_code = 0;  // as the server sent it: error_code, unless that is KVF_ERR_UNKNOWN
   uint32_t chunk_seq = 0;
   bool sentence_end = false;
   bool superseded = false;
@@ -39,6 +40,13 @@ kvf_event event_from_reply(const protocol::fb::Message& reply, kvf_session sessi
                            double round_trip_ms);
 kvf_event error_event(uint64_t request_id, kvf_session session, uint64_t frame_number, kvf_status code,
                       std::string message);
+
+// A wire ErrorCode as a kvf_status: KVF_ERR_UNKNOWN for one this client does
+// not know (a newer server's), never a value outside the enum.
+kvf_status status_of(protocol::fb::ErrorCode code);
+// An Error's message, with the number the server sent when status_of does
+// not know it (the one place a blocking call's caller can read it).
+std::string error_message(const protocol::fb::Error& error);
 
 // Events for kvf_poll, in arrival order; thread-safe.
 class EventQueue {

@@ -359,9 +359,7 @@ void Link::on_session_reply(uint64_t id, const fb::Message& reply) {
   const kvf_session handle = request.session;
   const bool internal = request.delivery.internal;
   const fb::Error* error = reply.body_as_Error();
-  const Status error_status =
-      error ? Status{static_cast<kvf_status>(error->code()), error->message() ? error->message()->str() : ""}
-            : Status{};
+  const Status error_status = error ? Status{status_of(error->code()), error_message(*error)} : Status{};
   auto session = sessions_.find(handle);
 
   if (std::holds_alternative<HelloSpec>(request.spec)) {

@@ -1,6 +1,6 @@
 // The C ABI's versioning: kvf_version, struct_size on every params and out
 // struct, so a program built against an older or newer header keeps working
-// with this library.
+// with this library, and codes a newer server sends.
 #include <cstddef>
 
 #include "client_test_support.h"
@@ -172,6 +172,59 @@ TEST(ClientAbi, AnOlderCallersShorterStructsWork) {
   EXPECT_TRUE(!sent.adapter() || sent.adapter()->str().empty()) << "the server's default adapter";
   server.session_opened(open, 4);
   EXPECT_EQ(opening.get(), KVF_OK) << kvf_client_last_error(nullptr);
+}
+
+// Codes a newer server sends that this client does not know: never a value
+// outside kvf_status, and the number is kept.
+constexpr auto kNewerCode = static_cast<fb::ErrorCode>(250);
+
+// The event of a query the scripted server refused with `code` and `message`.
+EventPtr refused_query(fb::ErrorCode code, const std::string& message) {
+  ScriptedServer server;
+  ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
+  kvf_session session = open_scripted(server, client.get(), 6);
+  kvf_query_params q = client::defaults(kvf_query_params_init);
+  q.instruction = "Act.";
+  EXPECT_EQ(kvf_query(client.get(), session, &q, nullptr, nullptr, nullptr), KVF_OK);
+  server.error(server.expect(fb::Body::Query), code, message);
+  EventPtr event = poll_event(client.get());
+  EXPECT_TRUE(event && kvf_event_type_of(event.get()) == KVF_EVENT_ERROR);
+  return event;
+}
+
+TEST(ClientAbi, AnUnknownErrorCodeArrivesAsUnknownWithItsNumber) {
+  EventPtr event = refused_query(kNewerCode, "a newer refusal");
+  ASSERT_TRUE(event);
+  EXPECT_EQ(kvf_event_error_code(event.get()), KVF_ERR_UNKNOWN);
+  EXPECT_EQ(kvf_event_raw_error_code(event.get()), 250);
+  EXPECT_STREQ(kvf_status_name(kvf_event_error_code(event.get())), "KVF_ERR_UNKNOWN");
+  const std::string text = kvf_event_text(event.get(), nullptr);
+  EXPECT_EQ(text.rfind("a newer refusal (error code 250 from the server", 0), 0u) << text;
+}
+
+TEST(ClientAbi, AKnownErrorCodeKeepsItsStatus) {
+  EventPtr event = refused_query(fb::ErrorCode::Busy, "full");
+  ASSERT_TRUE(event);
+  EXPECT_EQ(kvf_event_error_code(event.get()), KVF_ERR_BUSY);
+  EXPECT_EQ(kvf_event_raw_error_code(event.get()), KVF_ERR_BUSY);
+  EXPECT_STREQ(kvf_event_text(event.get(), nullptr), "full");
+}
+
+// A blocking call has no event: its status is KVF_ERR_UNKNOWN, the number in the last error.
+TEST(ClientAbi, AnUnknownErrorCodeFailsABlockingCallAsUnknown) {
+  ScriptedServer server;
+  ClientPtr client = connect_scripted(server, client_params(server.endpoint()));
+  kvf_session_params params = game_params();
+  kvf_session session = 0;
+  std::string error;  // the last error is the calling thread's
+  auto opening = std::async(std::launch::async, [&] {
+    const kvf_status code = kvf_session_open(client.get(), &params, &session);
+    error = kvf_client_last_error(nullptr);
+    return code;
+  });
+  server.error(server.expect(fb::Body::OpenSession), kNewerCode, "no");
+  EXPECT_EQ(opening.get(), KVF_ERR_UNKNOWN);
+  EXPECT_EQ(error.rfind("no (error code 250 from the server", 0), 0u) << error;
 }
 
 }  // namespace

@@ -73,7 +73,10 @@
  * Errors. Functions return kvf_status: KVF_OK or a code below. The message of
  * the calling thread's last failure is kvf_client_last_error(). Errors that
  * arrive later (from the server) come as KVF_EVENT_ERROR events carrying the
- * protocol's error code (kvf_event_error_code) and message.
+ * protocol's error code (kvf_event_error_code) and message. A code this
+ * client does not know (a newer server's) is KVF_ERR_UNKNOWN, never a value
+ * outside kvf_status; the number the server sent is kvf_event_raw_error_code
+ * (events) or in the last error (calls).
  */
 #ifndef KVFRAME_CLIENT_H
 #define KVFRAME_CLIENT_H
@@ -141,7 +144,8 @@ typedef enum kvf_status {
   KVF_ERR_CONNECT = 203,       /* the endpoint or keys were rejected by ZeroMQ */
   KVF_ERR_NOT_FOUND = 204,     /* kvf_value: no such key or index; kvf_event_action: no action;
                                   kvf_event_frame_ack: not a frame ack */
-  KVF_ERR_TYPE_MISMATCH = 205  /* kvf_value: the value is not of the type asked for */
+  KVF_ERR_TYPE_MISMATCH = 205, /* kvf_value: the value is not of the type asked for */
+  KVF_ERR_UNKNOWN = 206        /* 0.5: a code this client does not know, from a newer server */
 } kvf_status;
 
 /* Stable name of a status, e.g. "KVF_ERR_UNKNOWN_SESSION". */
@@ -348,8 +352,12 @@ KVF_API const char* kvf_event_text(const kvf_event* event, size_t* len);
 /* Result of an npc_action query: the action JSON ("" otherwise). The same
  * action, parsed: kvf_event_action below. */
 KVF_API const char* kvf_event_action_json(const kvf_event* event, size_t* len);
-/* Error: the protocol's code (a kvf_status value); KVF_OK otherwise. */
+/* Error: the protocol's code (a kvf_status value; KVF_ERR_UNKNOWN for one this
+ * client does not know); KVF_OK otherwise. */
 KVF_API kvf_status kvf_event_error_code(const kvf_event* event);
+/* 0.5. Error: the code as the server sent it, the same as kvf_event_error_code
+ * except where that is KVF_ERR_UNKNOWN; 0 otherwise. */
+KVF_API int32_t kvf_event_raw_error_code(const kvf_event* event);
 /* Chunk: its sequence number and whether it ends a sentence. */
 KVF_API uint32_t kvf_event_chunk_seq(const kvf_event* event);
 KVF_API int32_t kvf_event_sentence_end(const kvf_event* event);

@@ -34,6 +34,9 @@ namespace Kvframe.Client
         NotFound = 204,
         /// <summary>KvframeActionValue: the value is not of the type asked for.</summary>
         TypeMismatch = 205,
+        /// <summary>An error code these bindings' library does not know, from a newer server
+        /// (the message carries the number the server sent).</summary>
+        Unknown = 206,
     }
 
     public enum KvframeMode { Full = 0, Prefix = 1, Block = 2 }
