@@ -2,6 +2,7 @@
 // struct, so a program built against an older or newer header keeps working
 // with this library, and codes a newer server sends.
 #include <cstddef>
+#include <cstdlib>
 
 #include "client_test_support.h"
 
@@ -172,6 +173,15 @@ TEST(ClientAbi, AnOlderCallersShorterStructsWork) {
   EXPECT_TRUE(!sent.adapter() || sent.adapter()->str().empty()) << "the server's default adapter";
   server.session_opened(open, 4);
   EXPECT_EQ(opening.get(), KVF_OK) << kvf_client_last_error(nullptr);
+}
+
+// A program built against the 0.3 header (abi_0.3/caller.c), following that
+// header's example with its by-value kvf_*_default_params().
+TEST(ClientAbi, AProgramBuiltAgainst03Runs) {
+  ScriptedServer server;
+  server.serve_in_background(1);
+  const std::string command = std::string(KVFRAME_CALLER_0_3) + " " + server.endpoint();
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
 // Codes a newer server sends that this client does not know: never a value
