@@ -392,6 +392,12 @@ int main(int argc, char** argv) {
                                         {"next", "check --model, --lora and --device; the default model comes from scripts/fetch-model.sh"}});
     return kConfigError;
   }
+  {
+    const rt::Model::WeightsMemory weights = (*loaded)->model().weights_memory();
+    log.info("model loaded", {{"weights", weights.layout},
+                              {"stored_mb", std::to_string(weights.stored_bytes >> 20)},
+                              {"dense_mb", std::to_string(weights.dense_bytes >> 20)}});
+  }
   if (!(*loaded)->chat_template()) {
     log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
   }

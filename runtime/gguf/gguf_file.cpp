@@ -1,5 +1,6 @@
 // GgufFile: owns the bytes (a mapping or a copy) and what the parser found in
 // them, and answers typed metadata queries.
+#include <memory>
 #include <unordered_map>
 
 #include "gguf_parser.h"
@@ -19,8 +20,9 @@ int64_t GgufTensorInfo::n_elements() const {
 
 struct GgufFile::Impl {
   std::string path;
-  MappedFile mapping;         // open()
-  std::vector<uint8_t> copy;  // parse()
+  // The bytes: a mapping (open()) or a copy (parse()), shared with whoever
+  // keeps tensors' data past the file (bytes_owner()).
+  std::shared_ptr<const void> bytes;
   ParsedGguf parsed;
   // Views into parsed's names; they live on the heap with the Impl.
   std::unordered_map<std::string_view, std::size_t> key_index;
@@ -48,17 +50,19 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   if (!mapping.ok()) return mapping.error();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  impl->mapping = std::move(mapping).value();
-  const uint8_t* data = impl->mapping.data();
-  const uint64_t size = impl->mapping.size();
+  auto mapped = std::make_shared<MappedFile>(std::move(mapping).value());
+  const uint8_t* data = mapped->data();
+  const uint64_t size = mapped->size();
+  impl->bytes = std::move(mapped);
   return Impl::finish(std::move(impl), data, size);
 }
 
 Result<GgufFile> GgufFile::parse(const uint8_t* data, std::size_t size) {
   auto impl = std::make_unique<Impl>();
   impl->path = "<memory>";
-  if (size > 0) impl->copy.assign(data, data + size);
-  const uint8_t* copied = impl->copy.data();
+  auto copy = std::make_shared<std::vector<uint8_t>>(data, data + size);
+  const uint8_t* copied = copy->data();
+  impl->bytes = std::move(copy);
   return Impl::finish(std::move(impl), copied, size);
 }
 
@@ -70,6 +74,7 @@ GgufFile::~GgufFile() = default;
 uint32_t GgufFile::version() const { return impl_->parsed.version; }
 uint64_t GgufFile::alignment() const { return impl_->parsed.alignment; }
 const std::string& GgufFile::path() const { return impl_->path; }
+std::shared_ptr<const void> GgufFile::bytes_owner() const { return impl_->bytes; }
 
 const std::vector<std::pair<std::string, GgufValue>>& GgufFile::metadata() const {
   return impl_->parsed.metadata;

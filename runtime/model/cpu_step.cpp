@@ -14,8 +14,8 @@ std::optional<QuantMatrix> matrix(const GgufFile& file, const std::string& name,
                                   const std::vector<int64_t>& order = {}) {
   const GgufTensorInfo* info = file.find_tensor(name);
   if (!info) return std::nullopt;
-  auto m = QuantMatrix::from_tensor(*info);
-  if (m && !order.empty()) return m->reorder_rows(order);
+  auto m = QuantMatrix::from_tensor(*info, file.bytes_owner());
+  if (m && !order.empty()) return m->with_row_order(order);
   return m;
 }
 
@@ -43,13 +43,13 @@ bool step_shape_supported(const ModelConfig& c) {
 // A weight [rows, cols] of the compute dtype, copied as F32 or BF16 rows.
 QuantMatrix copy_of(const at::Tensor& weight) {
   at::Tensor values = weight.to(at::kCPU, at::kFloat).contiguous();
-  const BlockFormat format = weight.scalar_type() == at::kBFloat16 ? BlockFormat::kBF16 : BlockFormat::kF32;
-  return QuantMatrix::of_floats(values.data_ptr<float>(), values.size(0), values.size(1), format);
+  const GgmlType type = weight.scalar_type() == at::kBFloat16 ? GgmlType::kBF16 : GgmlType::kF32;
+  return QuantMatrix::of_floats(values.data_ptr<float>(), values.size(0), values.size(1), type);
 }
 
 }  // namespace
 
-std::optional<StepWeights> load_step_weights(const GgufFile& file, const Weights& weights, const ModelConfig& c) {
+std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelConfig& c) {
   if (!step_shape_supported(c)) return std::nullopt;
   const bool permuted = c.arch == "llama";  // as in weights.cpp
   const std::vector<int64_t> q_order = permuted ? rope_row_order(c.n_head, c.head_dim) : std::vector<int64_t>{};
@@ -73,9 +73,13 @@ std::optional<StepWeights> load_step_weights(const GgufFile& file, const Weights
     auto down = matrix(file, p + "ffn_down.weight");
     if (!q || !k || !v || !o || !gate || !up || !down) return std::nullopt;
     w.layers.push_back({QuantMatrix::stack({*q, *k, *v}), std::move(*o), QuantMatrix::stack({*gate, *up}),
-                        std::move(*down), fp32_bias(weights.layers[static_cast<size_t>(l)])});
+                        std::move(*down), {}});
   }
   return w;
+}
+
+void set_step_biases(StepWeights& step, const Weights& weights) {
+  for (size_t l = 0; l < step.layers.size(); ++l) step.layers[l].bqkv = fp32_bias(weights.layers[l]);
 }
 
 std::optional<StepWeights> step_weights_of(const Weights& weights, const ModelConfig& c) {

@@ -1,6 +1,7 @@
-// The CPU step backend's weights (step_kernels.h): the GGUF file's own
-// 4/8-bit blocks, read by quant_matrix.h's kernels, since a step is
-// memory-bound. Biases and norms come from libtorch's weights.
+// The CPU's weights (quant_matrix.h): the GGUF file's own blocks, read in
+// place by every pass on the CPU — the step backend (step_kernels.h) and the
+// libtorch one (torch_kernels.h), whose dense matrices are then dropped.
+// Biases and norms come from libtorch's weights.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,13 @@ struct StepWeights {
   const QuantMatrix& embed() const { return untied_embed ? *untied_embed : output; }
 };
 
-// The file's matrices; biases and norms come from `weights` (libtorch's).
-// Null when the shape or a matrix does not suit the kernels (a row length
-// that is not a multiple of 32): the model then steps with libtorch.
-std::optional<StepWeights> load_step_weights(const GgufFile& file, const Weights& weights, const ModelConfig& config);
+// The file's matrices, read in place (they hold file.bytes_owner()). Null
+// when the shape or a matrix does not suit the kernels (a row length that is
+// not a multiple of 32, a missing tensor): the model then keeps dense
+// libtorch weights. Biases come from libtorch's weights (set_step_biases),
+// norms are read from them.
+std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelConfig& config);
+void set_step_biases(StepWeights& step, const Weights& weights);
 // Weights made in memory (Model::with_random_weights), copied as they are
 // (F32 or BF16 rows). Null as for load_step_weights.
 std::optional<StepWeights> step_weights_of(const Weights& weights, const ModelConfig& config);

@@ -211,6 +211,12 @@ namespace {
 // kernel to wake its workers. On 2 cores that made a Hold'em decision's
 // encoding, final block and decoding 1.6-1.8x slower. A thread that ends
 // takes its team with it.
+// Whether the model's matrices stay as the file stores them (the CPU's
+// kernels read them for every pass), or go to libtorch as dense tensors.
+bool reads_as_stored(at::Device device, at::ScalarType dtype, const ModelParams& params) {
+  return device.is_cpu() && params.step_kernels && (dtype == at::kFloat || dtype == at::kBFloat16);
+}
+
 Result<std::unique_ptr<Model>> made_on_own_thread(const std::function<Result<std::unique_ptr<Model>>()>& make) {
   Result<std::unique_ptr<Model>> out = Error{ErrorCode::kBackend, "the loading thread did not finish"};
   std::thread([&] {
@@ -251,13 +257,19 @@ Result<std::unique_ptr<Model>> Model::load_here(const GgufFile& file, const Mode
     // No autograd bookkeeping, but ordinary tensors (not InferenceMode's):
     // training passes read the weights under autograd.
     at::NoGradGuard no_grad;
-    auto weights = load_weights(file, *config, *device, *dtype, params.on_progress);
+    // On the CPU the file's blocks are the only copy of the matrices where
+    // the kernels read them (quant_matrix.h); elsewhere libtorch's dense ones.
+    std::optional<StepWeights> stored;
+    if (reads_as_stored(*device, *dtype, params)) stored = load_step_weights(file, *config);
+    auto weights = load_weights(file, *config, *device, *dtype, stored ? Matrices::kAsStored : Matrices::kDense,
+                                params.on_progress);
     if (!weights) return weights.error();
     auto impl = std::make_unique<Impl>(
         Impl{*config, std::move(weights).value(), Rope(config->rope), *device, *dtype, nullptr, 0, nullptr, {}, {},
              nullptr});
-    if (device->is_cpu() && params.step_kernels) {
-      if (auto step = load_step_weights(file, impl->weights, *config)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+    if (stored) {
+      set_step_biases(*stored, impl->weights);
+      impl->step = std::make_shared<const StepWeights>(std::move(*stored));
     }
     impl->use_fused_kernels(params.cuda_graphs);
     std::unique_ptr<Model> model(new Model(std::move(impl)));
@@ -297,8 +309,11 @@ Result<std::unique_ptr<Model>> Model::random_here(const ModelConfig& config, con
     auto impl = std::make_unique<Impl>(
         Impl{c, random_weights(c, *device, *dtype, seed), Rope(c.rope), *device, *dtype, nullptr, 0, nullptr, {}, {},
              nullptr});
-    if (device->is_cpu() && params.step_kernels) {
-      if (auto step = step_weights_of(impl->weights, c)) impl->step = std::make_shared<const StepWeights>(std::move(*step));
+    if (reads_as_stored(*device, *dtype, params)) {
+      if (auto step = step_weights_of(impl->weights, c)) {
+        impl->step = std::make_shared<const StepWeights>(std::move(*step));
+        drop_dense_matrices(impl->weights);
+      }
     }
     impl->use_fused_kernels(params.cuda_graphs);
     return std::unique_ptr<Model>(new Model(std::move(impl)));
@@ -348,8 +363,11 @@ Status Model::Impl::merge(const LoraAdapter& merged) {
   }
   at::NoGradGuard no_grad;
   const std::vector<LayerLora> fused = LoraAccess::of(merged).fuse(at::kFloat);
+  // Matrices read as stored cannot take it: the passes add its pairs on the fly.
   auto add = [&](at::Tensor& weight, const FusedLora& lora) {
-    if (lora.a.defined()) weight.copy_(weight.to(at::kFloat) + at::matmul(lora.b, lora.a).to(weight.device()));
+    if (lora.a.defined() && weight.defined()) {
+      weight.copy_(weight.to(at::kFloat) + at::matmul(lora.b, lora.a).to(weight.device()));
+    }
   };
   for (size_t l = 0; l < weights.layers.size(); ++l) {
     LayerWeights& w = weights.layers[l];
@@ -361,6 +379,34 @@ Status Model::Impl::merge(const LoraAdapter& merged) {
   merged_adapter ^= merged.fingerprint();
   if (step) merged_step_lora.push_back(LoraAccess::of(merged).fuse(at::kFloat));
   return {};
+}
+
+Model::WeightsMemory Model::weights_memory() const {
+  WeightsMemory out;
+  auto tensor_bytes = [&](const at::Tensor& t) {
+    if (t.defined()) out.dense_bytes += static_cast<int64_t>(t.nbytes());
+  };
+  const Weights& w = impl_->weights;
+  tensor_bytes(w.embed);
+  tensor_bytes(w.output_norm);
+  if (!w.output.is_same(w.embed)) tensor_bytes(w.output);
+  for (const LayerWeights& l : w.layers) {
+    for (const at::Tensor* t : {&l.attn_norm, &l.wqkv, &l.bqkv, &l.wo, &l.ffn_norm, &l.w_gate_up, &l.w_down,
+                                &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm}) {
+      tensor_bytes(*t);
+    }
+  }
+  const std::string dtype = impl_->dtype == at::kBFloat16 ? "bf16" : c10::toString(impl_->dtype);
+  if (const StepWeights* step = impl_->step.get()) {
+    out.stored_bytes = step->output.bytes() + (step->untied_embed ? step->untied_embed->bytes() : 0);
+    for (const StepWeights::Layer& l : step->layers) {
+      out.stored_bytes += l.wqkv.bytes() + l.wo.bytes() + l.w_gate_up.bytes() + l.w_down.bytes();
+    }
+    out.layout = std::string("as stored (") + QuantMatrix::best_kernel_name() + " steps, " + dtype + " tiles)";
+  } else {
+    out.layout = "dense " + dtype;
+  }
+  return out;
 }
 
 Result<KvCache> Model::new_cache(int64_t capacity) const {

@@ -37,8 +37,10 @@ struct Model::Impl {
   // `weights` at load (its fingerprint, 0: none).
   std::shared_ptr<LoraAdapter> adapter;
   uint64_t merged_adapter = 0;
-  // The CPU step path's weights (cpu_step.h; null: steps run the forward
-  // pass), and the merged adapters' pairs in fp32, which its blocks lack.
+  // The CPU's matrices as the file stores them (cpu_step.h), read by every
+  // pass there, `weights` then holding norms and biases only (null: dense
+  // libtorch weights: CUDA, or step_kernels off); and the merged adapters'
+  // pairs in fp32, which the stored blocks cannot take.
   std::shared_ptr<const StepWeights> step;
   std::vector<std::vector<LayerLora>> merged_step_lora;
   // Which of torch's fused attention kernels run here (fused_attention.h),

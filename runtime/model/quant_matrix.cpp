@@ -7,7 +7,10 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kvframe/runtime_gguf/gguf_writer.h"  // fp32_to_bf16
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
+
 
 
 #if defined(__x86_64__)
@@ -21,6 +24,10 @@ namespace kvframe::runtime {
 namespace {
 
 constexpr int64_t kQK = QuantMatrix::kBlock;
+
+// The types with kernels of their own, which dequantize a 32-element block
+// in registers; every other type is dequantized a row at a time.
+enum class BlockFormat : uint8_t { kQ4_0, kQ4_1, kQ8_0, kF32, kF16, kBF16 };
 
 int64_t block_bytes(BlockFormat format) {
   switch (format) {
@@ -46,17 +53,34 @@ std::optional<BlockFormat> block_format_of(GgmlType type) {
   }
 }
 
-// Rows [begin, end) of y[i, r] = x[i] . W[r] for i < n, one kernel per
-// instruction set. Activation rows are taken four at a time so each weight
-// block is dequantized once per four rows.
-using RowsKernel = void (*)(BlockFormat, const uint8_t* w, int64_t row_bytes, int64_t cols, const float* x, int64_t n,
-                            float* y, int64_t y_stride, int64_t begin, int64_t end);
+GgmlType ggml_type_of(BlockFormat format) {
+  switch (format) {
+    case BlockFormat::kQ4_0: return GgmlType::kQ4_0;
+    case BlockFormat::kQ4_1: return GgmlType::kQ4_1;
+    case BlockFormat::kQ8_0: return GgmlType::kQ8_0;
+    case BlockFormat::kF32: return GgmlType::kF32;
+    case BlockFormat::kF16: return GgmlType::kF16;
+    case BlockFormat::kBF16: return GgmlType::kBF16;
+  }
+  return GgmlType::kQ8_0;
+}
 
-void rows_portable(BlockFormat format, const uint8_t* w, int64_t row_bytes, int64_t cols, const float* x, int64_t n,
-                   float* y, int64_t y_stride, int64_t begin, int64_t end) {
+// Rows [begin, end) of y[i, r] = x[i] . W[r] for i < n, one kernel per
+// instruction set; row r of W is at w + (order ? order[r] : r) * row_bytes
+// and y already points at the part's first column. Activation rows are taken
+// four at a time so each weight block is dequantized once per four rows.
+using RowsKernel = void (*)(BlockFormat, const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                            const float* x, int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end);
+
+inline const uint8_t* row_at(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t r) {
+  return w + (order ? order[r] : r) * row_bytes;
+}
+
+void rows_portable(BlockFormat format, const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                   const float* x, int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   std::vector<float> row(static_cast<size_t>(cols));
   for (int64_t r = begin; r < end; ++r) {
-    dequantize(ggml_type_of(format), w + r * row_bytes, row.data(), cols);
+    dequantize(ggml_type_of(format), row_at(w, row_bytes, order, r), row.data(), cols);
     for (int64_t i = 0; i < n; ++i) {
       const float* xi = x + i * cols;
       float sum = 0;
@@ -110,12 +134,12 @@ KV_AVX512 inline void block_avx512(const uint8_t* b, __m512& lo, __m512& hi) {
 }
 
 template <BlockFormat F>
-KV_AVX512 void rows_avx512_of(const uint8_t* w, int64_t row_bytes, int64_t cols, const float* x, int64_t n, float* y,
-                              int64_t y_stride, int64_t begin, int64_t end) {
+KV_AVX512 void rows_avx512_of(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const float* x,
+                              int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kTile = 4;
   const int64_t blocks = cols / kQK, bytes = block_bytes(F);
   for (int64_t r = begin; r < end; ++r) {
-    const uint8_t* row = w + r * row_bytes;
+    const uint8_t* row = row_at(w, row_bytes, order, r);
     for (int64_t i0 = 0; i0 < n; i0 += kTile) {
       const int64_t tile = std::min(kTile, n - i0);
       // Two accumulators per activation row (elements 0..15, 16..31): two
@@ -176,12 +200,12 @@ KV_AVX2 inline float reduce_add(__m256 v) {
 }
 
 template <BlockFormat F>
-KV_AVX2 void rows_avx2_of(const uint8_t* w, int64_t row_bytes, int64_t cols, const float* x, int64_t n, float* y,
-                          int64_t y_stride, int64_t begin, int64_t end) {
+KV_AVX2 void rows_avx2_of(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const float* x,
+                          int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kTile = 2;
   const int64_t blocks = cols / kQK, bytes = block_bytes(F);
   for (int64_t r = begin; r < end; ++r) {
-    const uint8_t* row = w + r * row_bytes;
+    const uint8_t* row = row_at(w, row_bytes, order, r);
     for (int64_t i0 = 0; i0 < n; i0 += kTile) {
       const int64_t tile = std::min(kTile, n - i0);
       __m256 acc[kTile][2];
@@ -216,14 +240,18 @@ void with_format(BlockFormat format, Fn&& fn) {
   }
 }
 
-void rows_avx512(BlockFormat format, const uint8_t* w, int64_t row_bytes, int64_t cols, const float* x, int64_t n,
-                 float* y, int64_t y_stride, int64_t begin, int64_t end) {
-  with_format(format, [&](auto f) { rows_avx512_of<decltype(f)::value>(w, row_bytes, cols, x, n, y, y_stride, begin, end); });
+void rows_avx512(BlockFormat format, const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                 const float* x, int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
+  with_format(format, [&](auto f) {
+    rows_avx512_of<decltype(f)::value>(w, row_bytes, order, cols, x, n, y, y_stride, begin, end);
+  });
 }
 
-void rows_avx2(BlockFormat format, const uint8_t* w, int64_t row_bytes, int64_t cols, const float* x, int64_t n,
-               float* y, int64_t y_stride, int64_t begin, int64_t end) {
-  with_format(format, [&](auto f) { rows_avx2_of<decltype(f)::value>(w, row_bytes, cols, x, n, y, y_stride, begin, end); });
+void rows_avx2(BlockFormat format, const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+               const float* x, int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
+  with_format(format, [&](auto f) {
+    rows_avx2_of<decltype(f)::value>(w, row_bytes, order, cols, x, n, y, y_stride, begin, end);
+  });
 }
 #endif  // __x86_64__
 
@@ -252,100 +280,117 @@ bool cpu_has_avx2() {
 #endif
 }
 
+// A type without a kernel of its own: each row dequantized into `row`
+// (L1/L2-resident), then multiplied as an F32 row by `f32`.
+void rows_dequantized(GgmlType type, RowsKernel f32, const uint8_t* w, int64_t row_bytes, const int32_t* order,
+                      int64_t cols, const float* x, int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
+  std::vector<float> row(static_cast<size_t>(cols));
+  const auto* values = reinterpret_cast<const uint8_t*>(row.data());
+  for (int64_t r = begin; r < end; ++r) {
+    dequantize(type, row_at(w, row_bytes, order, r), row.data(), cols);
+    f32(BlockFormat::kF32, values, 0, nullptr, cols, x, n, y + r, y_stride, 0, 1);
+  }
+}
+
+// fp32 to bf16, rounded to nearest even as fp32_to_bf16() and libtorch do,
+// in a loop the compiler vectorizes (a call per value would cost more than
+// the dequantizing).
+void to_bf16(const float* from, uint16_t* to, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    uint32_t bits;
+    std::memcpy(&bits, from + k, sizeof bits);
+    const bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+    const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+    to[k] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);
+  }
+}
+
+// multiply_tiles() dequantizes this many bytes of weights at a time: large
+// enough that libtorch's GEMM (oneDNN's AMX / AVX-512 kernels for bf16) runs
+// at its full speed, small beside a model.
+constexpr int64_t kChunkBytes = 16 << 20;
+
 }  // namespace
 
-GgmlType ggml_type_of(BlockFormat format) {
-  switch (format) {
-    case BlockFormat::kQ4_0: return GgmlType::kQ4_0;
-    case BlockFormat::kQ4_1: return GgmlType::kQ4_1;
-    case BlockFormat::kQ8_0: return GgmlType::kQ8_0;
-    case BlockFormat::kF32: return GgmlType::kF32;
-    case BlockFormat::kF16: return GgmlType::kF16;
-    case BlockFormat::kBF16: return GgmlType::kBF16;
-  }
-  return GgmlType::kQ8_0;
-}
-
-QuantMatrix::QuantMatrix(BlockFormat format, int64_t rows, int64_t cols)
-    : format_(format), rows_(rows), cols_(cols), data_(static_cast<size_t>(rows * (cols / kQK) * block_bytes(format))) {}
-
-int64_t QuantMatrix::row_bytes() const { return cols_ / kQK * block_bytes(format_); }
-
-std::optional<QuantMatrix> QuantMatrix::from_tensor(const GgufTensorInfo& tensor) {
-  if (tensor.dims.empty() || tensor.dims[0] % kQK != 0 || !dequantize_supported(tensor.type)) return std::nullopt;
-  const int64_t cols = tensor.dims[0], rows = tensor.n_elements() / cols;
-  if (auto format = block_format_of(tensor.type)) {
-    QuantMatrix m(*format, rows, cols);
-    std::memcpy(m.data_.data(), tensor.data, m.data_.size());
-    return m;
-  }
-  // Row by row: a whole 8B-model embedding in fp32 would take gigabytes.
-  const GgmlTypeSize source = ggml_type_size(tensor.type);
-  if (source.block_size <= 0 || cols % source.block_size != 0) return std::nullopt;
-  const int64_t source_row_bytes = cols / source.block_size * source.block_bytes;
-  return converted(BlockFormat::kQ8_0, rows, cols, [&](int64_t r, float* out) {
-    dequantize(tensor.type, tensor.data + r * source_row_bytes, out, cols);
-  });
-}
-
-QuantMatrix QuantMatrix::converted(BlockFormat format, int64_t rows, int64_t cols,
-                                   const std::function<void(int64_t, float*)>& row_values) {
-  QuantMatrix m(format, rows, cols);
-  const int64_t bytes = m.row_bytes();
-  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t r = begin; r < end; ++r) {
-      row_values(r, row.data());
-      uint8_t* out = m.data_.data() + r * bytes;
-      if (format == BlockFormat::kQ8_0) {
-        quantize(GgmlType::kQ8_0, row.data(), out, cols);
-      } else if (format == BlockFormat::kBF16) {
-        for (int64_t c = 0; c < cols; ++c) {
-          const uint16_t h = fp32_to_bf16(row[static_cast<size_t>(c)]);
-          std::memcpy(out + 2 * c, &h, sizeof h);
-        }
-      } else {  // F32
-        std::memcpy(out, row.data(), static_cast<size_t>(bytes));
-      }
-    }
-  });
+QuantMatrix QuantMatrix::single(GgmlType type, int64_t rows, int64_t cols, const uint8_t* data,
+                                std::shared_ptr<const void> owner) {
+  QuantMatrix m;
+  const GgmlTypeSize size = ggml_type_size(type);
+  m.parts_.push_back(Part{type, 0, rows, cols / size.block_size * size.block_bytes, data, nullptr});
+  if (owner) m.owners_.push_back(std::move(owner));
+  m.rows_ = rows;
+  m.cols_ = cols;
   return m;
 }
 
-QuantMatrix QuantMatrix::of_floats(const float* values, int64_t rows, int64_t cols, BlockFormat format) {
-  return converted(format, rows, cols, [&](int64_t r, float* out) { std::copy_n(values + r * cols, cols, out); });
+std::optional<QuantMatrix> QuantMatrix::from_tensor(const GgufTensorInfo& tensor, std::shared_ptr<const void> owner) {
+  if (tensor.dims.empty() || tensor.dims[0] % kQK != 0 || !dequantize_supported(tensor.type)) return std::nullopt;
+  const GgmlTypeSize size = ggml_type_size(tensor.type);
+  if (size.block_size <= 0 || tensor.dims[0] % size.block_size != 0) return std::nullopt;
+  const int64_t cols = tensor.dims[0];
+  return single(tensor.type, tensor.n_elements() / cols, cols, tensor.data, std::move(owner));
+}
+
+QuantMatrix QuantMatrix::of_floats(const float* values, int64_t rows, int64_t cols, GgmlType type) {
+  const bool bf16 = type == GgmlType::kBF16;
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * cols * (bf16 ? 2 : 4)));
+  if (bf16) {
+    at::parallel_for(0, rows * cols, 4096, [&](int64_t begin, int64_t end) {
+      to_bf16(values + begin, reinterpret_cast<uint16_t*>(bytes->data()) + begin, end - begin);
+    });
+  } else {
+    std::memcpy(bytes->data(), values, bytes->size());
+  }
+  const uint8_t* data = bytes->data();
+  return single(bf16 ? GgmlType::kBF16 : GgmlType::kF32, rows, cols, data, std::move(bytes));
 }
 
 QuantMatrix QuantMatrix::stack(const std::vector<QuantMatrix>& parts) {
-  const BlockFormat format = parts.front().format_;
-  const bool same = std::all_of(parts.begin(), parts.end(), [&](const QuantMatrix& p) { return p.format_ == format; });
-  if (!same) {  // to F32 where a part is a float type (exact), else to Q8_0
-    const bool any_float = std::any_of(parts.begin(), parts.end(), [](const QuantMatrix& p) {
-      return p.format_ == BlockFormat::kF32 || p.format_ == BlockFormat::kF16 || p.format_ == BlockFormat::kBF16;
-    });
-    std::vector<QuantMatrix> alike;
-    for (const QuantMatrix& p : parts) {
-      alike.push_back(converted(any_float ? BlockFormat::kF32 : BlockFormat::kQ8_0, p.rows_, p.cols_,
-                                [&](int64_t r, float* out) { p.dequantize_row(r, out); }));
+  QuantMatrix m;
+  m.cols_ = parts.front().cols_;
+  for (const QuantMatrix& p : parts) {
+    for (Part part : p.parts_) {
+      part.first_row += m.rows_;
+      m.parts_.push_back(std::move(part));
     }
-    return stack(alike);
+    m.owners_.insert(m.owners_.end(), p.owners_.begin(), p.owners_.end());
+    m.rows_ += p.rows_;
   }
-  int64_t rows = 0;
-  for (const QuantMatrix& p : parts) rows += p.rows_;
-  QuantMatrix m(format, rows, parts.front().cols_);
-  uint8_t* out = m.data_.data();
-  for (const QuantMatrix& p : parts) out = std::copy(p.data_.begin(), p.data_.end(), out);
   return m;
 }
 
-QuantMatrix QuantMatrix::reorder_rows(const std::vector<int64_t>& order) const {
-  QuantMatrix m(format_, static_cast<int64_t>(order.size()), cols_);
-  const int64_t bytes = row_bytes();
-  for (size_t r = 0; r < order.size(); ++r) std::memcpy(m.data_.data() + static_cast<int64_t>(r) * bytes, row(order[r]), static_cast<size_t>(bytes));
+QuantMatrix QuantMatrix::with_row_order(const std::vector<int64_t>& order) const {
+  QuantMatrix m = *this;
+  Part& part = m.parts_.front();
+  auto rows = std::make_shared<std::vector<int32_t>>();
+  for (int64_t r : order) rows->push_back(part.order ? (*part.order)[static_cast<size_t>(r)] : static_cast<int32_t>(r));
+  part.order = std::move(rows);
   return m;
 }
 
-void QuantMatrix::dequantize_row(int64_t r, float* out) const { dequantize(ggml_type_of(format_), row(r), out, cols_); }
+std::vector<GgmlType> QuantMatrix::types() const {
+  std::vector<GgmlType> out;
+  for (const Part& p : parts_) out.push_back(p.type);
+  return out;
+}
+
+int64_t QuantMatrix::bytes() const {
+  int64_t total = 0;
+  for (const Part& p : parts_) total += p.rows * p.row_bytes;
+  return total;
+}
+
+const QuantMatrix::Part& QuantMatrix::part_of(int64_t r) const {
+  for (const Part& p : parts_) {
+    if (r < p.first_row + p.rows) return p;
+  }
+  return parts_.back();
+}
+
+void QuantMatrix::dequantize_row(int64_t r, float* out) const {
+  const Part& p = part_of(r);
+  dequantize(p.type, p.row(r - p.first_row), out, cols_);
+}
 
 bool QuantMatrix::supported(Kernel kernel) {
   switch (kernel) {
@@ -355,6 +400,10 @@ bool QuantMatrix::supported(Kernel kernel) {
     case Kernel::kPortable: return true;
   }
   return false;
+}
+
+const char* QuantMatrix::best_kernel_name() {
+  return cpu_has_avx512() ? "avx512" : cpu_has_avx2() ? "avx2" : "portable";
 }
 
 void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel) const {
@@ -368,12 +417,77 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel) c
 #endif
   // Enough rows per task that a task reads a few tens of KB of weights:
   // fewer, larger tasks cost less to hand out than the bandwidth they split.
-  const int64_t grain = std::max<int64_t>(16, 32768 / std::max<int64_t>(1, row_bytes()));
-  const uint8_t* w = data_.data();
-  const int64_t bytes = row_bytes();
+  const int64_t grain = std::max<int64_t>(16, 32768 / std::max<int64_t>(1, bytes() / std::max<int64_t>(1, rows_)));
   at::parallel_for(0, rows_, grain, [&](int64_t begin, int64_t end) {
-    rows_kernel(format_, w, bytes, cols_, x, n, y, rows_, begin, end);
+    for (const Part& p : parts_) {
+      const int64_t from = std::max(begin, p.first_row) - p.first_row;
+      const int64_t to = std::min(end, p.first_row + p.rows) - p.first_row;
+      if (from >= to) continue;
+      const int32_t* order = p.order ? p.order->data() : nullptr;
+      float* y_part = y + p.first_row;
+      if (auto format = block_format_of(p.type)) {
+        rows_kernel(*format, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
+      } else {
+        rows_dequantized(p.type, rows_kernel, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
+      }
+    }
   });
+}
+
+void QuantMatrix::dequantize_rows(int64_t first, int64_t count, at::ScalarType dtype, void* out) const {
+  const bool inference = c10::InferenceMode::is_enabled();
+  at::parallel_for(0, count, 16, [&](int64_t begin, int64_t end) {
+    c10::InferenceMode mode(inference);
+    if (dtype == at::kFloat) {
+      for (int64_t r = begin; r < end; ++r) dequantize_row(first + r, static_cast<float*>(out) + r * cols_);
+      return;
+    }
+    std::vector<float> row(static_cast<size_t>(cols_));
+    for (int64_t r = begin; r < end; ++r) {
+      dequantize_row(first + r, row.data());
+      to_bf16(row.data(), static_cast<uint16_t*>(out) + r * cols_, cols_);
+    }
+  });
+}
+
+at::Tensor QuantMatrix::multiply_tiles(const at::Tensor& x) const {
+  const at::ScalarType dtype = x.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kBFloat16, "multiply_tiles takes fp32 or bf16, not ", dtype);
+  const at::Tensor input = x.contiguous();
+  const auto element = static_cast<int64_t>(x.element_size());
+  const int64_t chunk_rows = std::min(rows_, std::max<int64_t>(64, kChunkBytes / (cols_ * element)));
+  // Reused from call to call: a fresh buffer of this size would be fresh
+  // pages, and faulting them in costs more than dequantizing into them.
+  thread_local std::vector<uint8_t> scratch;
+  scratch.resize(std::max(scratch.size(), static_cast<size_t>(chunk_rows * cols_ * element)));
+  if (chunk_rows == rows_) {
+    dequantize_rows(0, rows_, dtype, scratch.data());
+    return at::mm(input, at::from_blob(scratch.data(), {rows_, cols_}, dtype).t());
+  }
+  at::Tensor y = at::empty({x.size(0), rows_}, x.options());
+  for (int64_t first = 0; first < rows_; first += chunk_rows) {
+    const int64_t rows = std::min(chunk_rows, rows_ - first);
+    dequantize_rows(first, rows, dtype, scratch.data());
+    at::Tensor out = y.narrow(1, first, rows);
+    at::mm_out(out, input, at::from_blob(scratch.data(), {rows, cols_}, dtype).t());
+  }
+  return y;
+}
+
+at::Tensor QuantMatrix::linear(const at::Tensor& x) const {
+  if (at::GradMode::is_enabled() && x.requires_grad()) return at::linear(x, dense(x.scalar_type()));
+  if (x.size(0) > kTiledRows) return multiply_tiles(x);
+  const at::Tensor input = x.to(at::kFloat).contiguous();
+  at::Tensor y = at::empty({x.size(0), rows_}, at::kFloat);
+  multiply(input.data_ptr<float>(), x.size(0), y.data_ptr<float>());
+  return y.to(x.scalar_type());
+}
+
+at::Tensor QuantMatrix::dense(at::ScalarType dtype) const {
+  const bool direct = dtype == at::kFloat || dtype == at::kBFloat16;
+  at::Tensor out = at::empty({rows_, cols_}, direct ? dtype : at::kFloat);
+  dequantize_rows(0, rows_, out.scalar_type(), out.data_ptr());
+  return out.to(dtype);
 }
 
 }  // namespace kvframe::runtime

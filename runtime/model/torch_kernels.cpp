@@ -4,6 +4,7 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include "cpu_step.h"
 #include "kvframe/runtime/free_cores.h"
 
 namespace kvframe::runtime {
@@ -25,19 +26,34 @@ Model::Impl::TorchKernels::TorchKernels(const Impl& model, const at::Tensor& ids
 }
 
 Model::Impl::TorchKernels::Parts Model::Impl::TorchKernels::parts(int64_t layer, Projection projection) const {
-  const LayerWeights& w = model_.weights.layers[static_cast<size_t>(layer)];
-  const LayerLora* pairs = lora_ ? &(*lora_)[static_cast<size_t>(layer)] : nullptr;
+  const auto l = static_cast<size_t>(layer);
+  const LayerWeights& w = model_.weights.layers[l];
+  const StepWeights::Layer* stored = model_.step && !w.wqkv.defined() ? &model_.step->layers[l] : nullptr;
+  const LayerLora* pairs = lora_ ? &(*lora_)[l] : nullptr;
+  auto of = [&](const at::Tensor& weight, const QuantMatrix StepWeights::Layer::*matrix, const at::Tensor& bias,
+                FusedLora LayerLora::*pair) {
+    return Parts{weight, stored ? &(stored->*matrix) : nullptr, bias, pairs ? &(pairs->*pair) : nullptr, pair};
+  };
   switch (projection) {
-    case Projection::kQkv: return {w.wqkv, w.bqkv, pairs ? &pairs->qkv : nullptr};
-    case Projection::kOutput: return {w.wo, kNoBias, pairs ? &pairs->o : nullptr};
-    case Projection::kGateUp: return {w.w_gate_up, kNoBias, pairs ? &pairs->gate_up : nullptr};
+    case Projection::kQkv: return of(w.wqkv, &StepWeights::Layer::wqkv, w.bqkv, &LayerLora::qkv);
+    case Projection::kOutput: return of(w.wo, &StepWeights::Layer::wo, kNoBias, &LayerLora::o);
+    case Projection::kGateUp: return of(w.w_gate_up, &StepWeights::Layer::w_gate_up, kNoBias, &LayerLora::gate_up);
     case Projection::kDown: break;
   }
-  return {w.w_down, kNoBias, pairs ? &pairs->down : nullptr};
+  return of(w.w_down, &StepWeights::Layer::w_down, kNoBias, &LayerLora::down);
 }
 
 at::Tensor Model::Impl::TorchKernels::embed() const {
-  at::Tensor x = model_.weights.embed.index_select(0, ids_);
+  at::Tensor x;
+  if (model_.weights.embed.defined()) {
+    x = model_.weights.embed.index_select(0, ids_);
+  } else {  // the rows of the stored matrix, dequantized
+    const QuantMatrix& table = model_.step->embed();
+    const at::Tensor ids = ids_.to(at::kCPU, at::kLong).contiguous();
+    x = at::empty({ids.numel(), table.cols()}, at::kFloat);
+    for (int64_t i = 0; i < ids.numel(); ++i) table.dequantize_row(ids.data_ptr<int64_t>()[i], x.data_ptr<float>() + i * table.cols());
+    x = x.to(model_.dtype);
+  }
   return model_.config.embed_scale == 1.0 ? x : x * model_.config.embed_scale;
 }
 
@@ -54,15 +70,28 @@ at::Tensor Model::Impl::TorchKernels::qk_norm(const at::Tensor& qkv, int64_t lay
   return at::cat({q.view({T, H * d}), k.view({T, KH * d}), qkv.narrow(1, (H + KH) * d, KH * d)}, 1);
 }
 
-// x W^T (+ bias) (+ the adapter's low-rank update of this projection).
-at::Tensor Model::Impl::TorchKernels::apply(const Parts& p, const at::Tensor& x) {
-  at::Tensor y = at::linear(x, p.weight, p.bias);
+// x W^T (+ bias) (+ the adapter's low-rank update of this projection). A
+// stored matrix is multiplied as stored (QuantMatrix::linear, which also
+// serves training); adapters merged at load are added on the fly, since its
+// blocks cannot take them.
+at::Tensor Model::Impl::TorchKernels::apply(const Parts& p, const at::Tensor& x, int64_t layer) const {
+  at::Tensor y;
+  if (p.weight.defined()) {
+    y = at::linear(x, p.weight, p.bias);
+  } else {
+    y = p.stored->linear(x);
+    if (p.bias.defined()) y = y + p.bias;
+    for (const std::vector<LayerLora>& merged : model_.merged_step_lora) {
+      const FusedLora& pair = merged[static_cast<size_t>(layer)].*p.pair;
+      if (pair.a.defined()) y = y + pair.apply(x.to(at::kFloat)).to(y.scalar_type());
+    }
+  }
   if (p.lora && p.lora->a.defined()) y = y + p.lora->apply(x);
   return y;
 }
 
 at::Tensor Model::Impl::TorchKernels::project(const at::Tensor& x, int64_t layer, Projection projection) const {
-  return apply(parts(layer, projection), x);
+  return apply(parts(layer, projection), x, layer);
 }
 
 Model::Impl::TorchKernels::Rotated Model::Impl::TorchKernels::rope(const at::Tensor& qkv, int64_t layer) const {
@@ -97,7 +126,7 @@ at::Tensor Model::Impl::TorchKernels::add_projection(const at::Tensor& residual,
   if (residual.is_cuda() && !p.bias.defined() && !(p.lora && p.lora->a.defined()) && !at::GradMode::is_enabled()) {
     return at::addmm(residual, x, p.weight.t());
   }
-  return residual + apply(p, x);
+  return residual + apply(p, x, layer);
 }
 
 at::Tensor Model::Impl::TorchKernels::add_normed(const at::Tensor& residual, const at::Tensor& x, int64_t layer,
@@ -120,7 +149,9 @@ at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table
 }
 
 at::Tensor Model::Impl::head(const at::Tensor& hidden) const {
-  return at::linear(rms_norm(hidden, weights.output_norm), weights.output).to(at::kFloat);
+  const at::Tensor normed = rms_norm(hidden, weights.output_norm);
+  if (!weights.output.defined()) return step->output.linear(normed).to(at::kFloat);
+  return at::linear(normed, weights.output).to(at::kFloat);
 }
 
 at::Tensor id_tensor(const std::vector<int64_t>& ids, at::Device device) {

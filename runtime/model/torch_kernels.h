@@ -10,6 +10,7 @@
 
 #include "forward_pass.h"
 #include "model_impl.h"
+#include "quant_matrix.h"
 
 namespace kvframe::runtime {
 
@@ -40,14 +41,17 @@ class Model::Impl::TorchKernels {
   at::Tensor gated(const at::Tensor& gate_up) const;
 
  private:
-  // A projection's weight, bias (may be undefined) and adapter pair (may be null).
+  // A projection's weight (undefined where the CPU reads it as stored:
+  // then `stored`), bias (may be undefined) and adapter pair (may be null).
   struct Parts {
     const at::Tensor& weight;
+    const QuantMatrix* stored;
     const at::Tensor& bias;
     const FusedLora* lora;
+    FusedLora LayerLora::*pair;  // which of a layer's pairs: merged adapters' too
   };
   Parts parts(int64_t layer, Projection projection) const;
-  static at::Tensor apply(const Parts& p, const at::Tensor& x);
+  at::Tensor apply(const Parts& p, const at::Tensor& x, int64_t layer) const;
 
   const Impl& model_;
   at::Tensor ids_;

@@ -14,10 +14,10 @@ std::string shape_text(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
-// Dequantizes one GGUF tensor to an fp32 CPU tensor with torch shape `shape`
-// (outermost first: the reverse of GGUF's dims).
-Result<at::Tensor> dequantize_tensor(const GgufFile& file, const std::string& name,
-                                     const std::vector<int64_t>& shape) {
+// One GGUF tensor, checked to have torch shape `shape` (outermost first: the
+// reverse of GGUF's dims) and a type kvframe reads.
+Result<const GgufTensorInfo*> checked_tensor(const GgufFile& file, const std::string& name,
+                                             const std::vector<int64_t>& shape) {
   const GgufTensorInfo* info = file.find_tensor(name);
   if (!info) {
     return Error{ErrorCode::kMissingTensor, "tensor '" + name + "' is missing from " + file.path() +
@@ -34,6 +34,15 @@ Result<at::Tensor> dequantize_tensor(const GgufFile& file, const std::string& na
                      "; kvframe dequantizes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, "
                      "Q4_K, Q5_K and Q6_K — re-quantize the model to one of those"};
   }
+  return info;
+}
+
+// One GGUF tensor as checked_tensor() checks it, dequantized to fp32 on the CPU.
+Result<at::Tensor> dequantize_tensor(const GgufFile& file, const std::string& name,
+                                     const std::vector<int64_t>& shape) {
+  auto checked = checked_tensor(file, name, shape);
+  if (!checked) return checked.error();
+  const GgufTensorInfo* info = *checked;
   at::Tensor out = at::empty(shape, at::kFloat);
   const int64_t row = info->dims[0];
   const int64_t rows = info->n_elements() / row;
@@ -49,9 +58,9 @@ Result<at::Tensor> dequantize_tensor(const GgufFile& file, const std::string& na
 
 class Loader {
  public:
-  Loader(const GgufFile& file, at::Device device, at::ScalarType dtype,
+  Loader(const GgufFile& file, at::Device device, at::ScalarType dtype, Matrices matrices,
          const std::function<void(int64_t, int64_t)>& on_progress, int64_t total)
-      : file_(file), device_(device), dtype_(dtype), on_progress_(on_progress), total_(total) {}
+      : file_(file), device_(device), dtype_(dtype), matrices_(matrices), on_progress_(on_progress), total_(total) {}
 
   // fp32 on the CPU, for the fusing and reordering done before placement.
   Result<at::Tensor> cpu(const std::string& name, const std::vector<int64_t>& shape) {
@@ -59,7 +68,21 @@ class Loader {
     if (t && on_progress_) on_progress_(++done_, total_);
     return t;
   }
-  at::Tensor place(const at::Tensor& t) const { return t.to(device_, dtype_); }
+  // A weight matrix: dequantized, or only checked (an undefined tensor)
+  // when the matrices stay as the file stores them.
+  Result<at::Tensor> matrix(const std::string& name, const std::vector<int64_t>& shape) {
+    if (matrices_ == Matrices::kDense) return cpu(name, shape);
+    auto checked = checked_tensor(file_, name, shape);
+    if (!checked) return checked.error();
+    if (on_progress_) on_progress_(++done_, total_);
+    return at::Tensor();
+  }
+  // Placed on the device in the compute dtype; undefined stays undefined.
+  at::Tensor place(const at::Tensor& t) const { return t.defined() ? t.to(device_, dtype_) : t; }
+  // The rows of parts one after another (undefined when they are).
+  static at::Tensor cat(const std::vector<at::Tensor>& parts) {
+    return parts.front().defined() ? at::cat(parts) : at::Tensor();
+  }
   // Norm weights stay fp32: RMSNorm runs in fp32 whatever the compute dtype.
   at::Tensor place_fp32(const at::Tensor& t) const { return t.to(device_, at::kFloat); }
 
@@ -67,6 +90,7 @@ class Loader {
   const GgufFile& file_;
   at::Device device_;
   at::ScalarType dtype_;
+  Matrices matrices_;
   const std::function<void(int64_t, int64_t)>& on_progress_;
   int64_t total_;
   int64_t done_ = 0;
@@ -83,15 +107,15 @@ Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t laye
   const bool permuted = c.arch == "llama";  // see unpermute_rope_rows
 
   KV_TRY(attn_norm, load.cpu(p + "attn_norm.weight", {c.n_embd}));
-  KV_TRY(wq, load.cpu(p + "attn_q.weight", {q_rows, c.n_embd}));
-  KV_TRY(wk, load.cpu(p + "attn_k.weight", {kv_rows, c.n_embd}));
-  KV_TRY(wv, load.cpu(p + "attn_v.weight", {kv_rows, c.n_embd}));
-  KV_TRY(wo, load.cpu(p + "attn_output.weight", {c.n_embd, q_rows}));
+  KV_TRY(wq, load.matrix(p + "attn_q.weight", {q_rows, c.n_embd}));
+  KV_TRY(wk, load.matrix(p + "attn_k.weight", {kv_rows, c.n_embd}));
+  KV_TRY(wv, load.matrix(p + "attn_v.weight", {kv_rows, c.n_embd}));
+  KV_TRY(wo, load.matrix(p + "attn_output.weight", {c.n_embd, q_rows}));
   KV_TRY(ffn_norm, load.cpu(p + "ffn_norm.weight", {c.n_embd}));
-  KV_TRY(gate, load.cpu(p + "ffn_gate.weight", {c.n_ff, c.n_embd}));
-  KV_TRY(up, load.cpu(p + "ffn_up.weight", {c.n_ff, c.n_embd}));
-  KV_TRY(down, load.cpu(p + "ffn_down.weight", {c.n_embd, c.n_ff}));
-  if (permuted) {
+  KV_TRY(gate, load.matrix(p + "ffn_gate.weight", {c.n_ff, c.n_embd}));
+  KV_TRY(up, load.matrix(p + "ffn_up.weight", {c.n_ff, c.n_embd}));
+  KV_TRY(down, load.matrix(p + "ffn_down.weight", {c.n_embd, c.n_ff}));
+  if (permuted && wq.defined()) {
     wq = unpermute_rope_rows(wq, c.n_head, c.head_dim);
     wk = unpermute_rope_rows(wk, c.n_head_kv, c.head_dim);
   }
@@ -108,10 +132,10 @@ Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t laye
     w.bqkv = load.place(at::cat({bq, bk, bv}));
   }
   w.attn_norm = load.place_fp32(attn_norm);
-  w.wqkv = load.place(at::cat({wq, wk, wv}));
+  w.wqkv = load.place(Loader::cat({wq, wk, wv}));
   w.wo = load.place(wo);
   w.ffn_norm = load.place_fp32(ffn_norm);
-  w.w_gate_up = load.place(at::cat({gate, up}));
+  w.w_gate_up = load.place(Loader::cat({gate, up}));
   w.w_down = load.place(down);
   if (c.qk_norm) {
     KV_TRY(q_norm, load.cpu(p + "attn_q_norm.weight", {c.head_dim}));
@@ -151,21 +175,21 @@ at::Tensor permute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t he
 }
 
 Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Device device,
-                             at::ScalarType dtype,
+                             at::ScalarType dtype, Matrices matrices,
                              const std::function<void(int64_t, int64_t)>& on_progress) {
   const int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.qk_norm ? 2 : 0) + (c.post_norms ? 2 : 0);
   const int64_t total = 2 + (c.tied_embeddings ? 0 : 1) + c.n_layer * per_layer;
-  Loader load(file, device, dtype, on_progress, total);
+  Loader load(file, device, dtype, matrices, on_progress, total);
 
   Weights w;
-  KV_TRY(embed, load.cpu("token_embd.weight", {c.n_vocab, c.n_embd}));
+  KV_TRY(embed, load.matrix("token_embd.weight", {c.n_vocab, c.n_embd}));
   KV_TRY(output_norm, load.cpu("output_norm.weight", {c.n_embd}));
   w.embed = load.place(embed);
   w.output_norm = load.place_fp32(output_norm);
   if (c.tied_embeddings) {
     w.output = w.embed;
   } else {
-    KV_TRY(output, load.cpu("output.weight", {c.n_vocab, c.n_embd}));
+    KV_TRY(output, load.matrix("output.weight", {c.n_vocab, c.n_embd}));
     w.output = load.place(output);
   }
   for (int64_t l = 0; l < c.n_layer; ++l) {
@@ -177,6 +201,11 @@ Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Dev
 }
 
 #undef KV_TRY
+
+void drop_dense_matrices(Weights& w) {
+  w.embed = w.output = at::Tensor();
+  for (LayerWeights& layer : w.layers) layer.wqkv = layer.wo = layer.w_gate_up = layer.w_down = at::Tensor();
+}
 
 Weights random_weights(const ModelConfig& c, at::Device device, at::ScalarType dtype, uint64_t seed) {
   at::manual_seed(seed);  // seeds the CPU and CUDA generators alike

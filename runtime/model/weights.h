@@ -37,6 +37,8 @@ struct LayerWeights {
   }
 };
 
+// The matrices (embed, output, and each layer's wqkv, wo, w_gate_up and
+// w_down) are undefined where the CPU reads them as stored (cpu_step.h).
 struct Weights {
   at::Tensor embed;        // [n_vocab, n_embd]
   at::Tensor output_norm;  // [n_embd]
@@ -44,11 +46,21 @@ struct Weights {
   std::vector<LayerWeights> layers;
 };
 
+// Whether load_weights() makes dense copies of the matrices (embeddings,
+// projections, output) or leaves them undefined for the CPU's quant_matrix.h,
+// which reads the file's blocks in place.
+enum class Matrices { kDense, kAsStored };
+
 // Checks every tensor's presence, shape and type, dequantizes it (in parallel,
-// on the CPU) and moves it to device in dtype. Norm weights stay fp32.
+// on the CPU) and moves it to device in dtype; matrices as `matrices` says.
+// Norm weights stay fp32.
 Result<Weights> load_weights(const GgufFile& file, const ModelConfig& config, at::Device device,
-                             at::ScalarType dtype,
+                             at::ScalarType dtype, Matrices matrices,
                              const std::function<void(int64_t, int64_t)>& on_progress);
+
+// Leaves the matrices undefined (see Weights): once the CPU reads them from
+// another copy, the dense one goes.
+void drop_dense_matrices(Weights& weights);
 
 // Random weights of the config's shapes, made directly on the device.
 Weights random_weights(const ModelConfig& config, at::Device device, at::ScalarType dtype, uint64_t seed);

@@ -149,10 +149,10 @@ int main(int argc, char** argv) {
 
   const rt::GenerateStats& s = result->stats;
   std::fprintf(stderr,
-               "[%s · %s %s · %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
+               "[%s · %s %s · %s · weights %s] prefill %lld tokens in %.1f ms (%.1f tok/s) · decode %lld steps in "
                "%.1f ms (%.1f tok/s; %lld forced tokens rode along) · schema masks %.2f ms · stop: %s\n",
                (*model)->config().name.c_str(), o.device.c_str(), at::toString((*model)->dtype()),
-               rt::cpu_backend_description().c_str(),
+               rt::cpu_backend_description().c_str(), (*model)->weights_memory().layout.c_str(),
                static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
                static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
                static_cast<long long>(s.forced_tokens), s.mask_seconds * 1e3, rt::stop_reason_name(result->stop));

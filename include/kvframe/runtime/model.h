@@ -6,11 +6,11 @@
 //               x += Wdown · (silu(Wgate·rms(x)) * Wup·rms(x))                     (SwiGLU)
 //   logits = Woutput · rms(x)          (Woutput = embed when the file ties them)
 //
-// Weights are dequantized once at load to the compute dtype (bf16 by default
-// where the device runs it natively, else fp32); the same code runs on either
-// device. Decoding steps on the CPU read the file's quantized blocks instead
-// (ModelParams::step_kernels). A
-// LoRA adapter (lora.h) is applied on the fly or merged at load.
+// On the CPU the matrices stay as the file stores them (memory-mapped
+// quantized blocks, the only copy), read by kvframe's kernels for every pass
+// (ModelParams::step_kernels); on CUDA they are dequantized once at load to
+// the compute dtype (bf16 by default where the device runs it natively, else
+// fp32). A LoRA adapter (lora.h) is applied on the fly or merged at load.
 // The forward pass itself reads top to bottom in runtime/model/forward_pass.cpp:
 // inference and training run the same one.
 #pragma once
@@ -82,11 +82,13 @@ struct ModelParams {
   // the weights at load (no per-token cost; adapters of scope kAll only).
   std::string lora;
   bool lora_merge = false;
-  // Steps of up to 16 tokens on the CPU (decoding, forced runs) read the
-  // file's own quantized blocks with kvframe's kernels, activations in fp32
-  // (runtime/model/cpu_step.h): several times faster than libtorch ops, at
-  // the cost of keeping those blocks in memory too (the file's size). false:
-  // every pass runs libtorch over the dequantized weights (the reference).
+  // On the CPU (fp32 or bf16), every pass reads the file's own blocks in
+  // place (runtime/model/quant_matrix.h): steps of up to 16 tokens
+  // (decoding, forced runs) with kvframe's kernels, activations in fp32;
+  // longer passes (prefill, block encoding) dequantize tiles of weights to
+  // the compute dtype for libtorch's GEMM. The model then takes about the
+  // file's size in memory. false: libtorch over a dense copy of the weights
+  // (the reference; the file's size several times over).
   bool step_kernels = true;
   // Decoding steps on CUDA replay a captured CUDA graph (one launch instead
   // of ~50 per layer) where the build and the cache allow it
@@ -157,7 +159,9 @@ struct RecomputeSelection {
 class Model {
  public:
   // Loads a GGUF model: checks the architecture, hyperparameters and every
-  // tensor's shape and type, then dequantizes to params.dtype on params.device.
+  // tensor's shape and type; on the CPU keeps the matrices as stored (the
+  // file stays mapped while the model lives), else dequantizes them to
+  // params.dtype on params.device.
   // Both loaders run on a thread of their own (and wait for it), so a model
   // loaded on one thread runs at full speed on another (model.cpp says why).
   static Result<std::unique_ptr<Model>> load(const GgufFile& file, const ModelParams& params = {});
@@ -189,6 +193,18 @@ class Model {
   // Not while another thread runs the model.
   const std::shared_ptr<LoraAdapter>& adapter() const;
   Status set_adapter(std::shared_ptr<LoraAdapter> adapter);
+
+  // What the weights take, and how the CPU multiplies them (logs, Stats).
+  struct WeightsMemory {
+    // The file's blocks, read in place: memory-mapped, so the pages are the
+    // page cache's, shared by every process that maps the file.
+    int64_t stored_bytes = 0;
+    // libtorch tensors: norms and biases, or every weight where dense.
+    int64_t dense_bytes = 0;
+    // "as stored (avx512 steps, bf16 tiles)" or "dense bf16".
+    std::string layout;
+  };
+  WeightsMemory weights_memory() const;
 
   // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1.
   Result<KvCache> new_cache(int64_t capacity) const;

@@ -102,6 +102,9 @@ class GgufFile {
   uint32_t version() const;
   uint64_t alignment() const;
   const std::string& path() const;  // "<memory>" for parse()
+  // Keeps the file's bytes (every tensor's data) alive past the GgufFile:
+  // a model that multiplies the file's own blocks holds it.
+  std::shared_ptr<const void> bytes_owner() const;
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const;

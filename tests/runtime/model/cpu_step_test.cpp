@@ -1,99 +1,25 @@
-// The CPU step path (runtime/model/cpu_step.h) against the forward pass it
-// stands in for: the block kernels against dequantize-then-multiply, and a
-// model stepping with kernels against the same model stepping with libtorch
-// (ModelParams::step_kernels = false) — decoding steps, forced runs, padded
-// caches, adapters, every tiny shape and weight type.
+// The CPU's weights as stored (runtime/model/cpu_step.h) against the dense
+// libtorch path they stand in for (ModelParams::step_kernels = false): a
+// model prefilling (tiles) and stepping (kernels) from the file's blocks
+// against the same model with dense weights — decoding steps, forced runs,
+// padded caches, adapters, every tiny shape and weight type. The kernels
+// themselves: quant_matrix_test.cpp.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
-#include <random>
 #include <vector>
 
 #include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/runtime/lora.h"
 #include "kvframe/runtime/model.h"
-#include "quant_matrix.h"
 #include "tiny_runtime.h"
 
 namespace kvframe::runtime {
 namespace {
 
 using test::TinyModelSpec;
-
-std::vector<float> normal_values(int64_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = normal(rng);
-  return v;
-}
-
-// A GGUF tensor of `type` holding rows x cols normal values, and its bytes.
-struct Tensor {
-  std::vector<uint8_t> bytes;
-  GgufTensorInfo info;
-};
-Tensor tensor_of(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
-  const std::vector<float> values = normal_values(rows * cols, seed);
-  Tensor t;
-  if (quantize_supported(type)) {
-    t.bytes.resize(static_cast<size_t>(rows * cols / 32 * ggml_type_size(type).block_bytes));
-    quantize(type, values.data(), t.bytes.data(), rows * cols);
-  } else {  // F32
-    t.bytes.resize(values.size() * sizeof(float));
-    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
-  }
-  t.info = GgufTensorInfo{"w", {cols, rows}, type, 0, t.bytes.size(), t.bytes.data()};
-  return t;
-}
-
-TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiply) {
-  const int64_t rows = 37, cols = 96;  // rows not a multiple of any task size
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kF32}) {
-    const Tensor t = tensor_of(type, rows, cols, 5);
-    auto m = QuantMatrix::from_tensor(t.info);
-    ASSERT_TRUE(m.has_value());
-    std::vector<float> w(static_cast<size_t>(rows * cols));
-    dequantize(type, t.bytes.data(), w.data(), rows * cols);
-    for (int64_t n : {1, 3, 4, 5, 16}) {  // around the kernels' row tiles
-      const std::vector<float> x = normal_values(n * cols, 9);
-      std::vector<double> want(static_cast<size_t>(n * rows));
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t r = 0; r < rows; ++r) {
-          double sum = 0;
-          for (int64_t c = 0; c < cols; ++c) sum += static_cast<double>(w[r * cols + c]) * x[i * cols + c];
-          want[i * rows + r] = sum;
-        }
-      }
-      for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2, QuantMatrix::Kernel::kPortable}) {
-        if (!QuantMatrix::supported(kernel)) continue;
-        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows, kernel " + std::to_string(static_cast<int>(kernel)));
-        std::vector<float> y(static_cast<size_t>(n * rows));
-        m->multiply(x.data(), n, y.data(), kernel);
-        for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], want[k], 1e-4 * (1.0 + std::abs(want[k])));
-      }
-    }
-  }
-}
-
-TEST(QuantMatrix, MixedFormatsStackAsQ8_0) {
-  const Tensor q8 = tensor_of(GgmlType::kQ8_0, 8, 64, 1), q4 = tensor_of(GgmlType::kQ4_1, 4, 64, 2);
-  QuantMatrix a = *QuantMatrix::from_tensor(q8.info), b = *QuantMatrix::from_tensor(q4.info);
-  EXPECT_EQ(a.format(), BlockFormat::kQ8_0);
-  EXPECT_EQ(b.format(), BlockFormat::kQ4_1);
-  const QuantMatrix both = QuantMatrix::stack({a, b});
-  EXPECT_EQ(both.format(), BlockFormat::kQ8_0);
-  EXPECT_EQ(both.rows(), 12);
-  std::vector<float> got(64), want(64);
-  both.dequantize_row(9, got.data());
-  b.dequantize_row(1, want.data());
-  for (size_t c = 0; c < 64; ++c) EXPECT_NEAR(got[c], want[c], 1.5f / 254.0f * 3.0f);  // Q8_0 rounding of values |x| < ~3
-  both.dequantize_row(2, got.data());
-  a.dequantize_row(2, want.data());
-  EXPECT_EQ(got, want);  // Q8_0 rows are copied as they are
-}
 
 double relative_error(const at::Tensor& got, const at::Tensor& want) {
   return (got - want).abs().max().item<double>() / (want.abs().max().item<double>() + 1e-6);

@@ -1,0 +1,208 @@
+// Weights as stored (runtime/model/quant_matrix.h): every kernel, every type
+// dequantize() reads, against dequantize-then-multiply in double; the tiled
+// GEMM path against the same; fused parts and row orders read in place.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <random>
+#include <vector>
+
+#include "dequant_fixture.h"
+#include "kvframe/runtime_gguf/gguf.h"
+#include "quant_matrix.h"
+
+namespace kvframe::runtime {
+namespace {
+
+std::vector<float> normal_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// A [rows, cols] tensor of `type` whose blocks are gguf-py's reference blocks
+// of that type (tests/runtime/gguf/fixtures), repeated from a per-row offset
+// so rows differ; float types hold normal values (the fixture's hold
+// infinities and NaNs). Its bytes live in the struct.
+struct Stored {
+  std::vector<uint8_t> bytes;
+  GgufTensorInfo info;
+};
+Stored stored_of(GgmlType type, int64_t rows, int64_t cols) {
+  if (type == GgmlType::kF32 || type == GgmlType::kF16) {
+    const at::Tensor values = at::randn({rows, cols}).to(type == GgmlType::kF32 ? at::kFloat : at::kHalf);
+    const auto* begin = static_cast<const uint8_t*>(values.data_ptr());
+    Stored s;
+    s.bytes.assign(begin, begin + values.nbytes());
+    s.info = GgufTensorInfo{"w", {cols, rows}, type, 0, s.bytes.size(), s.bytes.data()};
+    return s;
+  }
+  for (const test::DequantCase& c : test::dequant_fixture().cases) {
+    if (c.type != type) continue;
+    const GgmlTypeSize size = ggml_type_size(type);
+    const int64_t source_blocks = c.n_elements / size.block_size, row_blocks = cols / size.block_size;
+    Stored s;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < row_blocks; ++b) {
+        const int64_t from = (r * 3 + b) % source_blocks * size.block_bytes;
+        s.bytes.insert(s.bytes.end(), c.data.begin() + from, c.data.begin() + from + size.block_bytes);
+      }
+    }
+    s.info = GgufTensorInfo{"w", {cols, rows}, type, 0, s.bytes.size(), s.bytes.data()};
+    return s;
+  }
+  ADD_FAILURE() << "no fixture blocks of " << ggml_type_name(type);
+  return {};
+}
+
+const std::vector<GgmlType> kEveryType = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ8_0, GgmlType::kQ4_0,
+                                          GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
+                                          GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+
+// The matrix's rows, dequantized by the reference dequantize().
+std::vector<float> reference_rows(const QuantMatrix& m) {
+  std::vector<float> w(static_cast<size_t>(m.rows() * m.cols()));
+  for (int64_t r = 0; r < m.rows(); ++r) m.dequantize_row(r, w.data() + r * m.cols());
+  return w;
+}
+
+// x W^T in double.
+std::vector<double> reference_product(const std::vector<float>& w, int64_t rows, int64_t cols,
+                                      const std::vector<float>& x, int64_t n) {
+  std::vector<double> want(static_cast<size_t>(n * rows));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (int64_t c = 0; c < cols; ++c) sum += static_cast<double>(w[r * cols + c]) * x[i * cols + c];
+      want[i * rows + r] = sum;
+    }
+  }
+  return want;
+}
+
+TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiplyForEveryType) {
+  const int64_t rows = 37, cols = 512;  // rows not a multiple of any task size
+  for (GgmlType type : kEveryType) {
+    const Stored s = stored_of(type, rows, cols);
+    auto m = QuantMatrix::from_tensor(s.info, nullptr);
+    ASSERT_TRUE(m.has_value()) << ggml_type_name(type);
+    EXPECT_EQ(m->types(), std::vector<GgmlType>{type});
+    EXPECT_EQ(m->bytes(), static_cast<int64_t>(s.bytes.size()));
+    const std::vector<float> w = reference_rows(*m);
+    for (int64_t n : {1, 3, 4, 5, 16}) {  // around the kernels' row tiles
+      const std::vector<float> x = normal_values(n * cols, 9);
+      const std::vector<double> want = reference_product(w, rows, cols, x, n);
+      for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2, QuantMatrix::Kernel::kPortable}) {
+        if (!QuantMatrix::supported(kernel)) continue;
+        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows, kernel " +
+                     std::to_string(static_cast<int>(kernel)));
+        std::vector<float> y(static_cast<size_t>(n * rows));
+        m->multiply(x.data(), n, y.data(), kernel);
+        double scale = 0;
+        for (double v : want) scale = std::max(scale, std::abs(v));
+        for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], want[k], 1e-5 * (1.0 + scale));
+      }
+    }
+  }
+}
+
+TEST(QuantMatrix, TilesMatchADenseCopyInFp32AndBf16) {
+  const int64_t rows = 301, cols = 768;  // several tiles, the last one short
+  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ5_0}) {
+    const Stored s = stored_of(type, rows, cols);
+    const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
+    for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+      SCOPED_TRACE(ggml_type_name(type) + (dtype == at::kFloat ? ", fp32" : ", bf16"));
+      const at::Tensor dense = m.dense(dtype);
+      ASSERT_EQ(dense.sizes(), (std::vector<int64_t>{rows, cols}));
+      for (int64_t n : {33, 130}) {
+        const at::Tensor x = at::randn({n, cols}).to(dtype);
+        const at::Tensor want = at::linear(x.to(at::kFloat), dense.to(at::kFloat));
+        const at::Tensor got = m.multiply_tiles(x);
+        ASSERT_EQ(got.scalar_type(), dtype);
+        const double err = (got.to(at::kFloat) - want).abs().max().item<double>() / want.abs().max().item<double>();
+        EXPECT_LT(err, dtype == at::kFloat ? 1e-5 : 2e-2) << n << " rows";
+        // linear() picks the path by rows; both give the dense result.
+        EXPECT_LT((m.linear(x).to(at::kFloat) - want).abs().max().item<double>() / want.abs().max().item<double>(),
+                  dtype == at::kFloat ? 1e-5 : 2e-2);
+      }
+    }
+  }
+}
+
+TEST(QuantMatrix, LargeMatricesGoInChunksUnderInferenceMode) {
+  // Over 16 MB of fp32 rows: several chunks, each dequantized by the
+  // intra-op threads into the caller's tensors, which InferenceMode makes
+  // inference tensors.
+  const int64_t rows = 4200, cols = 1024;
+  const Stored s = stored_of(GgmlType::kQ4_K, rows, cols);
+  const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
+  const at::Tensor x = at::randn({40, cols});
+  const at::Tensor want = at::linear(x, m.dense(at::kFloat));
+  c10::InferenceMode inference;
+  const at::Tensor got = m.multiply_tiles(x);
+  EXPECT_LT((got - want).abs().max().item<double>() / want.abs().max().item<double>(), 1e-5);
+}
+
+TEST(QuantMatrix, MixedTypesStackInPlace) {
+  const Stored a = stored_of(GgmlType::kQ4_K, 8, 256), b = stored_of(GgmlType::kQ6_K, 4, 256);
+  const QuantMatrix qa = *QuantMatrix::from_tensor(a.info, nullptr), qb = *QuantMatrix::from_tensor(b.info, nullptr);
+  const QuantMatrix both = QuantMatrix::stack({qa, qb});
+  EXPECT_EQ(both.types(), (std::vector<GgmlType>{GgmlType::kQ4_K, GgmlType::kQ6_K}));
+  EXPECT_EQ(both.rows(), 12);
+  EXPECT_EQ(both.bytes(), qa.bytes() + qb.bytes());
+  std::vector<float> got(256), want(256);
+  both.dequantize_row(9, got.data());
+  qb.dequantize_row(1, want.data());
+  EXPECT_EQ(got, want);
+  both.dequantize_row(2, got.data());
+  qa.dequantize_row(2, want.data());
+  EXPECT_EQ(got, want);
+  // Each part's rows land in its own columns of the product.
+  const std::vector<float> x = normal_values(3 * 256, 4);
+  std::vector<float> y(3 * 12);
+  both.multiply(x.data(), 3, y.data());
+  const std::vector<double> expected = reference_product(reference_rows(both), 12, 256, x, 3);
+  for (size_t k = 0; k < y.size(); ++k) EXPECT_NEAR(y[k], expected[k], 1e-3);
+}
+
+TEST(QuantMatrix, RowOrdersAreReadThroughNotCopied) {
+  const Stored s = stored_of(GgmlType::kQ4_K, 6, 256);
+  const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
+  const QuantMatrix reordered = m.with_row_order({5, 3, 1, 0, 2, 4});
+  EXPECT_EQ(reordered.bytes(), m.bytes());
+  std::vector<float> got(256), want(256);
+  reordered.dequantize_row(1, got.data());
+  m.dequantize_row(3, want.data());
+  EXPECT_EQ(got, want);
+  // An order of an order composes.
+  const QuantMatrix twice = reordered.with_row_order({1, 0, 2, 3, 4, 5});
+  twice.dequantize_row(0, got.data());
+  EXPECT_EQ(got, want);
+  const at::Tensor x = at::randn({40, 256});
+  const at::Tensor want_y = at::linear(x, reordered.dense(at::kFloat));
+  EXPECT_LT((reordered.multiply_tiles(x) - want_y).abs().max().item<double>(), 1e-3);
+}
+
+TEST(QuantMatrix, FileBytesStayWhileTheOwnerLives) {
+  auto bytes = std::make_shared<Stored>(stored_of(GgmlType::kQ8_0, 4, 64));
+  const GgufTensorInfo info = bytes->info;
+  const QuantMatrix m = *QuantMatrix::from_tensor(info, bytes);
+  std::vector<float> before(64), after(64);
+  m.dequantize_row(3, before.data());
+  bytes.reset();  // the matrix holds the last reference
+  m.dequantize_row(3, after.data());
+  EXPECT_EQ(before, after);
+}
+
+TEST(QuantMatrix, NamesTheKernelItPicks) {
+  const std::string name = QuantMatrix::best_kernel_name();
+  EXPECT_TRUE(name == "avx512" || name == "avx2" || name == "portable") << name;
+}
+
+}  // namespace
+}  // namespace kvframe::runtime
