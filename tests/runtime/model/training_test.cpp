@@ -192,6 +192,36 @@ TEST(TrainingForward, QueryScopeKeepsTheContextOutOfTheGraph) {
   expect_close(training(*model, s, AttentionMask::kBlock), block_mode(*model, s, false), "query-scope block mask");
 }
 
+// The CPU's weights as stored (the default) against a dense copy of them
+// (ModelParams::step_kernels = false): the same logits and gradients for
+// every pass a session and training run.
+TEST(TrainingForward, StoredWeightsTrainAndEncodeAsDenseOnes) {
+  ModelParams dense_params;
+  dense_params.step_kernels = false;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0, GgmlType::kQ4_1}) {
+    TinyModelSpec spec;
+    spec.weight_type = type;
+    SCOPED_TRACE(ggml_type_name(type));
+    auto stored = test::load_tiny_model(spec), dense = test::load_tiny_model(spec, dense_params);
+    const PromptSample s = random_sample(7, {5, 40, 1, 12}, 10);
+    expect_close(block_mode(*stored, s, true), block_mode(*dense, s, true), "block mode");
+    expect_close(full_mode(*stored, s), full_mode(*dense, s), "full mode");
+    for (LoraScope scope : {LoraScope::kAll, LoraScope::kQuery}) {
+      auto adapter = trainable_adapter(*stored, scope);
+      std::vector<at::Tensor> grads;
+      for (const Model* model : {stored.get(), dense.get()}) {
+        ASSERT_TRUE(const_cast<Model*>(model)->set_adapter(adapter).ok());
+        for (const at::Tensor& p : adapter->parameters()) p.mutable_grad() = at::Tensor();
+        answer_loss_backward(*model, s, AttentionMask::kBlock);
+        grads.push_back(adapter->parameters()[0].grad().clone());
+        at::NoGradGuard no_grad;
+        expect_close(training(*model, s, AttentionMask::kBlock), block_mode(*model, s, false), "adapted block mask");
+      }
+      EXPECT_TRUE(at::allclose(grads[0], grads[1], 1e-4, 1e-6)) << (grads[0] - grads[1]).abs().max().item<double>();
+    }
+  }
+}
+
 TEST(TrainingForward, BadInputsAreInvalidArgument) {
   auto model = test::load_tiny_model({});
   PromptSample s = random_sample(3, {4}, 9);
