@@ -10,7 +10,9 @@ factors, sliding-window layers, Q4_K/Q6_K and their Q5_0/Q8_0 fallbacks on
 rows that are not a multiple of 256) runs at full size.
 
   /tmp/refenv/bin/python scripts/random-model-gguf.py [--out-dir DIR] [--keep-f16]
-      [--llama-bin DIR] [SHAPE ...]           (SHAPE: qwen3-0.6b llama3.2-1b gemma3-1b; default all)
+      [--llama-bin DIR] [SHAPE ...]
+      (SHAPE: qwen3-0.6b llama3.2-1b llama3.2-3b llama3.1-8b gemma3-1b; default: the three
+       the llama.cpp reference test reads, qwen3-0.6b llama3.2-1b gemma3-1b)
 
 writes DIR/<shape>-random-q4_k_m.gguf (DIR: the model cache's random/ folder,
 $KVFRAME_MODELS/random, else ~/.cache/kvframe/models/random, where the test
@@ -86,6 +88,22 @@ SHAPES = {
                         n_ctx=131072, tokenizer="llama-bpe",
                         llama3_rope=dict(factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                          original_max_position_embeddings=8192)),
+    # meta-llama/Llama-3.2-3B: hidden_size 3072, intermediate_size 8192, 28
+    # layers, 24 heads, 8 KV heads (head_dim 128), the rest as the 1B.
+    "llama3.2-3b": dict(arch="llama", name="Llama 3.2 3B (random weights)", n_layer=28, n_embd=3072, n_head=24,
+                        n_head_kv=8, head_dim=128, n_ff=8192, n_vocab=128256, rope_base=500000.0, rms_eps=1e-5,
+                        n_ctx=131072, tokenizer="llama-bpe",
+                        llama3_rope=dict(factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                         original_max_position_embeddings=8192)),
+    # meta-llama/Llama-3.1-8B: hidden_size 4096, intermediate_size 14336, 32
+    # layers, 32 heads, 8 KV heads (head_dim 128), vocab 128256, rope_theta
+    # 500000, rope_scaling llama3 factor 8 (low 1, high 4, original 8192),
+    # tie_word_embeddings false: an output.weight of its own.
+    "llama3.1-8b": dict(arch="llama", name="Llama 3.1 8B (random weights)", n_layer=32, n_embd=4096, n_head=32,
+                        n_head_kv=8, head_dim=128, n_ff=14336, n_vocab=128256, rope_base=500000.0, rms_eps=1e-5,
+                        n_ctx=131072, tokenizer="llama-bpe", untied=True,
+                        llama3_rope=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                         original_max_position_embeddings=8192)),
     # google/gemma-3-1b-pt: hidden_size 1152, intermediate_size 6912, 26
     # layers, 4 heads, 1 KV head, head_dim 256 (query_pre_attn_scalar 256),
     # vocab 262144, sliding_window 512 with sliding_window_pattern 6 (five
@@ -98,6 +116,10 @@ SHAPES = {
                       n_head_kv=1, head_dim=256, n_ff=6912, n_vocab=262144, rope_base=1e6, rms_eps=1e-6,
                       n_ctx=32768, sliding_window=512, tokenizer="gemma3"),
 }
+
+# The shapes tests/runtime/model/model_llama_cpp_test.cpp compares; the
+# larger Llama ones are for memory and speed (bench/bench_weights_memory.py).
+DEFAULT_SHAPES = ["qwen3-0.6b", "llama3.2-1b", "gemma3-1b"]
 
 GEMMA_TOKENIZER_SOURCE = CACHE / "gemma-3-270m-q4_k_m.gguf"
 QK_GAIN = 1.5
@@ -146,6 +168,8 @@ def tensor_list(s):
         if s["arch"] == "gemma3":
             out.append((b + "post_ffw_norm.weight", (e,), "post_norm"))
     out.append(("output_norm.weight", (e,), "norm"))
+    if s.get("untied"):
+        out.append(("output.weight", (s["n_vocab"], e), "embd"))
     return out
 
 
@@ -291,7 +315,8 @@ def llama_bin(arg):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("shapes", nargs="*", metavar="SHAPE", help=" ".join(SHAPES) + " (default: all)")
+    parser.add_argument("shapes", nargs="*", metavar="SHAPE",
+                        help=" ".join(SHAPES) + " (default: " + " ".join(DEFAULT_SHAPES) + ")")
     parser.add_argument("--out-dir", type=Path, default=CACHE / "random")
     parser.add_argument("--keep-f16", action="store_true", help="keep the F16 file beside the Q4_K_M one")
     parser.add_argument("--llama-bin", help="directory of llama.cpp's llama-quantize (default: build-llama-cpp.sh's)")
@@ -303,7 +328,7 @@ def main():
     if not quantize.exists():
         sys.exit(f"{quantize} is missing: run bench/peers/build-llama-cpp.sh")
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for shape in args.shapes or list(SHAPES):
+    for shape in args.shapes or DEFAULT_SHAPES:
         s = SHAPES[shape]
         f16 = args.out_dir / f"{shape}-random-f16.gguf"
         out = args.out_dir / f"{shape}-random-q4_k_m.gguf"
