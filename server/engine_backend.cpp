@@ -330,4 +330,8 @@ CacheStats EngineBackend::cache_stats(const std::string& scope) const {
   return {static_cast<uint64_t>(s.hits), static_cast<uint64_t>(s.misses), static_cast<uint64_t>(s.bytes)};
 }
 
+uint64_t EngineBackend::session_kv_bytes(fb::AttentionMode mode, uint32_t context) const {
+  return static_cast<uint64_t>(engine_->max_session_kv_bytes(runtime_mode(mode), context));
+}
+
 }  // namespace kvframe::server

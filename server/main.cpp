@@ -79,6 +79,7 @@ struct Options : kvframe::cli::ModelOptions {
   std::string ping_server_key, ping_client_key;
   std::string mode = "any";
   int64_t cache_mb = 2048;
+  int64_t max_memory_mb = 0;  // 0: no limit
   uint32_t context = 4096;
   kvframe::common::BlockFidelity fidelity;
   uint32_t max_context = 0;
@@ -254,6 +255,11 @@ int main(int argc, char** argv) {
   app.add_option("--mode", o.mode, "attention modes served: full, prefix, block, or any (each session picks)")
       ->check(CLI::IsMember({"full", "prefix", "block", "any"}))
       ->capture_default_str();
+  app.add_option("--max-memory-mb", o.max_memory_mb,
+                 "memory for the weights, the block store (--cache-mb) and the sessions' KV together (MiB; 0: no "
+                 "limit): a load over it does not start, an OpenSession over it gets Error{Busy}")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--cache-mb", o.cache_mb, "block KV store budget shared by all sessions (MiB)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--context", o.context, "context tokens of a session that asks for 0 (capped at --max-context)")
@@ -392,11 +398,20 @@ int main(int argc, char** argv) {
                                         {"next", "check --model, --lora and --device; the default model comes from scripts/fetch-model.sh"}});
     return kConfigError;
   }
-  {
-    const rt::Model::WeightsMemory weights = (*loaded)->model().weights_memory();
-    log.info("model loaded", {{"weights", weights.layout},
-                              {"stored_mb", std::to_string(weights.stored_bytes >> 20)},
-                              {"dense_mb", std::to_string(weights.dense_bytes >> 20)}});
+  const rt::Model::WeightsMemory weights = (*loaded)->model().weights_memory();
+  log.info("model loaded", {{"weights", weights.layout},
+                            {"stored_mb", std::to_string(weights.stored_bytes >> 20)},
+                            {"dense_mb", std::to_string(weights.dense_bytes >> 20)}});
+  // What --max-memory-mb leaves the sessions' KV once the weights and the
+  // block store have theirs.
+  const int64_t fixed_mb = ((weights.stored_bytes + weights.dense_bytes) >> 20) + o.cache_mb;
+  if (o.max_memory_mb > 0 && fixed_mb >= o.max_memory_mb) {
+    log.error("the model and the block store need more than --max-memory-mb",
+              {{"max_memory_mb", std::to_string(o.max_memory_mb)},
+               {"weights_mb", std::to_string((weights.stored_bytes + weights.dense_bytes) >> 20)},
+               {"cache_mb", std::to_string(o.cache_mb)},
+               {"next", "raise --max-memory-mb, lower --cache-mb, or use a smaller model"}});
+    return kConfigError;
   }
   if (!(*loaded)->chat_template()) {
     log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
@@ -429,6 +444,12 @@ int main(int argc, char** argv) {
   params.handler.scheduler.max_queue = o.max_queue;
   params.handler.scheduler.max_session_queue = o.max_session_queue;
   params.handler.scheduler.max_batch = o.max_batch;
+  if (o.max_memory_mb > 0) {
+    params.handler.scheduler.session_kv_bytes = static_cast<uint64_t>(o.max_memory_mb - fixed_mb) << 20;
+    params.handler.scheduler.kv_bytes_of = [&backend](srv::fb::AttentionMode mode, uint32_t context) {
+      return backend.session_kv_bytes(mode, context);
+    };
+  }
   params.handler.quotas = {o.quota_sessions, o.quota_context, o.quota_queued, std::move(*shares)};
   params.handler.rate = {o.quota_rate, 2 * o.quota_rate};
   params.handler.cache_groups = std::move(*groups);

@@ -42,10 +42,15 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   if (const auto* open = std::get_if<OpenSessionRequest>(&body)) {
     if (auto room = check_room(nullptr, item, 0); !room.ok()) return room.error();
     if (auto quota = check_open_quota(item, open->config.context_tokens); !quota.ok()) return quota.error();
+    const uint64_t kv_bytes =
+        limits_.kv_bytes_of ? limits_.kv_bytes_of(open->config.mode, open->config.context_tokens) : 0;
+    if (auto memory = check_memory(item, kv_bytes); !memory.ok()) return memory.error();
     const uint64_t id = fresh_session_id();
     Session& session = sessions_[id];
     session.principal = item.principal;
     session.context_tokens = open->config.context_tokens;
+    session.kv_bytes = kv_bytes;
+    kv_held_ += kv_bytes;
     session.mode = open->config.mode;
     Tenant& tenant = tenants_[item.principal];
     tenant.last_request = now;
@@ -172,6 +177,17 @@ RequestStatus Scheduler::check_open_quota(const QueuedRequest& item, uint32_t co
   return {};
 }
 
+RequestStatus Scheduler::check_memory(const QueuedRequest& item, uint64_t kv_bytes) const {
+  if (limits_.session_kv_bytes == 0 || kv_held_ + kv_bytes <= limits_.session_kv_bytes) return {};
+  // What others hold is not said: how full the server is would tell one
+  // tenant of another's load.
+  return RequestError{fb::ErrorCode::Busy,
+                      "the server's memory for sessions (kvframe-serve --max-memory-mb) cannot hold this session's KV (" +
+                          std::to_string(kv_bytes >> 20) +
+                          " MB) now: ask for fewer OpenSession.context_tokens, or retry after sessions close",
+                      item.request.request_id, 0};
+}
+
 void Scheduler::dequeued(const QueuedRequest& item) {
   auto tenant = tenants_.find(item.principal);
   if (tenant == tenants_.end()) return;
@@ -180,6 +196,7 @@ void Scheduler::dequeued(const QueuedRequest& item) {
 }
 
 void Scheduler::forget_session(const Session& session) {
+  kv_held_ -= std::min(kv_held_, session.kv_bytes);
   auto tenant = tenants_.find(session.principal);
   if (tenant == tenants_.end()) return;
   Tenant& t = tenant->second;

@@ -295,6 +295,10 @@ kv_diff::Layout default_layout(const Model& model) {
   return model.device().is_cuda() || windowed ? kv_diff::Layout::kCompact : kv_diff::Layout::kSlack;
 }
 
+int64_t block_capacity(kv_diff::Layout layout, int64_t context) {
+  return layout == kv_diff::Layout::kSlack ? context + context / 2 : context;
+}
+
 Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const SessionParams& params) {
   // The slack layout leaves gaps and compacts at 1.5x fragmentation; give it
   // the room so the final block and the answer always fit after the blocks.
@@ -305,8 +309,8 @@ Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const Sess
                                                   "'s sliding windows cannot count; use the compact layout"};
   }
   const kv_diff::Layout layout = params.layout.value_or(default_layout(engine.model()));
-  const int64_t capacity = layout == kv_diff::Layout::kSlack ? params.context + params.context / 2 : params.context;
-  auto kv = kv_diff::AssembledKv::create(engine.model().kv_shape(), engine.model().rope(), capacity, layout,
+  auto kv = kv_diff::AssembledKv::create(engine.model().kv_shape(), engine.model().rope(),
+                                         block_capacity(layout, params.context), layout,
                                          kInitialEntries);
   if (!kv) return kv.error();
   return std::unique_ptr<KvContext>(new BlockContext(engine, params, std::move(kv).value()));

@@ -1,5 +1,7 @@
 #include "kvframe/runtime_engine/session.h"
 
+#include "kv_context.h"
+
 namespace kvframe::runtime {
 
 const char* attention_mode_name(AttentionMode mode) {
@@ -77,6 +79,13 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, Tok
 }
 
 const Model& Engine::model() const { return *impl_->model; }
+
+int64_t Engine::max_session_kv_bytes(AttentionMode mode, int64_t context) const {
+  const KvShape shape = impl_->model->kv_shape();
+  const int64_t entry = 2 * shape.n_layer * shape.n_head_kv * shape.head_dim * c10::elementSize(shape.dtype);
+  const int64_t entries = mode == AttentionMode::kBlock ? block_capacity(default_layout(*impl_->model), context) : context;
+  return entries * entry;
+}
 const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer; }
 const std::optional<ChatTemplate>& Engine::chat_template() const { return impl_->chat_template; }
 kv_diff::BlockStore& Engine::store() { return impl_->store; }

@@ -47,5 +47,7 @@ class KvContext {
 Result<std::unique_ptr<KvContext>> make_causal_context(const Model& model, AttentionMode mode, int64_t context);
 // block mode over kv_diff's assembled buffer.
 Result<std::unique_ptr<KvContext>> make_block_context(Engine& engine, const SessionParams& params);
+// The entries a block session's assembled KV may grow to, in `layout`.
+int64_t block_capacity(kv_diff::Layout layout, int64_t context);
 
 }  // namespace kvframe::runtime

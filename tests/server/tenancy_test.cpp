@@ -96,6 +96,34 @@ TEST_F(TenancyTest, StatsShowAClientItsOwnFiguresAndAnOperatorTheServers) {
   EXPECT_GT(reply.body_as_Stats()->stages()->size(), 0u);
 }
 
+// --max-memory-mb: the sessions' KV, all clients together, within what the
+// weights and the block store leave; over it Busy, whoever asks.
+TEST_F(TenancyTest, SessionMemoryIsBoundedServerWide) {
+  HandlerParams params;
+  params.scheduler.session_kv_bytes = 1000;
+  params.scheduler.kv_bytes_of = [](fb::AttentionMode mode, uint32_t context) -> uint64_t {
+    return mode == fb::AttentionMode::Block ? 2 * context : context;  // block keeps slack
+  };
+  start(params);
+  send(open_session_message(1, fb::AttentionMode::Block, 400), "one");  // 800 bytes
+  run_all();
+  const uint64_t first = only().body_as_SessionOpened()->session_id();
+  send(open_session_message(2, fb::AttentionMode::Block, 101), "another");  // 202: over
+  const fb::Message& over = only();
+  EXPECT_EQ(error_code(over), fb::ErrorCode::Busy);
+  EXPECT_NE(error_text(over).find("--max-memory-mb"), std::string::npos) << error_text(over);
+  EXPECT_EQ(error_text(over).find("800"), std::string::npos) << "what others hold is not told";
+  send(open_session_message(3, fb::AttentionMode::Full, 200), "another");  // 200: fits
+  run_all();
+  EXPECT_EQ(only().body_type(), fb::Body::SessionOpened);
+  send(close_session_message(4, first), "one");
+  run_all();
+  take();
+  send(open_session_message(5, fb::AttentionMode::Block, 400), "another");
+  run_all();
+  EXPECT_EQ(only().body_type(), fb::Body::SessionOpened) << "a closed session's memory came back";
+}
+
 TEST_F(TenancyTest, SessionAndContextQuotasRefuseOneClientWhileAnotherIsServed) {
   HandlerParams params;
   params.quotas.sessions = 2;

@@ -77,6 +77,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   const Model& model() const;
+  // The most KV memory a session of `mode` with `context` tokens may come to
+  // hold (block mode's slack layout keeps room for 1.5x its context):
+  // kvframe-serve's --max-memory-mb counts sessions by it.
+  int64_t max_session_kv_bytes(AttentionMode mode, int64_t context) const;
   const Tokenizer& tokenizer() const;
   const std::optional<ChatTemplate>& chat_template() const;
   kv_diff::BlockStore& store();

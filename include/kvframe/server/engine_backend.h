@@ -47,6 +47,9 @@ class EngineBackend : public Backend {
   std::vector<BackendResult<QueryAnswer>> run_queries(uint64_t session_id, const std::vector<QuerySpec>& queries,
                                                       const std::vector<ChunkSink>& on_chunk) override;
   CacheStats cache_stats(const std::string& scope) const override;
+  // The most KV a session of `mode` and `context` tokens comes to hold
+  // (SchedulerLimits::kv_bytes_of).
+  uint64_t session_kv_bytes(fb::AttentionMode mode, uint32_t context) const;
 
  private:
   runtime::Session* find(uint64_t session_id);

@@ -63,6 +63,12 @@ struct SchedulerLimits {
   // A query's expected engine time before any has finished (0: none known):
   // a cold server still refuses a deadline it cannot meet, before any work.
   double least_query_ms = 0;
+  // KV memory all open sessions together may hold (0: no limit; kvframe-serve
+  // --max-memory-mb less the weights and the block store), and the most a
+  // session of a mode and context comes to hold (Engine::max_session_kv_bytes):
+  // an OpenSession it cannot hold gets Error{Busy}, never an OOM kill.
+  uint64_t session_kv_bytes = 0;
+  std::function<uint64_t(fb::AttentionMode, uint32_t)> kv_bytes_of;
   // Session ids; empty: 64 bits from the OS's CSPRNG (common/secure_random.h).
   // Tests and the fuzz target pass a deterministic source.
   std::function<uint64_t()> session_ids;
@@ -152,6 +158,7 @@ class Scheduler {
   struct Session {
     std::string principal;  // its owner
     uint32_t context_tokens = 0;
+    uint64_t kv_bytes = 0;  // counted against SchedulerLimits::session_kv_bytes
     fb::AttentionMode mode = fb::AttentionMode::Block;
     std::deque<QueuedRequest> queue;
     std::optional<uint64_t> latest_frame;
@@ -179,6 +186,7 @@ class Scheduler {
 
   RequestStatus check_room(const Session* session, const QueuedRequest& item, uint64_t session_id) const;
   RequestStatus check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const;
+  RequestStatus check_memory(const QueuedRequest& item, uint64_t kv_bytes) const;
   // After a request left a session's queue (taken, dropped or shut down).
   void dequeued(const QueuedRequest& item);
   void forget_session(const Session& session);  // its tenant's share; drops an idle tenant
@@ -196,6 +204,7 @@ class Scheduler {
   std::unordered_map<uint64_t, Session> sessions_;
   std::deque<uint64_t> ready_;  // sessions with queued work and none running, in turn order
   std::size_t queued_ = 0;
+  uint64_t kv_held_ = 0;  // the open sessions' kv_bytes, summed
   std::size_t high_water_ = 0;
   double queued_work_ms_ = 0;   // expected engine time of everything queued
   double running_work_ms_ = 0;  // ... and of the request being run
