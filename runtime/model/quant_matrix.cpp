@@ -1,17 +1,17 @@
 #include "quant_matrix.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
-#include <ATen/ATen.h>
-#include <ATen/core/grad_mode.h>
-#include <c10/core/InferenceMode.h>
-
-
+#include "kvframe/runtime_gguf/gguf_writer.h"  // fp32_to_bf16
+#include "quant_kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -295,7 +295,28 @@ void rows_dequantized(GgmlType type, RowsKernel f32, const uint8_t* w, int64_t r
 // fp32 to bf16, rounded to nearest even as fp32_to_bf16() and libtorch do,
 // in a loop the compiler vectorizes (a call per value would cost more than
 // the dequantizing).
+#if defined(__x86_64__)
+// Sixteen at a time: the same rounding in integer lanes.
+KV_AVX512 void to_bf16_avx512(const float* from, uint16_t* to, int64_t n) {
+  const __m512i round = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    const __m512 v = _mm512_loadu_ps(from + k);
+    const __m512i bits = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
+    __m512i out = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(bits, round), odd), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    out = _mm512_mask_or_epi32(out, nan, _mm512_srli_epi32(bits, 16), quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + k), _mm512_cvtepi32_epi16(out));
+  }
+  for (; k < n; ++k) to[k] = fp32_to_bf16(from[k]);
+}
+#endif
+
 void to_bf16(const float* from, uint16_t* to, int64_t n) {
+#if defined(__x86_64__)
+  if (cpu_has_avx512()) return to_bf16_avx512(from, to, n);
+#endif
   for (int64_t k = 0; k < n; ++k) {
     uint32_t bits;
     std::memcpy(&bits, from + k, sizeof bits);
@@ -427,6 +448,8 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel) c
       float* y_part = y + p.first_row;
       if (auto format = block_format_of(p.type)) {
         rows_kernel(*format, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
+      } else if (auto own = kernel == Kernel::kAvx512 ? quant_kernels::avx512_rows(p.type) : nullptr) {
+        own(p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
       } else {
         rows_dequantized(p.type, rows_kernel, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
       }

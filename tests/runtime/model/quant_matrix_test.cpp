@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -197,6 +199,23 @@ TEST(QuantMatrix, FileBytesStayWhileTheOwnerLives) {
   bytes.reset();  // the matrix holds the last reference
   m.dequantize_row(3, after.data());
   EXPECT_EQ(before, after);
+}
+
+TEST(QuantMatrix, Bf16RoundingIsLibtorchs) {
+  // Ties, denormals, infinities and 37 values (a vector tail) among normal ones.
+  std::vector<float> values = normal_values(3 * 37, 12);
+  const float specials[] = {1.00390625f, 1.01171875f, -2.00781250f, 1e-40f, -3e-39f, INFINITY, -INFINITY, 0.0f, -0.0f};
+  std::copy(std::begin(specials), std::end(specials), values.begin());
+  const QuantMatrix m = QuantMatrix::of_floats(values.data(), 3, 37, GgmlType::kBF16);
+  const at::Tensor want = at::from_blob(values.data(), {3, 37}, at::kFloat).to(at::kBFloat16).to(at::kFloat);
+  std::vector<float> row(37);
+  for (int64_t r = 0; r < 3; ++r) {
+    m.dequantize_row(r, row.data());
+    for (int64_t c = 0; c < 37; ++c) {
+      const float w = want[r][c].item<float>();
+      EXPECT_EQ(std::memcmp(&row[static_cast<size_t>(c)], &w, sizeof w), 0) << "value " << values[r * 37 + c];
+    }
+  }
 }
 
 TEST(QuantMatrix, NamesTheKernelItPicks) {
