@@ -240,6 +240,34 @@ void with_format(BlockFormat format, Fn&& fn) {
   }
 }
 
+// A row of 32-value blocks straight to bf16: each block expanded in
+// registers, as the step kernels do, and rounded by AVX-512-BF16's
+// VCVTNE2PS2BF16 (ties to even, as libtorch; it flushes denormal inputs,
+// which a quantized block's d * q never is: the float formats go the
+// general way). No fp32 row is written: dequantizing is a tile's cost.
+template <BlockFormat F>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,f16c")))
+void row_to_bf16_of(const uint8_t* row, int64_t cols, uint16_t* out) {
+  const int64_t blocks = cols / kQK, bytes = block_bytes(F);
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m512 lo, hi;
+    block_avx512<F>(row + b * bytes, lo, hi);
+    _mm512_storeu_si512(out + b * kQK, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+  }
+}
+
+// Whether row_to_bf16() takes `format` on this CPU.
+bool bf16_rows_supported(BlockFormat format) {
+  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512bf16");
+  return cpu && (format == BlockFormat::kQ4_0 || format == BlockFormat::kQ4_1 || format == BlockFormat::kQ8_0);
+}
+
+void row_to_bf16(BlockFormat format, const uint8_t* row, int64_t cols, uint16_t* out) {
+  with_format(format, [&](auto f) { row_to_bf16_of<decltype(f)::value>(row, cols, out); });
+}
+
 void rows_avx512(BlockFormat format, const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                  const float* x, int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   with_format(format, [&](auto f) {
@@ -467,8 +495,17 @@ void QuantMatrix::dequantize_rows(int64_t first, int64_t count, at::ScalarType d
     }
     std::vector<float> row(static_cast<size_t>(cols_));
     for (int64_t r = begin; r < end; ++r) {
-      dequantize_row(first + r, row.data());
-      to_bf16(row.data(), static_cast<uint16_t*>(out) + r * cols_, cols_);
+      uint16_t* to = static_cast<uint16_t*>(out) + r * cols_;
+      const Part& p = part_of(first + r);
+#if defined(__x86_64__)
+      const auto format = block_format_of(p.type);
+      if (format && bf16_rows_supported(*format)) {
+        row_to_bf16(*format, p.row(first + r - p.first_row), cols_, to);
+        continue;
+      }
+#endif
+      dequantize(p.type, p.row(first + r - p.first_row), row.data(), cols_);
+      to_bf16(row.data(), to, cols_);
     }
   });
 }

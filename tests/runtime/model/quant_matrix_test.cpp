@@ -218,6 +218,17 @@ TEST(QuantMatrix, Bf16RoundingIsLibtorchs) {
   }
 }
 
+TEST(QuantMatrix, Bf16TilesAreTheFp32ValuesRounded) {
+  // Whichever way a row goes to bf16 (blocks expanded in registers, or
+  // dequantized to fp32 and rounded), the tile holds libtorch's rounding.
+  for (GgmlType type : kEveryType) {
+    SCOPED_TRACE(ggml_type_name(type));
+    const Stored s = stored_of(type, 37, 512);
+    const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
+    EXPECT_TRUE(at::equal(m.dense(at::kBFloat16), m.dense(at::kFloat).to(at::kBFloat16)));
+  }
+}
+
 TEST(QuantMatrix, NamesTheKernelItPicks) {
   const std::string name = QuantMatrix::best_kernel_name();
   EXPECT_TRUE(name == "avx512" || name == "avx2" || name == "portable") << name;
