@@ -172,6 +172,8 @@ BackendInfo EngineBackend::info() const {
   BackendInfo info{config.name.empty() ? config.arch : config.name, static_cast<uint32_t>(config.n_ctx_train),
                    least_query_ms_, {}, default_adapter_name()};
   for (const auto& named : adapters_) info.adapters.push_back(named.first);
+  const rt::Model::WeightsMemory weights = engine_->model().weights_memory();
+  info.weights_bytes = static_cast<uint64_t>(weights.stored_bytes + weights.dense_bytes);
   return info;
 }
 

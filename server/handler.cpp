@@ -55,6 +55,7 @@ RequestHandler::RequestHandler(Backend& backend, HandlerParams params, Log& log)
       instance_id_(random_instance_id()) {
   const BackendInfo info = backend_.info();
   model_ = info.model;
+  weights_bytes_ = info.weights_bytes;
   adapters_ = {info.adapters, info.default_adapter};
   max_context_ = params_.max_context != 0 ? params_.max_context : info.max_context;
   params_.default_context = std::min(params_.default_context, max_context_);
@@ -200,13 +201,15 @@ flatbuffers::DetachedBuffer RequestHandler::stats_reply(uint64_t request_id, con
     const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions()),
                                      static_cast<uint32_t>(scheduler_.queue_depth()),
                                      static_cast<uint32_t>(scheduler_.queue_high_water())};
-    return replies::stats(request_id, stats_.snapshot(), queue, backend_.cache_stats(""), true);
+    return replies::stats(request_id, stats_.snapshot(), queue, backend_.cache_stats(""),
+                          {weights_bytes_, scheduler_.kv_bytes()}, true);
   }
   // A client's own figures only: nothing here moves with another's work.
   const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions_of(peer.principal)),
                                    static_cast<uint32_t>(scheduler_.queue_depth_of(peer.principal)), 0};
   return replies::stats(request_id, stats_.snapshot_of(peer.principal), queue,
-                        backend_.cache_stats(cache_scope_of(peer.principal)), false);
+                        backend_.cache_stats(cache_scope_of(peer.principal)),
+                        {weights_bytes_, scheduler_.kv_bytes_of(peer.principal)}, false);
 }
 
 void RequestHandler::shut_down(ReplySink& door) {

@@ -444,11 +444,12 @@ int main(int argc, char** argv) {
   params.handler.scheduler.max_queue = o.max_queue;
   params.handler.scheduler.max_session_queue = o.max_session_queue;
   params.handler.scheduler.max_batch = o.max_batch;
+  // Sessions' KV is always counted (Stats), bounded only under --max-memory-mb.
+  params.handler.scheduler.kv_bytes_of = [&backend](srv::fb::AttentionMode mode, uint32_t context) {
+    return backend.session_kv_bytes(mode, context);
+  };
   if (o.max_memory_mb > 0) {
     params.handler.scheduler.session_kv_bytes = static_cast<uint64_t>(o.max_memory_mb - fixed_mb) << 20;
-    params.handler.scheduler.kv_bytes_of = [&backend](srv::fb::AttentionMode mode, uint32_t context) {
-      return backend.session_kv_bytes(mode, context);
-    };
   }
   params.handler.quotas = {o.quota_sessions, o.quota_context, o.quota_queued, std::move(*shares)};
   params.handler.rate = {o.quota_rate, 2 * o.quota_rate};

@@ -47,7 +47,11 @@ struct QueueFields {
   uint32_t sessions, depth, high_water;
 };
 // server_wide: the whole server's figures (an operator's view), else one client's.
+// The weights and the sessions' KV (Stats's memory fields), in bytes.
+struct MemoryFields {
+  uint64_t weights = 0, session_kv = 0;
+};
 Buffer stats(uint64_t request_id, const StatsSnapshot& snapshot, const QueueFields& queue, const CacheStats& cache,
-             bool server_wide);
+             const MemoryFields& memory, bool server_wide);
 
 }  // namespace kvframe::server::replies

@@ -56,6 +56,7 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
     tenant.last_request = now;
     ++tenant.sessions;
     tenant.context_tokens += session.context_tokens;
+    tenant.kv_bytes += kv_bytes;
     enqueue(id, session, std::move(item));
     return id;
   }
@@ -202,6 +203,7 @@ void Scheduler::forget_session(const Session& session) {
   Tenant& t = tenant->second;
   if (t.sessions > 0) --t.sessions;
   t.context_tokens -= std::min<uint64_t>(t.context_tokens, session.context_tokens);
+  t.kv_bytes -= std::min(t.kv_bytes, session.kv_bytes);
   if (t.queued == 0 && t.sessions == 0) tenants_.erase(tenant);
 }
 
@@ -445,6 +447,17 @@ std::size_t Scheduler::queue_depth_of(const std::string& principal) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto tenant = tenants_.find(principal);
   return tenant == tenants_.end() ? 0 : tenant->second.queued;
+}
+
+uint64_t Scheduler::kv_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kv_held_;
+}
+
+uint64_t Scheduler::kv_bytes_of(const std::string& principal) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto tenant = tenants_.find(principal);
+  return tenant == tenants_.end() ? 0 : tenant->second.kv_bytes;
 }
 
 std::size_t Scheduler::queue_high_water() const {

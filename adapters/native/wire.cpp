@@ -139,7 +139,9 @@ std::string stats_to_json(const fb::Stats& s) {
                          {"cache_bytes", s.cache_bytes()},
                          {"stages", std::move(stages)},
                          {"undeliverable", s.undeliverable()},
-                         {"sessions_expired", s.sessions_expired()}};
+                         {"sessions_expired", s.sessions_expired()},
+                         {"weights_bytes", s.weights_bytes()},
+                         {"session_kv_bytes", s.session_kv_bytes()}};
   return json.dump();
 }
 

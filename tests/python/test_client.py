@@ -242,6 +242,8 @@ def test_stats(client):
     assert after.frames >= before.frames + 1 and after.queries >= before.queries + 1
     assert after.sessions >= 1 and after.uptime_s > 0
     assert any(s.name == "engine" and s.count > 0 for s in after.stages)
+    # memory: the weights as stored, and the open session's KV as --max-memory-mb counts it
+    assert after.weights_bytes > 0 and after.session_kv_bytes > 0
 
 
 def test_reconnects_and_reopens_sessions_after_a_server_restart():

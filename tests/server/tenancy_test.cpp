@@ -116,9 +116,15 @@ TEST_F(TenancyTest, SessionMemoryIsBoundedServerWide) {
   send(open_session_message(3, fb::AttentionMode::Full, 200), "another");  // 200: fits
   run_all();
   EXPECT_EQ(only().body_type(), fb::Body::SessionOpened);
+  // Stats: each client its own sessions' KV, the operator all of it.
+  EXPECT_EQ(stats_as("one").session_kv_bytes(), 800u);
+  EXPECT_EQ(stats_as("another").session_kv_bytes(), 200u);
+  send(stats_request_message(next_id++), "operator");
+  EXPECT_EQ(only().body_as_Stats()->session_kv_bytes(), 1000u);
   send(close_session_message(4, first), "one");
   run_all();
   take();
+  EXPECT_EQ(stats_as("one").session_kv_bytes(), 0u);
   send(open_session_message(5, fb::AttentionMode::Block, 400), "another");
   run_all();
   EXPECT_EQ(only().body_type(), fb::Body::SessionOpened) << "a closed session's memory came back";

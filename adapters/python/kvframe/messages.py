@@ -285,6 +285,9 @@ class Stats:
             sessions, queue and cache scope.
         sessions_expired: sessions closed because their client sent nothing for the
             server's ``--session-idle-s``.
+        weights_bytes: what the model's weights take (the same for every client).
+        session_kv_bytes: the most KV the open sessions may come to hold (this
+            client's own unless ``server_wide``), as ``--max-memory-mb`` counts them.
     """
 
     uptime_s: float
@@ -304,3 +307,5 @@ class Stats:
     undeliverable: int
     server_wide: bool
     sessions_expired: int = 0
+    weights_bytes: int = 0
+    session_kv_bytes: int = 0

@@ -357,5 +357,6 @@ def stats(body: Any) -> t.Stats:
         queue_high_water=body.QueueHighWater(), cache_hits=body.CacheHits(), cache_misses=body.CacheMisses(),
         cache_bytes=body.CacheBytes(), stages=tuple(stages), undeliverable=body.Undeliverable(),
         server_wide=bool(body.ServerWide()), sessions_expired=body.SessionsExpired(),
+        weights_bytes=body.WeightsBytes(), session_kv_bytes=body.SessionKvBytes(),
     )
 

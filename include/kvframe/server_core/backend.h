@@ -40,6 +40,7 @@ struct BackendInfo {
   // one they get when they name none; "none" is the base model.
   std::vector<std::string> adapters;
   std::string default_adapter = "none";
+  uint64_t weights_bytes = 0;  // what the model's weights take (Stats)
 };
 
 struct SessionConfig {

@@ -173,6 +173,7 @@ class RequestHandler {
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;
+  uint64_t weights_bytes_ = 0;
   struct {
     std::vector<std::string> adapters;
     std::string default_adapter;

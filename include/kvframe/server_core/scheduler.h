@@ -65,8 +65,9 @@ struct SchedulerLimits {
   double least_query_ms = 0;
   // KV memory all open sessions together may hold (0: no limit; kvframe-serve
   // --max-memory-mb less the weights and the block store), and the most a
-  // session of a mode and context comes to hold (Engine::max_session_kv_bytes):
-  // an OpenSession it cannot hold gets Error{Busy}, never an OOM kill.
+  // session of a mode and context comes to hold (Engine::max_session_kv_bytes;
+  // empty: nothing counted): an OpenSession the limit cannot hold gets
+  // Error{Busy}, never an OOM kill.
   uint64_t session_kv_bytes = 0;
   std::function<uint64_t(fb::AttentionMode, uint32_t)> kv_bytes_of;
   // Session ids; empty: 64 bits from the OS's CSPRNG (common/secure_random.h).
@@ -153,6 +154,10 @@ class Scheduler {
   // One principal's share: its open sessions and queued requests.
   std::size_t sessions_of(const std::string& principal) const;
   std::size_t queue_depth_of(const std::string& principal) const;
+  // The most KV the open sessions may come to hold (limits.kv_bytes_of),
+  // all of them or one principal's.
+  uint64_t kv_bytes() const;
+  uint64_t kv_bytes_of(const std::string& principal) const;
 
  private:
   struct Session {
@@ -175,6 +180,7 @@ class Scheduler {
   struct Tenant {
     std::size_t sessions = 0, queued = 0;
     uint64_t context_tokens = 0;
+    uint64_t kv_bytes = 0;
     Clock::time_point last_request;  // idle expiry counts from it
     double charged = 0;  // engine ms it was charged, over its weight: whose turn it is
   };
