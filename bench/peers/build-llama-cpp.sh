@@ -8,7 +8,7 @@
 # once with `pip download --no-binary` and cached outside the build tree
 # (never by kvframe's build or tests).
 # Built in its best configuration for this CPU: Release, GGML_NATIVE (every
-# vector extension the CPU has), OpenMP threads.
+# vector extension the CPU has; AMX aside, below), OpenMP threads.
 #
 #   bench/peers/build-llama-cpp.sh            prints the bin directory
 #   KVFRAME_PEERS=/some/cache bench/peers/build-llama-cpp.sh
@@ -18,7 +18,22 @@ VERSION=0.3.36
 SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 CACHE="${KVFRAME_PEERS:-${XDG_CACHE_HOME:-$HOME/.cache}/kvframe/peers}"
 SRC="$CACHE/llama_cpp_python-$VERSION"
+# On a CPU with AMX, ggml's AMX path (this version's) dies with SIGILL at its
+# first tileloadd in a VM that grants AMX to the process (libtorch's oneDNN
+# uses it there; measured 2026-12-06, docs/measured.md): llama.cpp's best
+# configuration that runs is then every AVX-512 extension the CPU has, AMX
+# off, built in a folder of its own.
+NATIVE=(-DGGML_NATIVE=ON)
 BUILD="$SRC/vendor/llama.cpp/build"
+if grep -qw amx_tile /proc/cpuinfo; then
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  has() { [[ " $flags " == *" $1 "* ]] && echo ON || echo OFF; }
+  NATIVE=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+          -DGGML_AVX512="$(has avx512f)" -DGGML_AVX512_VBMI="$(has avx512vbmi)"
+          -DGGML_AVX512_VNNI="$(has avx512_vnni)" -DGGML_AVX512_BF16="$(has avx512_bf16)"
+          -DGGML_AVX_VNNI="$(has avx_vnni)" -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+  BUILD="$SRC/vendor/llama.cpp/build-no-amx"
+fi
 
 log() { echo "build-llama-cpp: $*" >&2; }
 
@@ -47,7 +62,7 @@ if [[ ! -d "$SRC/vendor/llama.cpp" ]]; then
 fi
 
 log "configuring and building llama-bench, llama-server, llama-quantize and libllama ($(nproc) cores; several minutes)"
-cmake -S "$SRC/vendor/llama.cpp" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+cmake -S "$SRC/vendor/llama.cpp" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${NATIVE[@]}" \
   -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON >&2
 cmake --build "$BUILD" --target llama-bench llama-server llama-quantize llama -j "$(nproc)" >&2
 echo "$BUILD/bin"
