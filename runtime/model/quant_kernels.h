@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kvframe/runtime_gguf/gguf.h"
 
@@ -17,5 +18,25 @@ using RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* orde
 // The AVX-512 kernel of `type` (Q4_K, Q6_K), or null: the caller then
 // dequantizes a row at a time. Only for a CPU with AVX-512 (F, BW, VL, DQ).
 RowsFn avx512_rows(GgmlType type);
+
+// Activation rows rounded to int8 per 256 values (quant_kernels_int8.cpp):
+// block k's values are q[256 k ..] * scale[k]; sum[8 k + j] is the exact
+// fp32 sum of its group j of 32 values, qsum16[16 k + j] that of the q of
+// its group j of 16.
+struct Int8Rows {
+  int64_t n = 0;
+  std::vector<int8_t> q;
+  std::vector<float> scale, sum;
+  std::vector<int32_t> qsum16;
+};
+// Whether this CPU runs the int8 kernels (AVX-512 F, BW, VL, DQ).
+bool int8_supported();
+// x [n, cols] (cols a multiple of 256) into out; only where int8_supported().
+void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out);
+using Int8RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                            const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end);
+// The int8 kernel of `type` (Q4_K, Q6_K), or null (another type, or a CPU
+// without AVX-512): the caller then multiplies fp32 activations.
+Int8RowsFn int8_rows(GgmlType type);
 
 }  // namespace kvframe::runtime::quant_kernels

@@ -455,7 +455,7 @@ const char* QuantMatrix::best_kernel_name() {
   return cpu_has_avx512() ? "avx512" : cpu_has_avx2() ? "avx2" : "portable";
 }
 
-void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel) const {
+void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, Activations activations) const {
   RowsKernel rows_kernel = rows_portable;
 #if defined(__x86_64__)
   if (kernel == Kernel::kBest || !supported(kernel)) {
@@ -467,6 +467,12 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel) c
   // Enough rows per task that a task reads a few tens of KB of weights:
   // fewer, larger tasks cost less to hand out than the bandwidth they split.
   const int64_t grain = std::max<int64_t>(16, 32768 / std::max<int64_t>(1, bytes() / std::max<int64_t>(1, rows_)));
+  // Rounded once, before the rows are split: every task reads the same copy.
+  thread_local quant_kernels::Int8Rows rounded;
+  const bool int8 = activations == Activations::kInt8 && kernel == Kernel::kAvx512 && cols_ % 256 == 0 &&
+                    quant_kernels::int8_supported();
+  if (int8) quant_kernels::quantize_rows(x, n, cols_, rounded);
+  const quant_kernels::Int8Rows& x8 = rounded;
   at::parallel_for(0, rows_, grain, [&](int64_t begin, int64_t end) {
     for (const Part& p : parts_) {
       const int64_t from = std::max(begin, p.first_row) - p.first_row;
@@ -474,7 +480,9 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel) c
       if (from >= to) continue;
       const int32_t* order = p.order ? p.order->data() : nullptr;
       float* y_part = y + p.first_row;
-      if (auto format = block_format_of(p.type)) {
+      if (auto integer = int8 ? quant_kernels::int8_rows(p.type) : nullptr) {
+        integer(p.data, p.row_bytes, order, cols_, x8, y_part, rows_, from, to);
+      } else if (auto format = block_format_of(p.type)) {
         rows_kernel(*format, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
       } else if (auto own = kernel == Kernel::kAvx512 ? quant_kernels::avx512_rows(p.type) : nullptr) {
         own(p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);

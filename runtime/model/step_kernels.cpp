@@ -283,7 +283,7 @@ float* Model::Impl::StepKernels::project(const float* x, int64_t layer, Projecti
     case Projection::kGateUp: matrix = &w.w_gate_up, pair = &LayerLora::gate_up, y = scratch_.gate_up.data(); break;
     case Projection::kDown: break;
   }
-  matrix->multiply(x, n_, y);
+  matrix->multiply(x, n_, y, QuantMatrix::Kernel::kBest, activations());
   for (const auto* lora : loras_) add_lora((*lora)[static_cast<size_t>(layer)].*pair, x, n_, y, scratch_.rank);
   if (projection == Projection::kQkv && !w.bqkv.empty()) {
     const auto rows = static_cast<int64_t>(w.bqkv.size());
@@ -380,7 +380,7 @@ at::Tensor Model::Impl::StepKernels::logits(const float* x, bool all_logits) {
     }
   }
   at::Tensor logits = at::empty({rows, c.n_vocab}, at::kFloat);
-  model_.step->output.multiply(normed, rows, logits.data_ptr<float>());
+  model_.step->output.multiply(normed, rows, logits.data_ptr<float>(), QuantMatrix::Kernel::kBest, activations());
   return logits;
 }
 

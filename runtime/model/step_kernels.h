@@ -49,6 +49,13 @@ class Model::Impl::StepKernels {
   at::Tensor logits(const float* x, bool all_logits);
 
  private:
+  // bf16 models round their activations to int8 for the K-quant matrices
+  // where the CPU can (QuantMatrix::Activations): their caches hold bf16
+  // already, and a step reads every weight once. fp32 models, the
+  // reference, keep fp32.
+  QuantMatrix::Activations activations() const {
+    return model_.dtype == at::kBFloat16 ? QuantMatrix::Activations::kInt8 : QuantMatrix::Activations::kFp32;
+  }
   struct Scratch;
 
   const Impl& model_;

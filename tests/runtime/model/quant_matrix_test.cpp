@@ -13,6 +13,7 @@
 
 #include "dequant_fixture.h"
 #include "kvframe/runtime_gguf/gguf.h"
+#include "quant_kernels.h"
 #include "quant_matrix.h"
 
 namespace kvframe::runtime {
@@ -107,6 +108,50 @@ TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiplyForEveryType) {
         double scale = 0;
         for (double v : want) scale = std::max(scale, std::abs(v));
         for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], want[k], 1e-5 * (1.0 + scale));
+      }
+    }
+  }
+}
+
+TEST(QuantMatrix, Int8ActivationsStayWithinTheirRounding) {
+  // Where the CPU has AVX-512, Q4_K and Q6_K multiply activations rounded to
+  // int8 per 256 values; every other type (and CPU) fp32 ones, so the bound
+  // holds for all.
+  const int64_t rows = 37, cols = 512;
+  for (GgmlType type : kEveryType) {
+    const Stored s = stored_of(type, rows, cols);
+    const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
+    const std::vector<float> w = reference_rows(m);
+    for (int64_t n : {1, 3, 5}) {
+      SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows");
+      const std::vector<float> x = normal_values(n * cols, 21);
+      const std::vector<double> want = reference_product(w, rows, cols, x, n);
+      std::vector<float> y(static_cast<size_t>(n * rows));
+      m.multiply(x.data(), n, y.data(), QuantMatrix::Kernel::kBest, QuantMatrix::Activations::kInt8);
+      // Each value's rounding is at most half a step, 1/254 of its 256
+      // values' largest |x|: the product's error at most that times |w|,
+      // summed (and a little for fp32 sums).
+      for (int64_t i = 0; i < n; ++i) {
+        std::vector<double> half_step(static_cast<size_t>(cols));
+        for (int64_t c = 0; c < cols; c += 256) {
+          float largest = 0;
+          for (int64_t k = 0; k < 256; ++k) largest = std::max(largest, std::abs(x[i * cols + c + k]));
+          std::fill_n(half_step.begin() + c, 256, largest / 254.0);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          double bound = 0, magnitude = 0;
+          for (int64_t c = 0; c < cols; ++c) {
+            bound += std::abs(w[r * cols + c]) * half_step[static_cast<size_t>(c)];
+            magnitude += std::abs(static_cast<double>(w[r * cols + c]) * x[i * cols + c]);
+          }
+          const size_t k = static_cast<size_t>(i * rows + r);
+          ASSERT_NEAR(y[k], want[k], bound + 1e-5 * magnitude + 1e-6) << "row " << r;
+        }
+      }
+      if (quant_kernels::int8_rows(type)) {  // it took the int8 kernel: not fp32's result
+        std::vector<float> fp32(y.size());
+        m.multiply(x.data(), n, fp32.data());
+        EXPECT_NE(y, fp32);
       }
     }
   }
