@@ -19,6 +19,12 @@ using RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* orde
 // dequantizes a row at a time. Only for a CPU with AVX-512 (F, BW, VL, DQ).
 RowsFn avx512_rows(GgmlType type);
 
+// A row of `type` (Q4_K) written straight as bf16, the values
+// dequantize() gives rounded to nearest even, or null (another type, or a
+// CPU without AVX-512-BF16): multiply_tiles then dequantizes and rounds.
+using Bf16RowFn = void (*)(const uint8_t* row, int64_t cols, uint16_t* out);
+Bf16RowFn avx512_bf16_row(GgmlType type);
+
 // Activation rows rounded to int8 per 256 values (quant_kernels_int8.cpp):
 // block k's values are q[256 k ..] * scale[k]; sum[8 k + j] is the exact
 // fp32 sum of its group j of 32 values, qsum16[16 k + j] that of the q of

@@ -148,9 +148,57 @@ KV_AVX512 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* ord
     }
   }
 }
+#define KV_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,f16c")))
+
+// 32 fp32 values (two registers) as 32 bf16 at out, rounded to nearest even;
+// a quantized value d * q is never a denormal, which the instruction flushes.
+KV_AVX512_BF16 inline void store_bf16(__m512 lo, __m512 hi, uint16_t* out) {
+  _mm512_storeu_si512(out, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+}
+
+// A Q4_K row straight to bf16, for a tile (quant_matrix.cpp's multiply_tiles).
+KV_AVX512_BF16 void bf16_q4_k(const uint8_t* row, int64_t cols, uint16_t* out) {
+  constexpr int64_t kBytes = 144;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (int64_t s = 0; s < cols / kSuper; ++s, out += kSuper) {
+    const uint8_t* b = row + s * kBytes;
+    const float d = fp16_at(b), dmin = fp16_at(b + 2);
+    const uint8_t* q = b + 4;
+    for (int pair = 0; pair < 4; ++pair) {
+      const int j = 2 * pair;
+      // ggml's get_scale_min_k4 for groups j and j + 1.
+      const int sc_lo = j < 4 ? q[j] & 63 : (q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4);
+      const int m_lo = j < 4 ? q[j + 4] & 63 : (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+      const int sc_hi = j + 1 < 4 ? q[j + 1] & 63 : (q[j + 5] & 0x0F) | ((q[j - 3] >> 6) << 4);
+      const int m_hi = j + 1 < 4 ? q[j + 5] & 63 : (q[j + 5] >> 4) | ((q[j + 1] >> 6) << 4);
+      // d1 * q - m1 as ggml's dequantize_row_q4_K computes it: a product, then a difference.
+      const __m512 d_lo = _mm512_set1_ps(d * static_cast<float>(sc_lo)), m_lo_v = _mm512_set1_ps(dmin * static_cast<float>(m_lo));
+      const __m512 d_hi = _mm512_set1_ps(d * static_cast<float>(sc_hi)), m_hi_v = _mm512_set1_ps(dmin * static_cast<float>(m_hi));
+      const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
+      const __m256i lo = _mm256_and_si256(packed, low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+      store_bf16(_mm512_sub_ps(_mm512_mul_ps(u8_to_ps(_mm256_castsi256_si128(lo)), d_lo), m_lo_v),
+                 _mm512_sub_ps(_mm512_mul_ps(u8_to_ps(_mm256_extracti128_si256(lo, 1)), d_lo), m_lo_v), out + 64 * pair);
+      store_bf16(_mm512_sub_ps(_mm512_mul_ps(u8_to_ps(_mm256_castsi256_si128(hi)), d_hi), m_hi_v),
+                 _mm512_sub_ps(_mm512_mul_ps(u8_to_ps(_mm256_extracti128_si256(hi, 1)), d_hi), m_hi_v),
+                 out + 64 * pair + 32);
+    }
+  }
+}
 #endif  // __x86_64__
 
 }  // namespace
+
+Bf16RowFn avx512_bf16_row(GgmlType type) {
+#if defined(__x86_64__)
+  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512bf16");
+  if (cpu && type == GgmlType::kQ4_K) return bf16_q4_k;
+#endif
+  (void)type;
+  return nullptr;
+}
 
 RowsFn avx512_rows(GgmlType type) {
 #if defined(__x86_64__)

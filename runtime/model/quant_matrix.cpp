@@ -511,6 +511,10 @@ void QuantMatrix::dequantize_rows(int64_t first, int64_t count, at::ScalarType d
         row_to_bf16(*format, p.row(first + r - p.first_row), cols_, to);
         continue;
       }
+      if (auto own = quant_kernels::avx512_bf16_row(p.type)) {
+        own(p.row(first + r - p.first_row), cols_, to);
+        continue;
+      }
 #endif
       dequantize(p.type, p.row(first + r - p.first_row), row.data(), cols_);
       to_bf16(row.data(), to, cols_);
