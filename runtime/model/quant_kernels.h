@@ -1,14 +1,71 @@
 // Kernels of QuantMatrix::multiply (quant_matrix.h) for types that have one
 // of their own beyond quant_matrix.cpp's 32-value blocks: the K-quants a
-// Q4_K_M file is mostly made of (quant_kernels_kquants.cpp).
+// Q4_K_M file is mostly made of (quant_kernels_kquants.cpp, and with int8
+// activations quant_kernels_int8.cpp); and what those files share: the CPU
+// checks and the K-quant blocks' layouts.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "kvframe/runtime_gguf/gguf.h"
 
 namespace kvframe::runtime::quant_kernels {
+
+// Whether this CPU runs the AVX-512 (F, BW, VL, DQ) kernels, those with
+// AVX-512-BF16 too, and the AVX2 (with FMA and F16C) ones.
+bool cpu_has_avx512();
+bool cpu_has_avx512_bf16();
+bool cpu_has_avx2();
+
+#if defined(__x86_64__)
+// A block's fp16 scale (unaligned).
+inline float fp16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return _cvtsh_ss(h);
+}
+
+// Q4_K's 8 six-bit scales and mins, packed into 12 bytes (ggml's
+// get_scale_min_k4): bytes 0-3 scales 0-3 and the top bits of scales 4-7,
+// bytes 4-7 the same for the mins, bytes 8-11 the low bits of scales and
+// mins 4-7.
+struct Q4kScales {
+  int scale[8], minimum[8];
+};
+inline Q4kScales q4_k_scales(const uint8_t* q) {
+  Q4kScales out;
+  for (int j = 0; j < 4; ++j) {
+    out.scale[j] = q[j] & 63;
+    out.minimum[j] = q[j + 4] & 63;
+    out.scale[j + 4] = (q[j + 8] & 0x0F) | ((q[j] >> 6) << 4);
+    out.minimum[j + 4] = (q[j + 8] >> 4) | ((q[j + 4] >> 6) << 4);
+  }
+  return out;
+}
+
+// One half (128 values) of a Q6_K super-block b as four runs of 32 six-bit
+// values (0..63, before ggml's -32), ggml's q1..q4: values 32 k .. 32 k + 31
+// of the half in runs[k].
+__attribute__((target("avx2"))) inline void q6_k_runs(const uint8_t* b, int half, __m256i (&runs)[4]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(3);
+  const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * half));
+  const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * half + 32));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * half));
+  runs[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, two), 4));
+  runs[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), two), 4));
+  runs[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4));
+  runs[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4));
+}
+#endif
 
 // Rows [begin, end) of y[i, r] = x[i] . W[r] for the n rows of x [n, cols];
 // row r of W at w + (order ? order[r] : r) * row_bytes.
@@ -35,9 +92,7 @@ struct Int8Rows {
   std::vector<float> scale, sum;
   std::vector<int32_t> qsum16;
 };
-// Whether this CPU runs the int8 kernels (AVX-512 F, BW, VL, DQ).
-bool int8_supported();
-// x [n, cols] (cols a multiple of 256) into out; only where int8_supported().
+// x [n, cols] (cols a multiple of 256) into out; only where cpu_has_avx512().
 void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out);
 using Int8RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                             const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end);

@@ -14,7 +14,6 @@
 #endif
 
 #include <algorithm>
-#include <cstring>
 
 namespace kvframe::runtime::quant_kernels {
 // A namespace of its own: a unity build compiles this file beside
@@ -26,12 +25,6 @@ constexpr int64_t kSuper = 256;
 
 #if defined(__x86_64__)
 #define KV_INT8 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
-
-float fp16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return _cvtsh_ss(h);
-}
 
 // Two int16 scales, one for each 32-value half of a 64-value run.
 KV_INT8 inline __m512i halves_epi16(int lo, int hi) {
@@ -56,14 +49,7 @@ KV_INT8 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
         const int64_t block = i * supers + s;
         const int8_t* a = x.q.data() + block * kSuper;
         const float* group_sums = x.sum.data() + block * 8;
-        const uint8_t* q = b + 4;  // ggml's get_scale_min_k4 over these 12 bytes
-        int scale[8], minimum[8];
-        for (int j = 0; j < 4; ++j) {
-          scale[j] = q[j] & 63;
-          minimum[j] = q[j + 4] & 63;
-          scale[j + 4] = (q[j + 8] & 0x0F) | ((q[j] >> 6) << 4);
-          minimum[j + 4] = (q[j + 8] >> 4) | ((q[j + 4] >> 6) << 4);
-        }
+        const auto [scale, minimum] = q4_k_scales(b + 4);
         __m512i sums = _mm512_setzero_si512();
         for (int pair = 0; pair < 4; ++pair) {
           const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
@@ -91,7 +77,6 @@ KV_INT8 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
                        float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 210;
   const int64_t supers = cols / kSuper;
-  const __m256i low4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(3);
   // For each 64 values (runs k, k + 1 of a half), the int16 lanes' group of
   // 16: lanes 8 g .. 8 g + 7 take scale 8 half + 2 k + g.
   __m512i spread[4];
@@ -116,19 +101,8 @@ KV_INT8 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
         __m512i sums = _mm512_mullo_epi32(
             _mm512_mullo_epi32(scales32, _mm512_loadu_si512(x.qsum16.data() + block * 16)), _mm512_set1_epi32(-32));
         for (int half = 0; half < 2; ++half) {
-          const uint8_t* ql = b + 64 * half;
-          const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-          const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * half));
-          // ggml's q1..q4: 32 values each, 0..63.
-          const __m256i runs[4] = {
-              _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, two), 4)),
-              _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), two), 4)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4))};
+          __m256i runs[4];  // ggml's q1..q4: 32 values each, 0..63
+          q6_k_runs(b, half, runs);
           for (int k = 0; k < 4; k += 2) {
             // Runs k and k + 1 (64 values); each run's halves of 16 have their own scale.
             const __m512i weights = _mm512_inserti64x4(_mm512_castsi256_si512(runs[k]), runs[k + 1], 1);
@@ -173,16 +147,6 @@ KV_INT8 void quantize_avx512(const float* x, int64_t n, int64_t cols, Int8Rows& 
 }  // namespace
 }  // namespace int8_kernels
 
-bool int8_supported() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return has;
-#else
-  return false;
-#endif
-}
-
 void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out) {
   const auto blocks = static_cast<size_t>(n * (cols / int8_kernels::kSuper));
   out.n = n;
@@ -197,7 +161,7 @@ void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out) {
 
 Int8RowsFn int8_rows(GgmlType type) {
 #if defined(__x86_64__)
-  if (!int8_supported()) return nullptr;
+  if (!cpu_has_avx512()) return nullptr;
   switch (type) {
     case GgmlType::kQ4_K: return int8_kernels::rows_q4_k;
     case GgmlType::kQ6_K: return int8_kernels::rows_q6_k;

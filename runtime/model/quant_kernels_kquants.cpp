@@ -12,7 +12,6 @@
 #endif
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 namespace kvframe::runtime::quant_kernels {
@@ -23,12 +22,6 @@ constexpr int64_t kTile = 4;     // activation rows per pass over a weight row
 
 #if defined(__x86_64__)
 #define KV_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
-
-float fp16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return _cvtsh_ss(h);
-}
 
 // 16 bytes as 16 fp32 values.
 KV_AVX512 inline __m512 u8_to_ps(__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)); }
@@ -65,14 +58,7 @@ KV_AVX512 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* ord
       for (int64_t s = 0; s < supers; ++s) {
         const uint8_t* b = row + s * kBytes;
         const float d = fp16_at(b), dmin = fp16_at(b + 2);
-        const uint8_t* q = b + 4;  // ggml's get_scale_min_k4 over these 12 bytes
-        uint8_t scale[8], minimum[8];
-        for (int j = 0; j < 4; ++j) {
-          scale[j] = q[j] & 63;
-          minimum[j] = q[j + 4] & 63;
-          scale[j + 4] = static_cast<uint8_t>((q[j + 8] & 0x0F) | ((q[j] >> 6) << 4));
-          minimum[j + 4] = static_cast<uint8_t>((q[j + 8] >> 4) | ((q[j + 4] >> 6) << 4));
-        }
+        const auto [scale, minimum] = q4_k_scales(b + 4);
         for (int pair = 0; pair < 4; ++pair) {
           const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
           const __m256i lo = _mm256_and_si256(packed, low4);
@@ -108,7 +94,6 @@ KV_AVX512 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* ord
                          int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 210;
   const int64_t supers = cols / kSuper;
-  const __m256i low4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(3);
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
     for (int64_t i0 = 0; i0 < n; i0 += kTile) {
@@ -121,19 +106,8 @@ KV_AVX512 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* ord
         const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
         const float d = fp16_at(b + 208);
         for (int half = 0; half < 2; ++half) {
-          const uint8_t* ql = b + 64 * half;
-          const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-          const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * half));
-          // The four 32-value runs of this half, ggml's q1..q4, as bytes 0..63.
-          const __m256i runs[4] = {
-              _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, two), 4)),
-              _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), two), 4)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4)),
-              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4))};
+          __m256i runs[4];
+          q6_k_runs(b, half, runs);
           const int8_t* sc = scales + 8 * half;
           for (int k = 0; k < 4; ++k) {
             const int64_t at = s * kSuper + 128 * half + 32 * k;
@@ -163,17 +137,14 @@ KV_AVX512_BF16 void bf16_q4_k(const uint8_t* row, int64_t cols, uint16_t* out) {
   for (int64_t s = 0; s < cols / kSuper; ++s, out += kSuper) {
     const uint8_t* b = row + s * kBytes;
     const float d = fp16_at(b), dmin = fp16_at(b + 2);
-    const uint8_t* q = b + 4;
+    const Q4kScales scales = q4_k_scales(b + 4);
     for (int pair = 0; pair < 4; ++pair) {
       const int j = 2 * pair;
-      // ggml's get_scale_min_k4 for groups j and j + 1.
-      const int sc_lo = j < 4 ? q[j] & 63 : (q[j + 4] & 0x0F) | ((q[j - 4] >> 6) << 4);
-      const int m_lo = j < 4 ? q[j + 4] & 63 : (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-      const int sc_hi = j + 1 < 4 ? q[j + 1] & 63 : (q[j + 5] & 0x0F) | ((q[j - 3] >> 6) << 4);
-      const int m_hi = j + 1 < 4 ? q[j + 5] & 63 : (q[j + 5] >> 4) | ((q[j + 1] >> 6) << 4);
       // d1 * q - m1 as ggml's dequantize_row_q4_K computes it: a product, then a difference.
-      const __m512 d_lo = _mm512_set1_ps(d * static_cast<float>(sc_lo)), m_lo_v = _mm512_set1_ps(dmin * static_cast<float>(m_lo));
-      const __m512 d_hi = _mm512_set1_ps(d * static_cast<float>(sc_hi)), m_hi_v = _mm512_set1_ps(dmin * static_cast<float>(m_hi));
+      const __m512 d_lo = _mm512_set1_ps(d * static_cast<float>(scales.scale[j]));
+      const __m512 m_lo_v = _mm512_set1_ps(dmin * static_cast<float>(scales.minimum[j]));
+      const __m512 d_hi = _mm512_set1_ps(d * static_cast<float>(scales.scale[j + 1]));
+      const __m512 m_hi_v = _mm512_set1_ps(dmin * static_cast<float>(scales.minimum[j + 1]));
       const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
       const __m256i lo = _mm256_and_si256(packed, low4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
@@ -191,10 +162,7 @@ KV_AVX512_BF16 void bf16_q4_k(const uint8_t* row, int64_t cols, uint16_t* out) {
 
 Bf16RowFn avx512_bf16_row(GgmlType type) {
 #if defined(__x86_64__)
-  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512bf16");
-  if (cpu && type == GgmlType::kQ4_K) return bf16_q4_k;
+  if (cpu_has_avx512_bf16() && type == GgmlType::kQ4_K) return bf16_q4_k;
 #endif
   (void)type;
   return nullptr;

@@ -25,6 +25,13 @@ namespace {
 
 constexpr int64_t kQK = QuantMatrix::kBlock;
 
+using quant_kernels::cpu_has_avx2;
+using quant_kernels::cpu_has_avx512;
+using quant_kernels::cpu_has_avx512_bf16;
+#if defined(__x86_64__)
+using quant_kernels::fp16_at;
+#endif
+
 // The types with kernels of their own, which dequantize a 32-element block
 // in registers; every other type is dequantized a row at a time.
 enum class BlockFormat : uint8_t { kQ4_0, kQ4_1, kQ8_0, kF32, kF16, kBF16 };
@@ -93,12 +100,6 @@ void rows_portable(BlockFormat format, const uint8_t* w, int64_t row_bytes, cons
 #if defined(__x86_64__)
 #define KV_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 #define KV_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-float fp16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof h);
-  return _cvtsh_ss(h);
-}
 
 // One block as 32 floats in two registers: elements 0..15 and 16..31.
 template <BlockFormat F>
@@ -258,10 +259,8 @@ void row_to_bf16_of(const uint8_t* row, int64_t cols, uint16_t* out) {
 
 // Whether row_to_bf16() takes `format` on this CPU.
 bool bf16_rows_supported(BlockFormat format) {
-  static const bool cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512bf16");
-  return cpu && (format == BlockFormat::kQ4_0 || format == BlockFormat::kQ4_1 || format == BlockFormat::kQ8_0);
+  return cpu_has_avx512_bf16() &&
+         (format == BlockFormat::kQ4_0 || format == BlockFormat::kQ4_1 || format == BlockFormat::kQ8_0);
 }
 
 void row_to_bf16(BlockFormat format, const uint8_t* row, int64_t cols, uint16_t* out) {
@@ -283,30 +282,6 @@ void rows_avx2(BlockFormat format, const uint8_t* w, int64_t row_bytes, const in
 }
 #endif  // __x86_64__
 
-bool cpu_has_avx512() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return has;
-#else
-  return false;
-#endif
-}
-
-bool cpu_has_avx2() {
-#if defined(__x86_64__)
-#if defined(__clang__) && __clang_major__ < 16
-  // Older clang knows no "f16c" feature string (the fuzz builds use
-  // Debian's clang 14); every CPU with AVX2 and FMA has F16C as well.
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-#endif
-  return has;
-#else
-  return false;
-#endif
-}
 
 // A type without a kernel of its own: each row dequantized into `row`
 // (L1/L2-resident), then multiplied as an F32 row by `f32`.
@@ -469,8 +444,7 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, A
   const int64_t grain = std::max<int64_t>(16, 32768 / std::max<int64_t>(1, bytes() / std::max<int64_t>(1, rows_)));
   // Rounded once, before the rows are split: every task reads the same copy.
   thread_local quant_kernels::Int8Rows rounded;
-  const bool int8 = activations == Activations::kInt8 && kernel == Kernel::kAvx512 && cols_ % 256 == 0 &&
-                    quant_kernels::int8_supported();
+  const bool int8 = activations == Activations::kInt8 && kernel == Kernel::kAvx512 && cols_ % 256 == 0;
   if (int8) quant_kernels::quantize_rows(x, n, cols_, rounded);
   const quant_kernels::Int8Rows& x8 = rounded;
   at::parallel_for(0, rows_, grain, [&](int64_t begin, int64_t end) {
@@ -561,5 +535,43 @@ at::Tensor QuantMatrix::dense(at::ScalarType dtype) const {
   dequantize_rows(0, rows_, out.scalar_type(), out.data_ptr());
   return out.to(dtype);
 }
+
+namespace quant_kernels {
+
+bool cpu_has_avx512() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__)
+  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+#if defined(__clang__) && __clang_major__ < 16
+  // Older clang knows no "f16c" feature string (the fuzz builds use
+  // Debian's clang 14); every CPU with AVX2 and FMA has F16C as well.
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace quant_kernels
 
 }  // namespace kvframe::runtime
