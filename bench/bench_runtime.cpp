@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> lengths = {512, 2048, 8192};
   std::string plot = "bench_runtime.png";
   int decode_steps = 64, decode_after = 512, reps = 2;
-  bool step_kernels = true;
+  bool step_kernels = true, int8_activations = true;
   CLI::App app{"Prefill and decode tokens/s of a model beside an at::matmul roofline from the same run."};
   kvframe::cli::ModelOptionsSpec which;
   which.lora_note = "applied on the fly, as to a query";
@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--step-kernels", step_kernels, "decode with the CPU step kernels (false: libtorch ops, the reference)")
       ->capture_default_str();
+  app.add_option("--int8-activations", int8_activations,
+                 "steps round activations to int8 where a matrix's type has such a kernel (false: fp32)")
+      ->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
   app.add_option("--plot", plot, "write a PNG plot of prefill speed here (empty: none)")->capture_default_str();
   try {
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
 
   rt::ModelParams params = kvframe::cli::model_params(model_options);
   params.step_kernels = step_kernels;
+  params.int8_activations = int8_activations;
   std::unique_ptr<rt::Model> model;
   std::vector<int64_t> prompt;
   const int64_t longest = std::max<int64_t>(*std::max_element(lengths.begin(), lengths.end()), decode_after + decode_steps);

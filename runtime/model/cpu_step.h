@@ -26,6 +26,8 @@ struct StepWeights {
   QuantMatrix output;
   std::optional<QuantMatrix> untied_embed;  // token_embd when the file does not tie it to the output
   std::vector<Layer> layers;
+  // What the matrices multiply activations as (ModelParams::int8_activations).
+  QuantMatrix::Activations activations = QuantMatrix::Activations::kInt8;
   const QuantMatrix& embed() const { return untied_embed ? *untied_embed : output; }
 };
 

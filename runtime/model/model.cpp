@@ -261,6 +261,7 @@ Result<std::unique_ptr<Model>> Model::load_here(const GgufFile& file, const Mode
     // the kernels read them (quant_matrix.h); elsewhere libtorch's dense ones.
     std::optional<StepWeights> stored;
     if (reads_as_stored(*device, *dtype, params)) stored = load_step_weights(file, *config);
+    if (stored && !params.int8_activations) stored->activations = QuantMatrix::Activations::kFp32;
     auto weights = load_weights(file, *config, *device, *dtype, stored ? Matrices::kAsStored : Matrices::kDense,
                                 params.on_progress);
     if (!weights) return weights.error();
@@ -402,7 +403,9 @@ Model::WeightsMemory Model::weights_memory() const {
     for (const StepWeights::Layer& l : step->layers) {
       out.stored_bytes += l.wqkv.bytes() + l.wo.bytes() + l.w_gate_up.bytes() + l.w_down.bytes();
     }
-    out.layout = std::string("as stored (") + QuantMatrix::best_kernel_name() + " steps, " + dtype + " tiles)";
+    const bool int8 = step->activations == QuantMatrix::Activations::kInt8;
+    out.layout = std::string("as stored (") + QuantMatrix::best_kernel_name() + " steps, " +
+                 (int8 ? "int8" : "fp32") + " activations, " + dtype + " tiles)";
   } else {
     out.layout = "dense " + dtype;
   }

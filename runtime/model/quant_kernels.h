@@ -92,12 +92,39 @@ struct Int8Rows {
   std::vector<float> scale, sum;
   std::vector<int32_t> qsum16;
 };
-// x [n, cols] (cols a multiple of 256) into out; only where cpu_has_avx512().
+// x [n, cols] (cols a multiple of 256) into out; only where cpu_has_avx2().
+// The integers and scales are the same on every CPU.
 void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out);
 using Int8RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                             const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end);
-// The int8 kernel of `type` (Q4_K, Q6_K), or null (another type, or a CPU
-// without AVX-512): the caller then multiplies fp32 activations.
-Int8RowsFn int8_rows(GgmlType type);
+// The int8 kernel of `type` (Q4_K, Q6_K) in AVX-512 (avx512) or AVX2, or
+// null (another type, or a CPU without that instruction set): the caller
+// then multiplies fp32 activations.
+Int8RowsFn int8_rows(GgmlType type, bool avx512);
+
+// The AVX2 kernels (quant_kernels_int8_avx2.cpp), for the two above.
+namespace int8_avx2 {
+void quantize(const float* x, int64_t n, int64_t cols, Int8Rows& out);
+Int8RowsFn rows(GgmlType type);
+}  // namespace int8_avx2
+
+// Activation rows rounded to int8 per 32 values (quant_kernels_int8_blocks.cpp),
+// for the 32-value block types: block k's values are q[32 k ..] * scale[k],
+// sum[k] their exact fp32 sum.
+struct Int8Blocks {
+  int64_t n = 0;
+  std::vector<int8_t> q;
+  std::vector<float> scale, sum;
+};
+using Int8BlocksFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                              const Int8Blocks& x, float* y, int64_t y_stride, int64_t begin, int64_t end);
+// AVX2 only: on a CPU with AVX-512 the fp32 kernels keep these types (the
+// int8 ones were measured against AVX2's fp32 kernels only).
+namespace int8_blocks {
+// x [n, cols] (cols a multiple of 32) into out; only where cpu_has_avx2().
+void quantize(const float* x, int64_t n, int64_t cols, Int8Blocks& out);
+// The kernel of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), or null.
+Int8BlocksFn rows(GgmlType type);
+}  // namespace int8_blocks
 
 }  // namespace kvframe::runtime::quant_kernels

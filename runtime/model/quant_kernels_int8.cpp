@@ -155,12 +155,14 @@ void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out) {
   out.sum.resize(blocks * 8);
   out.qsum16.resize(blocks * 16);
 #if defined(__x86_64__)
-  int8_kernels::quantize_avx512(x, n, cols, out);
+  if (cpu_has_avx512()) return int8_kernels::quantize_avx512(x, n, cols, out);
+  if (cpu_has_avx2()) return int8_avx2::quantize(x, n, cols, out);
 #endif
 }
 
-Int8RowsFn int8_rows(GgmlType type) {
+Int8RowsFn int8_rows(GgmlType type, bool avx512) {
 #if defined(__x86_64__)
+  if (!avx512) return cpu_has_avx2() ? int8_avx2::rows(type) : nullptr;
   if (!cpu_has_avx512()) return nullptr;
   switch (type) {
     case GgmlType::kQ4_K: return int8_kernels::rows_q4_k;
@@ -169,6 +171,7 @@ Int8RowsFn int8_rows(GgmlType type) {
   }
 #endif
   (void)type;
+  (void)avx512;
   return nullptr;
 }
 

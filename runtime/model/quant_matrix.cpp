@@ -444,9 +444,20 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, A
   const int64_t grain = std::max<int64_t>(16, 32768 / std::max<int64_t>(1, bytes() / std::max<int64_t>(1, rows_)));
   // Rounded once, before the rows are split: every task reads the same copy.
   thread_local quant_kernels::Int8Rows rounded;
-  const bool int8 = activations == Activations::kInt8 && kernel == Kernel::kAvx512 && cols_ % 256 == 0;
-  if (int8) quant_kernels::quantize_rows(x, n, cols_, rounded);
+  thread_local quant_kernels::Int8Blocks rounded_blocks;
+  const bool int8 = activations == Activations::kInt8;
+  const bool avx512 = kernel == Kernel::kAvx512;
+  const bool per_256 = int8 && (avx512 || kernel == Kernel::kAvx2) && cols_ % 256 == 0;
+  const bool per_32 = int8 && kernel == Kernel::kAvx2;
+  bool rounded_256 = false, rounded_32 = false;
+  for (const Part& p : parts_) {
+    if (per_256 && quant_kernels::int8_rows(p.type, avx512)) rounded_256 = true;
+    else if (per_32 && quant_kernels::int8_blocks::rows(p.type)) rounded_32 = true;
+  }
+  if (rounded_256) quant_kernels::quantize_rows(x, n, cols_, rounded);
+  if (rounded_32) quant_kernels::int8_blocks::quantize(x, n, cols_, rounded_blocks);
   const quant_kernels::Int8Rows& x8 = rounded;
+  const quant_kernels::Int8Blocks& x8_blocks = rounded_blocks;
   at::parallel_for(0, rows_, grain, [&](int64_t begin, int64_t end) {
     for (const Part& p : parts_) {
       const int64_t from = std::max(begin, p.first_row) - p.first_row;
@@ -454,11 +465,13 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, A
       if (from >= to) continue;
       const int32_t* order = p.order ? p.order->data() : nullptr;
       float* y_part = y + p.first_row;
-      if (auto integer = int8 ? quant_kernels::int8_rows(p.type) : nullptr) {
+      if (auto integer = per_256 ? quant_kernels::int8_rows(p.type, avx512) : nullptr) {
         integer(p.data, p.row_bytes, order, cols_, x8, y_part, rows_, from, to);
+      } else if (auto blocks = per_32 ? quant_kernels::int8_blocks::rows(p.type) : nullptr) {
+        blocks(p.data, p.row_bytes, order, cols_, x8_blocks, y_part, rows_, from, to);
       } else if (auto format = block_format_of(p.type)) {
         rows_kernel(*format, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
-      } else if (auto own = kernel == Kernel::kAvx512 ? quant_kernels::avx512_rows(p.type) : nullptr) {
+      } else if (auto own = avx512 ? quant_kernels::avx512_rows(p.type) : nullptr) {
         own(p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
       } else {
         rows_dequantized(p.type, rows_kernel, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);

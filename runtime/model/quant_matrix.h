@@ -64,8 +64,8 @@ class QuantMatrix {
   // stride cols) into y [n, rows] (row stride rows), over the intra-op
   // threads. `kernel` picks the instruction set (tests compare them).
   enum class Kernel { kBest, kAvx512, kAvx2, kPortable };
-  // kInt8: where the CPU has AVX-512 and a part is Q4_K or Q6_K (and cols a
-  // multiple of 256), x is rounded to int8 per 256 values (as llama.cpp's
+  // kInt8: with the AVX-512 or AVX2 kernel, where a part is Q4_K or Q6_K
+  // (and cols a multiple of 256), x is rounded to int8 per 256 values (as llama.cpp's
   // Q8_K activations are) and a super-block's groups are multiplied and
   // scaled as integers: a third of the instructions per weight, at half a
   // step of 1/127 of each 256 values' largest. Other parts take fp32.

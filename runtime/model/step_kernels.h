@@ -5,8 +5,9 @@
 // layers of ~40 libtorch ops whose dispatch and allocation cost more than the
 // step's arithmetic, and a step is memory-bound, so this backend reads the
 // GGUF file's own 4/8-bit blocks (cpu_step.h) where the libtorch backend
-// reads weights dequantized to the compute dtype. Activations stay fp32; each
-// cache keeps the model's dtype. tests/runtime/model/cpu_step_test.cpp holds
+// reads weights dequantized to the compute dtype. Activations stay fp32 (the
+// K-quant matrices take them rounded to int8: ModelParams::int8_activations);
+// each cache keeps the model's dtype. tests/runtime/model/cpu_step_test.cpp holds
 // the two backends to the same logits.
 #pragma once
 
@@ -49,13 +50,7 @@ class Model::Impl::StepKernels {
   at::Tensor logits(const float* x, bool all_logits);
 
  private:
-  // bf16 models round their activations to int8 for the K-quant matrices
-  // where the CPU can (QuantMatrix::Activations): their caches hold bf16
-  // already, and a step reads every weight once. fp32 models, the
-  // reference, keep fp32.
-  QuantMatrix::Activations activations() const {
-    return model_.dtype == at::kBFloat16 ? QuantMatrix::Activations::kInt8 : QuantMatrix::Activations::kFp32;
-  }
+  QuantMatrix::Activations activations() const { return model_.step->activations; }
   struct Scratch;
 
   const Impl& model_;

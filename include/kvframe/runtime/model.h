@@ -83,13 +83,19 @@ struct ModelParams {
   std::string lora;
   bool lora_merge = false;
   // On the CPU (fp32 or bf16), every pass reads the file's own blocks in
-  // place (runtime/model/quant_matrix.h): steps of up to 16 tokens
-  // (decoding, forced runs) with kvframe's kernels, activations in fp32;
-  // longer passes (prefill, block encoding) dequantize tiles of weights to
+  // place (runtime/model/quant_matrix.h): steps of up to 32 tokens
+  // (decoding, forced runs) with kvframe's kernels, activations in fp32 (or
+  // int8, below); longer passes (prefill, block encoding) dequantize tiles of weights to
   // the compute dtype for libtorch's GEMM. The model then takes about the
   // file's size in memory. false: libtorch over a dense copy of the weights
   // (the reference; the file's size several times over).
   bool step_kernels = true;
+  // Those steps round their activations to int8 per 256 values for the
+  // K-quant matrices (Q4_K, Q6_K; row length a multiple of 256) where the
+  // CPU has AVX2, as llama.cpp does: about a third of the instructions per
+  // weight, at half a step of 1/127 of each 256 values' largest.
+  // false: fp32 activations (the reference the tests compare against).
+  bool int8_activations = true;
   // Decoding steps on CUDA replay a captured CUDA graph (one launch instead
   // of ~50 per layer) where the build and the cache allow it
   // (runtime/model/decode_graph.h). false: every step runs eagerly.

@@ -113,45 +113,66 @@ TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiplyForEveryType) {
   }
 }
 
+// y within the rounding of x to int8 per 256 values (half a step, 1/254 of
+// its 256 values' largest |x|, per value) times |w|, summed, and a little
+// for fp32 sums.
+void expect_within_int8_rounding(const std::vector<float>& w, const std::vector<float>& x,
+                                 const std::vector<double>& want, const std::vector<float>& y, int64_t rows,
+                                 int64_t cols, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<double> half_step(static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; c += 256) {
+      float largest = 0;
+      for (int64_t k = 0; k < 256; ++k) largest = std::max(largest, std::abs(x[i * cols + c + k]));
+      std::fill_n(half_step.begin() + c, 256, largest / 254.0);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      double bound = 0, magnitude = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        bound += std::abs(w[r * cols + c]) * half_step[static_cast<size_t>(c)];
+        magnitude += std::abs(static_cast<double>(w[r * cols + c]) * x[i * cols + c]);
+      }
+      const size_t k = static_cast<size_t>(i * rows + r);
+      ASSERT_NEAR(y[k], want[k], bound + 1e-5 * magnitude + 1e-6) << "row " << r;
+    }
+  }
+}
+
 TEST(QuantMatrix, Int8ActivationsStayWithinTheirRounding) {
-  // Where the CPU has AVX-512, Q4_K and Q6_K multiply activations rounded to
-  // int8 per 256 values; every other type (and CPU) fp32 ones, so the bound
-  // holds for all.
+  // With the AVX-512 and AVX2 kernels, Q4_K and Q6_K multiply activations
+  // rounded to int8 per 256 values; with the AVX2 kernel the 32-value block
+  // types per 32 values (a smaller step); every other type (and kernel) fp32
+  // ones, so the bound holds for all.
   const int64_t rows = 37, cols = 512;
   for (GgmlType type : kEveryType) {
     const Stored s = stored_of(type, rows, cols);
     const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
     const std::vector<float> w = reference_rows(m);
     for (int64_t n : {1, 3, 5}) {
-      SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows");
       const std::vector<float> x = normal_values(n * cols, 21);
       const std::vector<double> want = reference_product(w, rows, cols, x, n);
-      std::vector<float> y(static_cast<size_t>(n * rows));
-      m.multiply(x.data(), n, y.data(), QuantMatrix::Kernel::kBest, QuantMatrix::Activations::kInt8);
-      // Each value's rounding is at most half a step, 1/254 of its 256
-      // values' largest |x|: the product's error at most that times |w|,
-      // summed (and a little for fp32 sums).
-      for (int64_t i = 0; i < n; ++i) {
-        std::vector<double> half_step(static_cast<size_t>(cols));
-        for (int64_t c = 0; c < cols; c += 256) {
-          float largest = 0;
-          for (int64_t k = 0; k < 256; ++k) largest = std::max(largest, std::abs(x[i * cols + c + k]));
-          std::fill_n(half_step.begin() + c, 256, largest / 254.0);
+      std::vector<float> avx512_result;
+      for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2, QuantMatrix::Kernel::kPortable}) {
+        if (!QuantMatrix::supported(kernel)) continue;
+        const bool avx512 = kernel == QuantMatrix::Kernel::kAvx512;
+        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows, kernel " +
+                     std::to_string(static_cast<int>(kernel)));
+        std::vector<float> y(static_cast<size_t>(n * rows));
+        m.multiply(x.data(), n, y.data(), kernel, QuantMatrix::Activations::kInt8);
+        expect_within_int8_rounding(w, x, want, y, rows, cols, n);
+        const bool per_256 = kernel != QuantMatrix::Kernel::kPortable && quant_kernels::int8_rows(type, avx512);
+        const bool per_32 = kernel == QuantMatrix::Kernel::kAvx2 && quant_kernels::int8_blocks::rows(type);
+        if (per_256 || per_32) {  // it took an int8 kernel: not fp32's result
+          std::vector<float> fp32(y.size());
+          m.multiply(x.data(), n, fp32.data(), kernel);
+          EXPECT_NE(y, fp32);
         }
-        for (int64_t r = 0; r < rows; ++r) {
-          double bound = 0, magnitude = 0;
-          for (int64_t c = 0; c < cols; ++c) {
-            bound += std::abs(w[r * cols + c]) * half_step[static_cast<size_t>(c)];
-            magnitude += std::abs(static_cast<double>(w[r * cols + c]) * x[i * cols + c]);
-          }
-          const size_t k = static_cast<size_t>(i * rows + r);
-          ASSERT_NEAR(y[k], want[k], bound + 1e-5 * magnitude + 1e-6) << "row " << r;
+        // Both instruction sets round to the same integers and sum them
+        // exactly: they differ only in the fp32 sums' order.
+        if (per_256 && avx512) avx512_result = y;
+        if (per_256 && !avx512 && !avx512_result.empty()) {
+          for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], avx512_result[k], 1e-5 * (1 + std::abs(y[k])));
         }
-      }
-      if (quant_kernels::int8_rows(type)) {  // it took the int8 kernel: not fp32's result
-        std::vector<float> fp32(y.size());
-        m.multiply(x.data(), n, fp32.data());
-        EXPECT_NE(y, fp32);
       }
     }
   }
@@ -233,6 +254,37 @@ TEST(QuantMatrix, RowOrdersAreReadThroughNotCopied) {
   const at::Tensor x = at::randn({40, 256});
   const at::Tensor want_y = at::linear(x, reordered.dense(at::kFloat));
   EXPECT_LT((reordered.multiply_tiles(x) - want_y).abs().max().item<double>(), 1e-3);
+}
+
+TEST(QuantMatrix, Int8ActivationsReadEachPartThroughItsRowOrder) {
+  // A reordered Q4_1 part (rounded per 32 with the AVX2 kernel), a Q4_K part
+  // (per 256) and an F32 part (fp32 activations) stacked: each part's
+  // columns of the product are that part's product alone, exactly.
+  const Stored a = stored_of(GgmlType::kQ4_1, 5, 256), b = stored_of(GgmlType::kQ4_K, 4, 256),
+               c = stored_of(GgmlType::kF32, 3, 256);
+  const std::vector<QuantMatrix> parts = {QuantMatrix::from_tensor(a.info, nullptr)->with_row_order({4, 2, 0, 1, 3}),
+                                          *QuantMatrix::from_tensor(b.info, nullptr),
+                                          *QuantMatrix::from_tensor(c.info, nullptr)};
+  const QuantMatrix all = QuantMatrix::stack(parts);
+  const int64_t n = 2;
+  const std::vector<float> x = normal_values(n * 256, 8);
+  for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2}) {
+    if (!QuantMatrix::supported(kernel)) continue;
+    SCOPED_TRACE("kernel " + std::to_string(static_cast<int>(kernel)));
+    std::vector<float> y(static_cast<size_t>(n * all.rows()));
+    all.multiply(x.data(), n, y.data(), kernel, QuantMatrix::Activations::kInt8);
+    int64_t first = 0;
+    for (const QuantMatrix& part : parts) {
+      std::vector<float> alone(static_cast<size_t>(n * part.rows()));
+      part.multiply(x.data(), n, alone.data(), kernel, QuantMatrix::Activations::kInt8);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t r = 0; r < part.rows(); ++r) {
+          EXPECT_EQ(y[static_cast<size_t>(i * all.rows() + first + r)], alone[static_cast<size_t>(i * part.rows() + r)]);
+        }
+      }
+      first += part.rows();
+    }
+  }
 }
 
 TEST(QuantMatrix, FileBytesStayWhileTheOwnerLives) {
