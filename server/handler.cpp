@@ -2,6 +2,7 @@
 #include "kvframe/server_core/handler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
@@ -117,6 +118,10 @@ void RequestHandler::on_message(const Peer& peer, std::string_view bytes, ReplyS
   auto parsed = parse_request(protocol::aligned(bytes, storage), params_.limits);
   if (!parsed) return refuse(door, peer.route, peer.principal, parsed.error());
   Request& request = *parsed;
+  // Any request the server could read shows its client is still there: the
+  // principal's sessions are not idle (HandlerParams::session_idle).
+  scheduler_.touch(peer.principal, received);
+  if (std::holds_alternative<PingRequest>(request.body)) return door.send(peer.route, replies::pong(request.request_id));
   if (const auto* hello = std::get_if<HelloRequest>(&request.body)) {
     log_.info("hello", {{"client", hello->client_name}, {"principal", peer.principal}});
     return door.send(peer.route, hello_reply(request.request_id));
@@ -193,7 +198,12 @@ flatbuffers::DetachedBuffer RequestHandler::hello_reply(uint64_t request_id) con
                                                                           : params_.modes.front();
   return replies::hello(request_id, {params_.server_version, model_, &params_.modes, default_mode,
                                      params_.limits.max_message_bytes, max_context_, instance_id_,
-                                     &adapters_.adapters, adapters_.default_adapter});
+                                     &adapters_.adapters, adapters_.default_adapter, session_idle_ms()});
+}
+
+uint32_t RequestHandler::session_idle_ms() const {
+  const auto ms = std::max<std::chrono::milliseconds::rep>(params_.session_idle.count(), 0);
+  return static_cast<uint32_t>(std::min<std::chrono::milliseconds::rep>(ms, UINT32_MAX));
 }
 
 flatbuffers::DetachedBuffer RequestHandler::stats_reply(uint64_t request_id, const Peer& peer) const {

@@ -284,7 +284,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--session-idle-s", o.session_idle_s,
                  "close a session whose client has sent nothing for this many seconds, dropping its queued work "
-                 "(a client that vanished frees its memory; kvframe's clients re-open it by themselves); 0: never")
+                 "(a client that vanished frees its memory; kvframe's clients ping while they hold sessions, and "
+                 "re-open one the server forgot by themselves); 0: never")
       ->capture_default_str();
   app.add_option("--step-tokens", o.step_tokens,
                  "tokens of a frame one session may encode per engine turn: a larger frame is encoded a step at a "

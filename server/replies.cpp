@@ -20,8 +20,14 @@ Buffer hello(uint64_t request_id, const HelloFields& f) {
                                    b.CreateString(f.model.data(), f.model.size()), b.CreateVector(*f.modes),
                                    f.default_mode, f.max_message_bytes, f.max_context, f.instance_id,
                                    b.CreateVectorOfStrings(*f.adapters),
-                                   b.CreateString(f.default_adapter.data(), f.default_adapter.size()));
+                                   b.CreateString(f.default_adapter.data(), f.default_adapter.size()),
+                                   f.session_idle_ms);
   return finish(b, request_id, body);
+}
+
+Buffer pong(uint64_t request_id) {
+  flatbuffers::FlatBufferBuilder b(48);
+  return finish(b, request_id, fb::CreatePong(b));
 }
 
 Buffer session_opened(uint64_t request_id, uint64_t session_id, uint32_t context_tokens, fb::AttentionMode mode) {

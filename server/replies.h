@@ -23,8 +23,10 @@ struct HelloFields {
   uint64_t instance_id;
   const std::vector<std::string>* adapters;
   std::string_view default_adapter;
+  uint32_t session_idle_ms;
 };
 Buffer hello(uint64_t request_id, const HelloFields& fields);
+Buffer pong(uint64_t request_id);
 
 Buffer session_opened(uint64_t request_id, uint64_t session_id, uint32_t context_tokens, fb::AttentionMode mode);
 Buffer session_closed(uint64_t request_id, uint64_t session_id);

@@ -133,11 +133,13 @@ Parsed parse_request(std::string_view bytes, const RequestLimits& limits) {
       return Request{id, CloseSessionRequest{message.body_as_CloseSession()->session_id()}};
     case fb::Body::StatsRequest:
       return Request{id, StatsRequest{}};
+    case fb::Body::Ping:
+      return Request{id, PingRequest{}};
     default: {
       const char* name = fb::EnumNameBody(message.body_type());
       const std::string body = (name && *name) ? name : "body type " + std::to_string(int(message.body_type()));
-      return bad_request(id, 0, body + " is not a request: send Hello, OpenSession, Frame, Query, CloseSession or "
-                                       "StatsRequest");
+      return bad_request(id, 0, body + " is not a request: send Hello, OpenSession, Frame, Query, CloseSession, "
+                                       "StatsRequest or Ping");
     }
   }
 }
@@ -150,7 +152,8 @@ uint64_t session_of(const RequestBody& body) {
 }
 
 const char* request_name(const RequestBody& body) {
-  static constexpr const char* kNames[] = {"Hello", "OpenSession", "Frame", "Query", "CloseSession", "StatsRequest"};
+  static constexpr const char* kNames[] = {"Hello",        "OpenSession", "Frame", "Query",
+                                           "CloseSession", "StatsRequest", "Ping"};
   return kNames[body.index()];
 }
 

@@ -38,7 +38,6 @@ common::Result<uint64_t, RequestError> Scheduler::admit(QueuedRequest item, Cloc
   if (shutting_down_) {
     return error(fb::ErrorCode::ShuttingDown, kShuttingDownMessage, item, session_of(body));
   }
-  if (auto tenant = tenants_.find(item.principal); tenant != tenants_.end()) tenant->second.last_request = now;
   if (const auto* open = std::get_if<OpenSessionRequest>(&body)) {
     if (auto room = check_room(nullptr, item, 0); !room.ok()) return room.error();
     if (auto quota = check_open_quota(item, open->config.context_tokens); !quota.ok()) return quota.error();
@@ -205,6 +204,11 @@ void Scheduler::forget_session(const Session& session) {
   t.context_tokens -= std::min<uint64_t>(t.context_tokens, session.context_tokens);
   t.kv_bytes -= std::min(t.kv_bytes, session.kv_bytes);
   if (t.queued == 0 && t.sessions == 0) tenants_.erase(tenant);
+}
+
+void Scheduler::touch(const std::string& principal, Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto tenant = tenants_.find(principal); tenant != tenants_.end()) tenant->second.last_request = now;
 }
 
 std::vector<Scheduler::Expired> Scheduler::expire_idle(Clock::time_point now, std::chrono::milliseconds idle) {

@@ -26,6 +26,12 @@ constexpr int32_t kHelloRetryMs = 1000;
 constexpr int32_t kCloseGraceMs = 500;
 // Timeouts are checked this often (a scan of the requests in flight).
 constexpr int kExpiryScanMs = 10;
+// A client holding sessions pings after a third of the server's
+// session_idle_ms without sending anything: two pings may come late (a
+// reconnect, a loaded machine) before the server's clock runs out. Never
+// more often than the floor, whatever a server says.
+constexpr uint32_t kPingsPerIdle = 3;
+constexpr uint32_t kMinPingIntervalMs = 50;
 
 // Inproc names are per context, and a shared context (kvf_client_params.
 // zmq_context) may hold several clients: each link's names carry its address.
@@ -118,7 +124,7 @@ void Link::loop() {
                                {monitor_.handle(), 0, ZMQ_POLLIN, 0},
                                {wake_receiver_.handle(), 0, ZMQ_POLLIN, 0}};
     const bool timers = !requests_.empty() || closing_;
-    zmq::poll(items, 3, std::chrono::milliseconds(timers ? kExpiryScanMs : -1));
+    zmq::poll(items, 3, timers ? std::chrono::milliseconds(kExpiryScanMs) : until_ping(Clock::now()));
     if (items[2].revents & ZMQ_POLLIN) take_commands();
     if (items[1].revents & ZMQ_POLLIN) on_monitor_event();
     if (items[0].revents & ZMQ_POLLIN) {
@@ -130,6 +136,7 @@ void Link::loop() {
       last_expiry_scan_ = now;
       expire_requests(now);
     }
+    keep_alive(now);
     if (close_done(now)) return;
   }
 }
@@ -232,6 +239,24 @@ void Link::expire_requests(Clock::time_point now) {
   }
 }
 
+void Link::set_ping_interval(uint32_t session_idle_ms) {
+  const uint32_t ms = session_idle_ms == 0 ? 0 : std::max(session_idle_ms / kPingsPerIdle, kMinPingIntervalMs);
+  ping_interval_ = std::chrono::milliseconds(ms);
+}
+
+bool Link::pinging() const { return ping_interval_.count() > 0 && link_up_ && !closing_ && !sessions_.empty(); }
+
+std::chrono::milliseconds Link::until_ping(Clock::time_point now) const {
+  if (!pinging()) return std::chrono::milliseconds(-1);
+  return std::max(std::chrono::milliseconds(0),
+                  std::chrono::ceil<std::chrono::milliseconds>(last_sent_ + ping_interval_ - now));
+}
+
+void Link::keep_alive(Clock::time_point now) {
+  if (!pinging() || now - last_sent_ < ping_interval_) return;
+  put(encode(shared_.next_request_id.fetch_add(1), 0, PingSpec{}));  // its Pong matches no request: dropped
+}
+
 // ---- requests -----------------------------------------------------------------
 
 void Link::dispatch(uint64_t id) {
@@ -287,9 +312,7 @@ void Link::send(Request& request) {
   auto session = sessions_.find(request.session);
   const bool opening = std::holds_alternative<OpenSpec>(request.spec);
   const uint64_t server_session = (session == sessions_.end() || opening) ? 0 : session->second.server_id;
-  const flatbuffers::DetachedBuffer bytes = encode(request.id, server_session, request.spec);
-  // SNDHWM is 0 (no limit), so a send is only refused when the context is terminating.
-  (void)dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::dontwait);
+  put(encode(request.id, server_session, request.spec));
   request.sent = true;
   request.sent_to_session = server_session;
   if (request.first_sent_at == Clock::time_point{}) request.first_sent_at = Clock::now();
@@ -340,9 +363,14 @@ void Link::fail(uint64_t id, kvf_status code, std::string message) {
   if (closing_session) forget_session(session);  // the handle is invalid after kvf_session_close, whatever came back
 }
 
+void Link::put(const flatbuffers::DetachedBuffer& bytes) {
+  // SNDHWM is 0 (no limit), so a send is only refused when the context is terminating.
+  (void)dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::dontwait);
+  last_sent_ = Clock::now();
+}
+
 void Link::close_orphan(uint64_t server_session) {
-  const flatbuffers::DetachedBuffer bytes = encode(shared_.next_request_id.fetch_add(1), server_session, CloseSpec{});
-  (void)dealer_.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::dontwait);  // reply dropped
+  put(encode(shared_.next_request_id.fetch_add(1), server_session, CloseSpec{}));  // reply dropped
 }
 
 void Link::resolve(uint64_t id, BlockingReply reply) {

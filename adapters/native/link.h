@@ -1,5 +1,6 @@
 // The client's background thread: the only user of the DEALER socket. It
-// sends requests, routes replies by request_id, times requests out, and
+// sends requests, routes replies by request_id, times requests out, keeps
+// its sessions from expiring while it has nothing to send (Ping), and
 // brings sessions back after a server restart (see the header comment of
 // kvframe_client.h, "Recovery").
 #pragma once
@@ -59,9 +60,16 @@ class Link {
   void on_monitor_event();
   void on_message(const zmq::message_t& bytes);
   void expire_requests(Clock::time_point now);
+  // keepalive: a Ping when the client holds sessions and has sent nothing
+  // for ping_interval_, so the server does not take it for gone
+  bool pinging() const;
+  std::chrono::milliseconds until_ping(Clock::time_point now) const;  // -1: no ping due
+  void set_ping_interval(uint32_t session_idle_ms);  // the server's idle limit; 0: none
+  void keep_alive(Clock::time_point now);
   // requests
   void dispatch(uint64_t id);
   void send(Request& request);
+  void put(const flatbuffers::DetachedBuffer& bytes);  // onto the wire, noting when
   uint64_t send_internal(kvf_session session, RequestSpec spec);
   void close_orphan(uint64_t server_session);  // a session the server opened for a request given up on
   void deliver(const Request& request, const kvf_event& event);
@@ -101,6 +109,8 @@ class Link {
   bool link_up_ = false;          // ... and the server answered our Hello
   bool have_instance_ = false;
   uint64_t instance_id_ = 0;
+  std::chrono::milliseconds ping_interval_{0};  // from HelloReply.session_idle_ms; 0: no pings
+  Clock::time_point last_sent_{};
 
   std::vector<uint64_t> aligned_copy_;  // a received message moved to an aligned address
 

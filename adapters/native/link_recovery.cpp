@@ -86,6 +86,7 @@ void Link::on_hello(const fb::HelloReply& hello) {
     shared_.info_changed.notify_all();
   }
   if (hello.max_message_bytes() > 0) shared_.max_message_bytes = hello.max_message_bytes();
+  set_ping_interval(hello.session_idle_ms());
 
   const bool restarted = have_instance_ && hello.instance_id() != instance_id_;
   have_instance_ = true;

@@ -54,6 +54,7 @@ struct Encoder {
                                              s.deadline_frame));
   }
   void operator()(const StatsSpec&) { protocol::finish_message(b, request_id, fb::CreateStatsRequest(b)); }
+  void operator()(const PingSpec&) { protocol::finish_message(b, request_id, fb::CreatePing(b)); }
 };
 
 struct SizeBound {
@@ -69,6 +70,7 @@ struct SizeBound {
     return n;
   }
   std::size_t operator()(const StatsSpec&) const { return 0; }
+  std::size_t operator()(const PingSpec&) const { return 0; }
 };
 
 }  // namespace

@@ -65,7 +65,10 @@ struct QuerySpec {
 
 struct StatsSpec {};
 
-using RequestSpec = std::variant<HelloSpec, OpenSpec, CloseSpec, FrameSpec, QuerySpec, StatsSpec>;
+// The background thread's keepalive (Link::keep_alive), never a caller's request.
+struct PingSpec {};
+
+using RequestSpec = std::variant<HelloSpec, OpenSpec, CloseSpec, FrameSpec, QuerySpec, StatsSpec, PingSpec>;
 
 OpenSpec open_spec_from(const kvf_session_params& params);
 QuerySpec query_spec_from(const kvf_query_params& params);

@@ -2,10 +2,16 @@
 // (tests/support): answers with the engine's report, streaming, a client
 // leaving mid-stream, a server restart under a connected client. Skipped
 // when this build has no kvframe-serve and $KVFRAME_SERVE is not set.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <zmq.h>
@@ -208,6 +214,86 @@ TEST(ClientWithServer, ASessionRecoversByItselfAfterTheServerRestarts) {
                                << answer.status.message() << "\nserver log:\n" << server->log();
   }
   EXPECT_NE(client.server_info()->instance_id, first_instance);
+}
+
+// A game in a process of its own (session_holder.c) that opens a session and
+// goes quiet; killed with SIGKILL when the test says, at the latest when the
+// test ends.
+class HolderProcess {
+ public:
+  explicit HolderProcess(const std::string& endpoint) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    std::string binary = KVFRAME_SESSION_HOLDER;
+    char* argv[] = {binary.data(), const_cast<char*>(endpoint.c_str()), nullptr};
+    pid_ = ::fork();
+    if (pid_ == 0) {  // only async-signal-safe calls until the exec
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::execv(argv[0], argv);
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    stdout_ = out[0];
+  }
+  ~HolderProcess() {
+    kill();
+    if (stdout_ >= 0) ::close(stdout_);
+  }
+  // It said "ready" (its session is open) within timeout_ms.
+  bool ready(int timeout_ms) {
+    std::string line;
+    pollfd readable{stdout_, POLLIN, 0};
+    char c = 0;
+    while (c != '\n') {
+      if (stdout_ < 0 || ::poll(&readable, 1, timeout_ms) != 1 || ::read(stdout_, &c, 1) != 1) return false;
+      line += c;
+    }
+    return line == "ready\n";
+  }
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_ = -1;
+};
+
+// Idle expiry closes the sessions of a client that is gone, never of a quiet
+// one still connected (issue 59): the client's background thread pings.
+TEST(ClientWithServer, AQuietClientKeepsItsSessionAndAKilledOneLosesIt) {
+  KVFRAME_REQUIRE_SERVE();
+  constexpr int kIdleS = 2;
+  ServerProcessOptions options;
+  options.extra_args = {"--session-idle-s", std::to_string(kIdleS)};
+  auto server = start_server(options);
+  ASSERT_TRUE(server);
+  HolderProcess holder(server->endpoint());
+  ASSERT_TRUE(holder.ready(30000)) << "session_holder did not open its session";
+  client::Client quiet = connect(server->endpoint());
+  auto session = quiet.open_session({"holdem"});
+  ASSERT_TRUE(session) << session.status().message();
+  ASSERT_TRUE(session->send_frame(1, KVF_FRAME_WHOLE, kGamecore));
+  auto stats = [&] {
+    auto json = quiet.stats_json();
+    EXPECT_TRUE(json) << json.status().message();
+    return json ? nlohmann::json::parse(*json) : nlohmann::json::object();
+  };
+  EXPECT_EQ(stats()["sessions"], 2) << "a loopback server without CURVE shows every client's";
+
+  holder.kill();
+  // No request from this client for 2.5 times the limit (the server checks
+  // once a second); the first one after it is the Stats below.
+  std::this_thread::sleep_for(std::chrono::milliseconds(kIdleS * 2500));
+  const nlohmann::json after = stats();
+  EXPECT_EQ(after["sessions_expired"], 1) << "the killed client's\n" << server->log();
+  EXPECT_EQ(after["sessions"], 1) << "the quiet client's, never expired (and re-opened)";
+  client::Answer answer = session->ask(short_query()).get();
+  EXPECT_TRUE(answer.status) << kvf_status_name(answer.status.code()) << ": " << answer.status.message();
 }
 
 // A Z85 key pair (text of 40 characters each).

@@ -88,7 +88,8 @@ void ScriptedServer::hello_reply(const Incoming& to, uint64_t instance_id, uint6
   std::vector<fb::AttentionMode> modes = {fb::AttentionMode::Full, fb::AttentionMode::Block};
   protocol::finish_message(b, to.request_id(),
                            fb::CreateHelloReplyDirect(b, "scripted-0.1", "tiny", &modes, fb::AttentionMode::Block,
-                                                      max_message_bytes, 4096, instance_id));
+                                                      max_message_bytes, 4096, instance_id, nullptr, nullptr,
+                                                      session_idle_ms));
   reply(to, b.Release());
 }
 
@@ -160,6 +161,12 @@ void ScriptedServer::stats(const Incoming& to) {
   reply(to, b.Release());
 }
 
+void ScriptedServer::pong(const Incoming& to) {
+  flatbuffers::FlatBufferBuilder b;
+  protocol::finish_message(b, to.request_id(), fb::CreatePong(b));
+  reply(to, b.Release());
+}
+
 void ScriptedServer::answer_hello(uint64_t instance_id, uint64_t max_message_bytes) {
   hello_reply(expect(fb::Body::Hello), instance_id, max_message_bytes);
 }
@@ -192,6 +199,8 @@ void ScriptedServer::answer(const Incoming& in, uint64_t instance_id) {
       return result(in, "answer " + std::to_string(in.request_id()));
     case fb::Body::StatsRequest:
       return stats(in);
+    case fb::Body::Ping:
+      return pong(in);
     default:
       return error(in, fb::ErrorCode::BadRequest, "not a request");
   }

@@ -55,8 +55,12 @@ class ScriptedServer {
   void action_result(const Incoming& to, const std::string& action_json, const std::vector<uint8_t>& action);
   void error(const Incoming& to, fb::ErrorCode code, const std::string& message);
   void stats(const Incoming& to);
+  void pong(const Incoming& to);
   // expect(Hello) and answer it.
   void answer_hello(uint64_t instance_id, uint64_t max_message_bytes = 1 << 20);
+
+  // What its HelloReplies say of idle expiry (the client pings within it; 0: never).
+  uint32_t session_idle_ms = 0;
 
   // Closes the socket (clients see the connection drop) and binds the same port again.
   void restart();

@@ -37,6 +37,7 @@ bool is_reply(fb::Body body) {
     case fb::Body::Result:
     case fb::Body::Error:
     case fb::Body::Stats:
+    case fb::Body::Pong:
       return true;
     default:
       return false;

@@ -66,6 +66,19 @@ int main(int argc, char** argv) {
 
   script("hello", {hello_message(1)});
   script("stats", {stats_request_message(1)});
+  {  // keepalive: a Ping before and after a session, a malformed one, one from another client
+    std::string s;
+    append_message(s, 0, ping_message(1));
+    append_message(s, 0, open_session_message(2));
+    append_steps(s, 0);
+    append_message(s, 0, ping_message(3));
+    append_message(s, 0, ping_message(4, 7));
+    const std::string ping = ping_message(5);
+    append_message(s, 0, ping.substr(0, ping.size() - 1));
+    append_message(s, 1, ping_message(6));
+    append_message(s, 0, query_message(7, a));
+    seeds.emplace_back("keepalive", s);
+  }
   const std::vector<std::string> conversation = {
       open_session_message(1),
       frame_message(2, a, 1, kState),

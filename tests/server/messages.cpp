@@ -67,6 +67,11 @@ std::string stats_request_message(uint64_t request_id) {
   return finished(b, request_id, fb::CreateStatsRequest(b));
 }
 
+std::string ping_message(uint64_t request_id, uint16_t version) {
+  flatbuffers::FlatBufferBuilder b;
+  return finished(b, request_id, fb::CreatePing(b), version);
+}
+
 const fb::Message* read_reply(const std::string& bytes) {
   auto decoded = protocol::decode(bytes, std::numeric_limits<std::size_t>::max());
   return decoded ? *decoded : nullptr;

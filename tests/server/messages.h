@@ -36,6 +36,7 @@ struct QueryOptions {
 std::string query_message(uint64_t request_id, uint64_t session_id, const QueryOptions& options = {});
 std::string close_session_message(uint64_t request_id, uint64_t session_id);
 std::string stats_request_message(uint64_t request_id);
+std::string ping_message(uint64_t request_id, uint16_t version = protocol::kProtocolVersion);
 
 // A reply, verified (no size limit); nullptr if it does not verify.
 const fb::Message* read_reply(const std::string& bytes);

@@ -42,6 +42,11 @@ _KIND_NAMES = ("Hello", "OpenSession", "CloseSession", "Frame", "Query", "StatsR
 OPENING, OPEN_, REOPENING, LOST = range(4)
 
 HELLO_RETRY_S = 1.0        # a Hello with no answer (a server still starting) is sent again
+# A client holding sessions pings after a third of the server's session_idle without sending
+# anything: two pings may come late (a reconnect, a loaded machine) before the server's clock runs
+# out. Never more often than the floor, whatever a server says. (link.cpp's kPingsPerIdle.)
+PINGS_PER_IDLE = 3
+MIN_PING_INTERVAL_S = 0.05
 CLOSE_GRACE_S = 0.5        # closing waits this long for the server to close the sessions
 MAX_REPLAY_BYTES = 64 << 20  # what a session keeps for re-sending after a restart
 MAX_REPLAY_FRAMES = 4096
@@ -125,6 +130,8 @@ class Core:
         self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES
         self.closing = False
         self.close_deadline = 0.0
+        self.ping_interval = 0.0  # from HelloReply.session_idle_ms; 0: no pings
+        self.last_sent = 0.0
         # Driver hooks: the HelloReply (or a failed handshake) changed what connect() waits for;
         # a session's server id changed (opened or re-opened).
         self.on_link_change: Callable[[], None] = lambda: None
@@ -139,8 +146,21 @@ class Core:
         self.requests[request.id] = request
         self.dispatch(request.id)
 
-    def has_timers(self) -> bool:
-        return bool(self.requests) or self.closing
+    def wait_s(self, scan_s: float) -> Optional[float]:
+        """How long the driver may wait for input before calling expire() and keep_alive():
+        scan_s while requests are pending (their timeouts), until the next Ping is due while
+        sessions are held, else for ever (None)."""
+        if self.requests or self.closing:
+            return scan_s
+        if not self.pinging():
+            return None
+        return max(0.0, self.last_sent + self.ping_interval - self.clock())
+
+    def keep_alive(self, now: float) -> None:
+        """A Ping when the client holds sessions and has sent nothing for ping_interval, so the
+        server does not take it for gone (its Pong matches no request and is dropped)."""
+        if self.pinging() and now - self.last_sent >= self.ping_interval:
+            self.put(wire.encode_ping(self.next_id()))
 
     def on_connected(self) -> None:
         self.connected = True
@@ -306,10 +326,18 @@ class Core:
             return wire.encode_close(request.id, server_session)
         return wire.encode_stats(request.id)
 
+    def pinging(self) -> bool:
+        return self.ping_interval > 0 and self.link_up and not self.closing and bool(self.sessions)
+
+    def put(self, message: bytes) -> None:
+        """Onto the wire (the driver sends the outbox), noting when."""
+        self.outbox.append(message)
+        self.last_sent = self.clock()
+
     def send(self, request: Request) -> None:
         session = self.sessions.get(request.session)
         server_session = 0 if (session is None or request.kind == OPEN) else session.server_id
-        self.outbox.append(self.encode(request, server_session))
+        self.put(self.encode(request, server_session))
         request.sent = True
         request.sent_to = server_session
         if not request.first_sent_at:
@@ -323,7 +351,7 @@ class Core:
         return request.id
 
     def close_orphan(self, server_session: int) -> None:
-        self.outbox.append(wire.encode_close(self.next_id(), server_session))  # its reply is dropped
+        self.put(wire.encode_close(self.next_id(), server_session))  # its reply is dropped
 
     def deliver(self, request: Request, event: Any) -> None:
         if request.internal or request.sink is None:
@@ -450,6 +478,8 @@ class Core:
         self.link_problem = ""
         if info.max_message_bytes > 0:
             self.max_message_bytes = info.max_message_bytes
+        self.ping_interval = (max(info.session_idle / PINGS_PER_IDLE, MIN_PING_INTERVAL_S)
+                              if info.session_idle > 0 else 0.0)
         restarted = self.have_instance and info.instance_id != self.instance_id
         self.have_instance = True
         self.instance_id = info.instance_id

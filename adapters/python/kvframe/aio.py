@@ -296,12 +296,15 @@ class AsyncClient(ClientBase):
     async def _tick(self) -> None:
         core = self._core
         while True:
-            if core.has_timers():
-                await asyncio.sleep(EXPIRY_SCAN_S)
-            else:
-                self._timer_event.clear()
-                await self._timer_event.wait()
-            core.expire(time.monotonic())
+            # A request submitted meanwhile sets the event: its timeout is then scanned for.
+            self._timer_event.clear()
+            try:
+                await asyncio.wait_for(self._timer_event.wait(), core.wait_s(EXPIRY_SCAN_S))
+            except asyncio.TimeoutError:
+                pass
+            now = time.monotonic()
+            core.expire(now)
+            core.keep_alive(now)
             self._flush()
 
 

@@ -501,8 +501,8 @@ class Client(ClientBase):
         last_scan = time.monotonic()
         while True:
             self._flush()
-            timeout = EXPIRY_SCAN_S * 1000 if core.has_timers() else None
-            ready = dict(poller.poll(timeout))
+            wait = core.wait_s(EXPIRY_SCAN_S)
+            ready = dict(poller.poll(None if wait is None else wait * 1000))
             if wake in ready and self._take_commands() and not core.closing:
                 core.begin_close()
             if monitor in ready:
@@ -518,6 +518,7 @@ class Client(ClientBase):
             if now - last_scan >= EXPIRY_SCAN_S:
                 last_scan = now
                 core.expire(now)
+            core.keep_alive(now)
             self._flush()
             if core.close_done(now):
                 return

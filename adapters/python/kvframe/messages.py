@@ -83,6 +83,9 @@ class ServerInfo:
             means the server restarted (the client then re-opens its sessions).
         adapters: the LoRA adapters a session may name (``open_session(adapter=)``).
         default_adapter: the one a session naming none gets; ``"none"``: the base model.
+        session_idle: seconds after which the server closes the sessions of a client it has
+            heard nothing from (``--session-idle-s``; 0: never). While the client holds
+            sessions it pings well within that, so a quiet game keeps them.
     """
 
     server_version: str
@@ -94,6 +97,7 @@ class ServerInfo:
     instance_id: int
     adapters: Tuple[str, ...] = ()
     default_adapter: str = "none"
+    session_idle: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ try:
         HelloReply,
         Message,
         OpenSession,
+        Ping,
         Query,
         Result as FbResult,
         Sampling,
@@ -219,6 +220,12 @@ def encode_stats(request_id: int) -> bytes:
     return _finish(b, request_id, _B.StatsRequest, StatsRequest.End(b))
 
 
+def encode_ping(request_id: int) -> bytes:
+    b = flatbuffers.Builder(32)
+    Ping.Start(b)
+    return _finish(b, request_id, _B.Ping, Ping.End(b))
+
+
 # ---- decoding --------------------------------------------------------------------
 
 
@@ -287,6 +294,7 @@ def hello_info(body: Any) -> t.ServerInfo:
         instance_id=body.InstanceId(),
         adapters=tuple(_text(body.Adapters(i)) for i in range(body.AdaptersLength())),
         default_adapter=_text(body.DefaultAdapter()) or "none",
+        session_idle=body.SessionIdleMs() / 1000,
     )
 
 

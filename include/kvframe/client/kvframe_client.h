@@ -44,6 +44,12 @@
  * with a NULL callback an ack is discarded, but an Error about a frame still
  * goes to the queue.
  *
+ * Keepalive. The server closes the sessions of a client it has heard nothing
+ * from for its --session-idle-s. While a client holds sessions and has sent
+ * nothing for a third of that (the server says it in its HelloReply), the
+ * background thread sends a Ping: a quiet game keeps its sessions, one that
+ * vanished without kvf_client_close loses them. Nothing to call.
+ *
  * Recovery. The client reconnects by itself (ZeroMQ) and notices a server
  * restart (connection events and the server's instance id, asked with a Hello
  * after every reconnect; an UnknownSession error for a session it has open is

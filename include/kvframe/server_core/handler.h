@@ -7,8 +7,9 @@
 // Every request gets exactly one reply (Chunks before a Result aside):
 // Hello→HelloReply, OpenSession→SessionOpened|Error, Frame→FrameAck|Error,
 // Query→Chunk* then Result|Error, CloseSession→SessionClosed|Error,
-// StatsRequest→Stats. Hello and StatsRequest are answered by the I/O thread;
-// everything else about sessions runs on the engine thread in order.
+// StatsRequest→Stats, Ping→Pong. Hello, StatsRequest and Ping are answered
+// by the I/O thread; everything else about sessions runs on the engine
+// thread in order.
 #pragma once
 
 #include <chrono>
@@ -84,10 +85,12 @@ struct HandlerParams {
   // by default: on a 2-core CPU it gained nothing (bench/bench_serving.py),
   // since encoding, not decoding, fills a decision there.
   std::size_t max_sessions_together = 1;
-  // A session whose client has sent no request for this long is closed and
-  // its queued work dropped: a client that vanished frees its KV. Clients
-  // re-open a session the server forgot (and re-send its frames) by
-  // themselves. 0: never.
+  // A session whose client (its principal) has sent no request the server
+  // could read for this long is closed and its queued work dropped: a client
+  // that vanished frees its KV. A client still there that has nothing to ask
+  // sends Pings (HelloReply.session_idle_ms tells it this). Clients re-open
+  // a session the server forgot (and re-send its frames) by themselves.
+  // 0: never.
   std::chrono::milliseconds session_idle{0};
   RequestLimits limits;
   SchedulerLimits scheduler;
@@ -105,8 +108,8 @@ class RequestHandler {
  public:
   RequestHandler(Backend& backend, HandlerParams params, Log& log);
 
-  // I/O thread: one message as received. Refusals, Hello and StatsRequest
-  // are answered on `door` at once; the rest is queued for the engine.
+  // I/O thread: one message as received. Refusals, Hello, StatsRequest and
+  // Ping are answered on `door` at once; the rest is queued for the engine.
   void on_message(const Peer& peer, std::string_view bytes, ReplySink& door);
   // Engine thread: runs the next queued request (its replies go to `out`),
   // waiting up to `wait` for one. false when there was none.
@@ -131,6 +134,7 @@ class RequestHandler {
   // cannot be served, if it cannot.
   std::optional<std::string> resolve_adapter(std::string& adapter) const;
   flatbuffers::DetachedBuffer hello_reply(uint64_t request_id) const;
+  uint32_t session_idle_ms() const;  // HelloReply's: params_.session_idle, clamped to the field
   flatbuffers::DetachedBuffer stats_reply(uint64_t request_id, const Peer& peer) const;
 
   // Closes the sessions whose client fell silent (HandlerParams::session_idle).

@@ -49,8 +49,10 @@ struct CloseSessionRequest {
 
 struct StatsRequest {};
 
-using RequestBody =
-    std::variant<HelloRequest, OpenSessionRequest, FrameRequest, QueryRequest, CloseSessionRequest, StatsRequest>;
+struct PingRequest {};  // keepalive: it only says the client is still there
+
+using RequestBody = std::variant<HelloRequest, OpenSessionRequest, FrameRequest, QueryRequest, CloseSessionRequest,
+                                 StatsRequest, PingRequest>;
 
 struct Request {
   uint64_t request_id = 0;
@@ -75,7 +77,7 @@ struct RequestLimits {
 
 common::Result<Request, RequestError> parse_request(std::string_view bytes, const RequestLimits& limits);
 
-// The session a request is about; 0 for Hello, OpenSession and StatsRequest.
+// The session a request is about; 0 for Hello, OpenSession, StatsRequest and Ping.
 uint64_t session_of(const RequestBody& body);
 // "Frame", "Query", ... for logs.
 const char* request_name(const RequestBody& body);

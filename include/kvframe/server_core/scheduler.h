@@ -131,6 +131,10 @@ class Scheduler {
   // still queued for it.
   std::vector<QueuedRequest> finish(const Work& work, Outcome outcome, double engine_ms);
 
+  // The principal sent a request now (any kind the server could read,
+  // queued or not): its sessions are not idle. Nothing for a principal with
+  // no sessions or queued requests (no state is kept for it).
+  void touch(const std::string& principal, Clock::time_point now);
   // Sessions whose owner has sent no request for `idle` and that run
   // nothing now: forgotten, with the requests they had queued (dropped
   // unanswered: their client is gone). Returns each one's id and owner, for
@@ -181,7 +185,7 @@ class Scheduler {
     std::size_t sessions = 0, queued = 0;
     uint64_t context_tokens = 0;
     uint64_t kv_bytes = 0;
-    Clock::time_point last_request;  // idle expiry counts from it
+    Clock::time_point last_request;  // idle expiry counts from it (touch)
     double charged = 0;  // engine ms it was charged, over its weight: whose turn it is
   };
   // A principal whose work starts again is charged at least what the
