@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Write random-weight GGUF files at the real shapes of Qwen3-0.6B, Llama-3.2-1B
-and Gemma-3-1B, quantized to Q4_K_M by llama.cpp's own llama-quantize.
+"""Write random-weight GGUF files at the real shapes of Qwen3-0.6B, Llama-3.2-1B,
+Gemma-3-1B and Phi-4-mini, quantized to Q4_K_M by llama.cpp's own llama-quantize.
 
 kvframe is compared with llama.cpp on these files (tests/runtime/model/
 model_llama_cpp_test.cpp): the weights are random, the shapes, hyperparameters,
@@ -11,8 +11,9 @@ rows that are not a multiple of 256) runs at full size.
 
   /tmp/refenv/bin/python scripts/random-model-gguf.py [--out-dir DIR] [--keep-f16]
       [--llama-bin DIR] [SHAPE ...]
-      (SHAPE: qwen3-0.6b llama3.2-1b llama3.2-3b llama3.1-8b gemma3-1b; default: the three
-       the llama.cpp reference test reads, qwen3-0.6b llama3.2-1b gemma3-1b)
+      (SHAPE: qwen3-0.6b llama3.2-1b llama3.2-3b llama3.1-8b gemma3-1b phi4-mini
+       phi4-mini-4l; default: the ones the llama.cpp reference test reads,
+       qwen3-0.6b llama3.2-1b gemma3-1b phi4-mini-4l)
 
 writes DIR/<shape>-random-q4_k_m.gguf (DIR: the model cache's random/ folder,
 $KVFRAME_MODELS/random, else ~/.cache/kvframe/models/random, where the test
@@ -49,7 +50,18 @@ pre-tokenizer names (qwen2, llama-bpe) and the real special tokens at their
 real ids: the 256 byte tokens, a few merged ones (and their merges: llama.cpp
 requires the merges key, gguf-py refuses an empty array), "<tok_N>" fillers.
 Text tokenizes into bytes and those few merges only; the fixtures feed random
-token ids, so this is enough for both runtimes to load the file.
+token ids, so this is enough for both runtimes to load the file. Phi-4-mini:
+the same, under its real pre-tokenizer name (gpt-4o), which kvframe refuses
+(runtime/tokenizer/pre_tokenizer.cpp says why): its model is compared, its
+tokenizer refused.
+
+Phi-4-mini. phi4-mini is the whole shape (a Q4_K_M of ~2.4 GB whose F32 copy,
+which the fixture script makes, is ~15 GB); phi4-mini-4l has the same tensors
+at 4 of its 32 layers, small enough for a 24 GB machine shared with builds,
+and is the one the reference test reads. Its LongRoPE factors are synthetic
+(48 per set, short near 1, long growing to 40: the real files' lengths and
+ranges), its attention factor the one convert_hf_to_gguf.py derives from
+131072 / 4096.
 """
 import argparse
 import math
@@ -115,11 +127,22 @@ SHAPES = {
     "gemma3-1b": dict(arch="gemma3", name="Gemma 3 1B (random weights)", n_layer=26, n_embd=1152, n_head=4,
                       n_head_kv=1, head_dim=256, n_ff=6912, n_vocab=262144, rope_base=1e6, rms_eps=1e-6,
                       n_ctx=32768, sliding_window=512, tokenizer="gemma3"),
+    # microsoft/Phi-4-mini-instruct: hidden_size 3072, intermediate_size 8192,
+    # 32 layers, 24 heads, 8 KV heads (head_dim 128), partial_rotary_factor
+    # 0.75 (96 of 128 dimensions rotated), vocab 200064, rope_theta 10000,
+    # rms_norm_eps 1e-5, max_position_embeddings 131072,
+    # original_max_position_embeddings 4096, rope_scaling longrope,
+    # tie_word_embeddings true, no sliding window (written as 0, as
+    # convert_hf_to_gguf.py does for Phi-4). Q|K|V and gate|up fused in the file.
+    "phi4-mini": dict(arch="phi3", name="Phi 4 mini (random weights)", n_layer=32, n_embd=3072, n_head=24,
+                      n_head_kv=8, head_dim=128, n_ff=8192, n_vocab=200064, rope_base=10000.0, rms_eps=1e-5,
+                      n_ctx=131072, tokenizer="gpt-4o", rope_dims=96, original_context=4096),
 }
+SHAPES["phi4-mini-4l"] = dict(SHAPES["phi4-mini"], n_layer=4, name="Phi 4 mini, 4 layers (random weights)")
 
 # The shapes tests/runtime/model/model_llama_cpp_test.cpp compares; the
 # larger Llama ones are for memory and speed (bench/bench_weights_memory.py).
-DEFAULT_SHAPES = ["qwen3-0.6b", "llama3.2-1b", "gemma3-1b"]
+DEFAULT_SHAPES = ["qwen3-0.6b", "llama3.2-1b", "gemma3-1b", "phi4-mini-4l"]
 
 GEMMA_TOKENIZER_SOURCE = CACHE / "gemma-3-270m-q4_k_m.gguf"
 QK_GAIN = 1.5
@@ -147,24 +170,47 @@ def llama3_rope_factors(head_dim, base, factor, low_freq_factor, high_freq_facto
     return np.array(factors, dtype=np.float32)
 
 
+def longrope(s):
+    """Phi-3's LongRoPE: synthetic short and long factors (one per rotated
+    pair) and the attention factor convert_hf_to_gguf.py derives."""
+    pairs = s["rope_dims"] // 2
+    ramp = np.linspace(0.0, 1.0, pairs, dtype=np.float32)
+    short = (1.0 + 0.5 * ramp ** 4).astype(np.float32)
+    long = (1.0 + 39.0 * ramp ** 2).astype(np.float32)
+    scale = s["n_ctx"] / s["original_context"]
+    return short, long, math.sqrt(1 + math.log(scale) / math.log(s["original_context"]))
+
+
 def tensor_list(s):
     """(name, numpy shape (outermost first), kind) in the order convert_hf_to_gguf.py writes them."""
     e, q, kv, ff = s["n_embd"], s["n_head"] * s["head_dim"], s["n_head_kv"] * s["head_dim"], s["n_ff"]
+    fused = s["arch"] == "phi3"
     out = [("token_embd.weight", (s["n_vocab"], e), "embd")]
     if "llama3_rope" in s:
         out.append(("rope_freqs.weight", (s["head_dim"] // 2,), "rope"))
+    if fused:
+        out += [("rope_factors_long.weight", (s["rope_dims"] // 2,), "rope_long"),
+                ("rope_factors_short.weight", (s["rope_dims"] // 2,), "rope_short")]
     for l in range(s["n_layer"]):
         b = f"blk.{l}."
-        out += [(b + "attn_norm.weight", (e,), "norm"), (b + "attn_q.weight", (q, e), "qk"),
-                (b + "attn_k.weight", (kv, e), "qk"), (b + "attn_v.weight", (kv, e), "mat"),
-                (b + "attn_output.weight", (e, q), "mat")]
+        out.append((b + "attn_norm.weight", (e,), "norm"))
+        if fused:  # Q|K|V in one tensor: kind qkv scales its Q and K rows as "qk" does
+            out.append((b + "attn_qkv.weight", (q + 2 * kv, e), "qkv"))
+        else:
+            out += [(b + "attn_q.weight", (q, e), "qk"), (b + "attn_k.weight", (kv, e), "qk"),
+                    (b + "attn_v.weight", (kv, e), "mat")]
+        out.append((b + "attn_output.weight", (e, q), "mat"))
         if s["arch"] in ("qwen3", "gemma3"):
             out += [(b + "attn_q_norm.weight", (s["head_dim"],), "norm"),
                     (b + "attn_k_norm.weight", (s["head_dim"],), "norm")]
         if s["arch"] == "gemma3":
             out.append((b + "post_attention_norm.weight", (e,), "post_norm"))
-        out += [(b + "ffn_norm.weight", (e,), "norm"), (b + "ffn_gate.weight", (ff, e), "mat"),
-                (b + "ffn_up.weight", (ff, e), "mat"), (b + "ffn_down.weight", (e, ff), "mat")]
+        out.append((b + "ffn_norm.weight", (e,), "norm"))
+        if fused:  # gate rows, then up rows
+            out.append((b + "ffn_up.weight", (2 * ff, e), "mat"))
+        else:
+            out += [(b + "ffn_gate.weight", (ff, e), "mat"), (b + "ffn_up.weight", (ff, e), "mat")]
+        out.append((b + "ffn_down.weight", (e, ff), "mat"))
         if s["arch"] == "gemma3":
             out.append((b + "post_ffw_norm.weight", (e,), "post_norm"))
     out.append(("output_norm.weight", (e,), "norm"))
@@ -180,15 +226,20 @@ def tensor_data(name, shape, kind, s):
         return np.full(shape, POST_NORM_GAIN, dtype=np.float32)
     if kind == "rope":
         return llama3_rope_factors(s["head_dim"], s["rope_base"], **s["llama3_rope"])
+    if kind in ("rope_short", "rope_long"):
+        return longrope(s)[0 if kind == "rope_short" else 1]
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([SEED, zlib.crc32(name.encode())])))
     std = LOGIT_STD / math.sqrt(s["n_embd"]) if kind == "embd" else 1.0 / math.sqrt(shape[1])
     if kind == "qk":
         std *= QK_GAIN
+    qk_rows = (s["n_head"] + s["n_head_kv"]) * s["head_dim"] if kind == "qkv" else 0
     out = np.empty(shape, dtype=np.float16)
     rows = max(1, (1 << 24) // shape[1])  # 16M values at a time
     for r in range(0, shape[0], rows):
-        block = rng.standard_normal((min(rows, shape[0] - r), shape[1]), dtype=np.float32)
-        out[r:r + rows] = block * np.float32(std)
+        block = rng.standard_normal((min(rows, shape[0] - r), shape[1]), dtype=np.float32) * np.float32(std)
+        gained = max(0, min(qk_rows - r, block.shape[0]))  # the fused tensor's Q and K rows
+        block[:gained] *= np.float32(QK_GAIN)
+        out[r:r + rows] = block
     return out
 
 
@@ -254,6 +305,12 @@ def add_tokenizer(w, s):
     if s["tokenizer"] == "qwen2":  # Qwen3's control tokens (the rest of its specials are user-defined text)
         specials = {151643: "<|endoftext|>", 151644: "<|im_start|>", 151645: "<|im_end|>"}
         bos, eos, pad, add_bos = 151643, 151645, 151643, False
+    elif s["tokenizer"] == "gpt-4o":  # Phi-4-mini's added tokens (its tokenizer_config.json)
+        names = ["<|endoftext|>"] + [None] * 18 + ["<|endofprompt|>", "<|assistant|>", "<|end|>", "<|user|>",
+                                                  "<|system|>", "<|tool|>", "<|/tool|>", "<|tool_call|>",
+                                                  "<|/tool_call|>", "<|tool_response|>", "<|tag|>"]
+        specials = {199999 + i: name for i, name in enumerate(names) if name}
+        bos, eos, pad, add_bos = 199999, 199999, 199999, False
     else:  # llama-bpe: Llama 3's 256 reserved ids from 128000
         names = {0: "<|begin_of_text|>", 1: "<|end_of_text|>", 4: "<|finetune_right_pad_id|>",
                  6: "<|start_header_id|>", 7: "<|end_header_id|>", 8: "<|eom_id|>", 9: "<|eot_id|>",
@@ -293,10 +350,15 @@ def write_f16(s, path):
         w.add_rope_dimension_count(s["head_dim"])
     if "sliding_window" in s:
         w.add_sliding_window(s["sliding_window"])
+    if s["arch"] == "phi3":  # as convert_hf_to_gguf.py's Phi3MiniModel
+        w.add_rope_dimension_count(s["rope_dims"])
+        w.add_rope_scaling_orig_ctx_len(s["original_context"])
+        w.add_rope_scaling_attn_factors(longrope(s)[2])
+        w.add_sliding_window(0)
     add_tokenizer(w, s)
     tensors = tensor_list(s)
     for name, shape, kind in tensors:
-        dtype = np.float16 if kind in ("embd", "qk", "mat") else np.float32
+        dtype = np.float16 if kind in ("embd", "qk", "qkv", "mat") else np.float32
         w.add_tensor_info(name, shape, np.dtype(dtype), int(np.prod(shape)) * np.dtype(dtype).itemsize)
     w.write_header_to_file()
     w.write_kv_data_to_file()

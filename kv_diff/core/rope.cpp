@@ -6,21 +6,33 @@ namespace kvframe::runtime {
 
 namespace {
 
-// base^(-2i/d), computed in fp32 exactly as the reference (transformers'
-// LlamaRotaryEmbedding): from an fp32 exponent, so the angles match it bit for bit.
-at::Tensor plain_inv_freq(double base, int64_t head_dim) {
-  at::Tensor exponent = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / static_cast<float>(head_dim);
-  return (1.0 / at::pow(base, exponent)).to(at::kFloat).contiguous();
+// base^(-2i/r) for the r rotated dimensions, computed in fp32 exactly as the
+// reference (transformers' LlamaRotaryEmbedding): from an fp32 exponent, so
+// the angles match it bit for bit. Then 0 for the pairs partial rotary
+// passes through (rope.h).
+at::Tensor plain_inv_freq(double base, const RopeParams& params) {
+  const int64_t r = params.rotated();
+  at::Tensor exponent = at::arange(0, r, 2, at::kLong).to(at::kFloat) / static_cast<float>(r);
+  at::Tensor rotated = (1.0 / at::pow(base, exponent)).to(at::kFloat);
+  return at::cat({rotated, at::zeros({(params.head_dim - r) / 2}, at::kFloat)}).contiguous();
 }
 
 }  // namespace
 
 Rope::Rope(const RopeParams& params) : params_(params) {
-  const int64_t half = params_.head_dim / 2;
-  inv_freq_ = plain_inv_freq(params_.freq_base, params_.head_dim);
-  if (!params_.local_layers.empty()) local_inv_freq_ = plain_inv_freq(params_.local_freq_base, params_.head_dim);
+  const int64_t half = params_.head_dim / 2, rotated_half = params_.rotated() / 2;
+  inv_freq_ = plain_inv_freq(params_.freq_base, params_);
+  if (!params_.local_layers.empty()) local_inv_freq_ = plain_inv_freq(params_.local_freq_base, params_);
   if (!params_.freq_factors.empty()) {
-    inv_freq_ = inv_freq_ / at::tensor(params_.freq_factors, at::kFloat).narrow(0, 0, half);
+    at::Tensor factors = at::ones({half}, at::kFloat);
+    factors.narrow(0, 0, rotated_half).copy_(at::tensor(params_.freq_factors, at::kFloat).narrow(0, 0, rotated_half));
+    inv_freq_ = inv_freq_ / factors;
+  }
+  if (params_.attn_factor != 1.0) {
+    // The rotated pairs are (j, j + d/2) for j < r/2.
+    at::Tensor pair = at::ones({half}, at::kFloat);
+    pair.narrow(0, 0, rotated_half).fill_(params_.attn_factor * params_.attn_factor);
+    query_scale_ = at::cat({pair, pair}).contiguous();
   }
   if (params_.linear_scale != 1.0) inv_freq_ = inv_freq_ / static_cast<float>(params_.linear_scale);
   inv_freq_ = inv_freq_.to(at::kFloat).contiguous();

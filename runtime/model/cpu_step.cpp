@@ -67,11 +67,19 @@ std::optional<StepWeights> load_step_weights(const GgufFile& file, const ModelCo
   }
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
+    auto o = matrix(file, p + "attn_output.weight"), down = matrix(file, p + "ffn_down.weight");
+    if (!o || !down) return std::nullopt;
+    if (c.fused_in_file) {  // the file's own fused tensors, Q/K rows read through partial rotary's order
+      auto qkv = matrix(file, p + "attn_qkv.weight", partial_rotary_order(c));
+      auto gate_up = matrix(file, p + "ffn_up.weight");
+      if (!qkv || !gate_up) return std::nullopt;
+      w.layers.push_back({std::move(*qkv), std::move(*o), std::move(*gate_up), std::move(*down), {}});
+      continue;
+    }
     auto q = matrix(file, p + "attn_q.weight", q_order), k = matrix(file, p + "attn_k.weight", k_order);
-    auto v = matrix(file, p + "attn_v.weight"), o = matrix(file, p + "attn_output.weight");
+    auto v = matrix(file, p + "attn_v.weight");
     auto gate = matrix(file, p + "ffn_gate.weight"), up = matrix(file, p + "ffn_up.weight");
-    auto down = matrix(file, p + "ffn_down.weight");
-    if (!q || !k || !v || !o || !gate || !up || !down) return std::nullopt;
+    if (!q || !k || !v || !gate || !up) return std::nullopt;
     w.layers.push_back({QuantMatrix::stack({*q, *k, *v}), std::move(*o), QuantMatrix::stack({*gate, *up}),
                         std::move(*down), {}});
   }

@@ -86,6 +86,12 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::parse(const GgufFile& file, co
   if (*arch != config.arch) {
     return not_adapter(file, "it adapts a '" + *arch + "' model, and this model is '" + config.arch + "'");
   }
+  // Their files adapt attn_qkv and ffn_up as the model stores them, with
+  // Q/K rows in the file's partial-rotary order: not read yet.
+  if (config.fused_in_file) {
+    return Error{ErrorCode::kUnsupportedArch, file.path() + ": LoRA adapter files of '" + config.arch +
+                                                  "' models (fused attn_qkv, ffn_up) are not supported yet"};
+  }
   auto impl = std::make_unique<Impl>();
   impl->set_shape(config);
   impl->params.targets.clear();

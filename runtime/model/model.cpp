@@ -229,6 +229,26 @@ Result<std::unique_ptr<Model>> made_on_own_thread(const std::function<Result<std
   return out;
 }
 
+// Per-frequency RoPE divisors travel as tensors: llama3 scaling's
+// rope_freqs, Phi-3's LongRoPE pair, of which kvframe rotates with the short
+// one (read_phi3 says why); each one value per rotated pair, F32.
+Status read_rope_factors(const GgufFile& file, ModelConfig& c) {
+  const int64_t pairs = c.rope.rotated() / 2;
+  const char* taken = c.arch == "phi3" ? "rope_factors_short.weight" : "rope_freqs.weight";
+  for (const char* name : {"rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"}) {
+    const GgufTensorInfo* factors = file.find_tensor(name);
+    if (!factors) continue;
+    if (factors->type != GgmlType::kF32 || factors->n_elements() != pairs) {
+      return Error{ErrorCode::kShapeMismatch, "tensor '" + std::string(name) + "' must be F32 with one value per " +
+                                                  "rotated pair (" + std::to_string(pairs) + ")"};
+    }
+    if (std::string(name) != taken) continue;
+    c.rope.freq_factors.resize(static_cast<size_t>(pairs));
+    std::memcpy(c.rope.freq_factors.data(), factors->data, factors->nbytes);  // data may be unaligned
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> Model::load(const GgufFile& file, const ModelParams& params) {
@@ -243,15 +263,7 @@ Result<std::unique_ptr<Model>> Model::load_here(const GgufFile& file, const Mode
 
   auto config = read_model_config(file);
   if (!config) return config.error();
-  // llama3 RoPE scaling travels as a tensor of per-frequency divisors.
-  if (const GgufTensorInfo* factors = file.find_tensor("rope_freqs.weight")) {
-    if (factors->type != GgmlType::kF32 || factors->n_elements() != config->head_dim / 2) {
-      return Error{ErrorCode::kShapeMismatch, "tensor 'rope_freqs.weight' must be F32 with head_dim / 2 = " +
-                                                  std::to_string(config->head_dim / 2) + " values"};
-    }
-    config->rope.freq_factors.resize(static_cast<size_t>(factors->n_elements()));
-    std::memcpy(config->rope.freq_factors.data(), factors->data, factors->nbytes);  // data may be unaligned
-  }
+  if (Status factors = read_rope_factors(file, *config); !factors.ok()) return factors.error();
 
   try {
     // No autograd bookkeeping, but ordinary tensors (not InferenceMode's):

@@ -1,5 +1,6 @@
 // Hyperparameters from GGUF metadata. Keys are "{arch}.<name>" as written by
 // llama.cpp's convert_hf_to_gguf.py.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -11,7 +12,7 @@ namespace {
 // Architectures whose tensors and hyperparameters this decoder covers.
 // Mistral and SmolLM2 convert as 'llama', Llama 3.2 too (llama3 RoPE scaling).
 bool supported_arch(const std::string& arch) {
-  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3";
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3" || arch == "phi3";
 }
 
 Error bad_value(const std::string& key, const std::string& why) {
@@ -55,6 +56,40 @@ Status read_gemma3(const GgufFile& file, ModelConfig& c) {
   return {};
 }
 
+// Phi-3 / Phi-4-mini's variations, as llama.cpp reads them
+// (src/models/phi3.cpp): Q|K|V and gate|up fused in the file, partial
+// rotary (rope.dimension_count, read above), LongRoPE factors (model.cpp
+// reads the short ones) and its attention factor.
+Status read_phi3(const GgufFile& file, ModelConfig& c) {
+  const std::string p = c.arch + ".";
+  // llama.cpp ignores a Phi sliding window (its phi3.cpp turns it off) where
+  // transformers applies it: no one answer to match, so such files are refused.
+  if (auto window = file.get_int(p + "attention.sliding_window"); window && *window > 0) {
+    return Error{ErrorCode::kUnsupportedArch, "'" + p + "attention.sliding_window' is " + std::to_string(*window) +
+                                                  "; kvframe runs phi3 files without a sliding window (Phi-4-mini)"};
+  }
+  for (const char* bias : {"blk.0.attn_qkv.bias", "blk.0.attn_output.bias"}) {
+    if (file.find_tensor(bias)) {
+      return Error{ErrorCode::kUnsupportedArch, std::string("tensor '") + bias + "' is present; kvframe runs phi3 "
+                                                "files without attention biases"};
+    }
+  }
+  c.fused_in_file = true;
+  if (auto factor = file.get_float(p + "rope.scaling.attn_factor")) {
+    if (!(*factor > 0.0 && *factor < 16.0)) return bad_value(p + "rope.scaling.attn_factor", "is out of range");
+    c.rope.attn_factor = *factor;
+  }
+  // llama.cpp rotates with the short factors while a context holds at most
+  // the original length, the long ones past it; kvframe's caches are sized
+  // per session, so it takes the short ones and reports that length as the
+  // trained context, the one it matches llama.cpp over.
+  if (auto original = file.get_int(p + "rope.scaling.original_context_length")) {
+    if (*original <= 0) return bad_value(p + "rope.scaling.original_context_length", "is not positive");
+    c.n_ctx_train = std::min(c.n_ctx_train, *original);
+  }
+  return {};
+}
+
 }  // namespace
 
 int64_t ModelConfig::matmul_params() const {
@@ -71,7 +106,7 @@ Result<ModelConfig> read_model_config(const GgufFile& file) {
   if (!supported_arch(c.arch)) {
     return Error{ErrorCode::kUnsupportedArch,
                  "general.architecture is '" + c.arch +
-                     "'; kvframe runs 'llama' (Llama, Mistral, SmolLM2, Llama 3.2), 'qwen2', 'qwen3' and 'gemma3' files"};
+                     "'; kvframe runs 'llama' (Llama, Mistral, SmolLM2, Llama 3.2), 'qwen2', 'qwen3', 'gemma3' and 'phi3' files"};
   }
   auto name = file.get_string("general.name");
   c.name = name ? *name : c.arch;
@@ -117,9 +152,15 @@ Result<ModelConfig> read_model_config(const GgufFile& file) {
 
   c.rope.head_dim = c.head_dim;
   if (auto rope_dims = file.get_int(p + "rope.dimension_count"); rope_dims && *rope_dims != c.head_dim) {
-    return Error{ErrorCode::kUnsupportedArch, "partial rotary embedding (" + p + "rope.dimension_count = " +
-                                                  std::to_string(*rope_dims) + " < head size " +
-                                                  std::to_string(c.head_dim) + ") is not supported"};
+    if (c.arch != "phi3") {
+      return Error{ErrorCode::kUnsupportedArch, "partial rotary embedding (" + p + "rope.dimension_count = " +
+                                                    std::to_string(*rope_dims) + " < head size " +
+                                                    std::to_string(c.head_dim) + ") is supported for phi3 only"};
+    }
+    if (*rope_dims <= 0 || *rope_dims > c.head_dim || *rope_dims % 2 != 0) {
+      return bad_value(p + "rope.dimension_count", "is not an even number from 2 to the head size");
+    }
+    c.rope.rotary_dims = *rope_dims;
   }
   auto base = file.get_float(p + "rope.freq_base");
   c.rope.freq_base = base ? *base : 10000.0;
@@ -139,6 +180,9 @@ Result<ModelConfig> read_model_config(const GgufFile& file) {
   c.qk_norm = c.arch == "qwen3";
   if (c.arch == "gemma3") {
     if (Status gemma = read_gemma3(file, c); !gemma.ok()) return gemma.error();
+  }
+  if (c.arch == "phi3") {
+    if (Status phi = read_phi3(file, c); !phi.ok()) return phi.error();
   }
   return c;
 }

@@ -49,6 +49,9 @@ struct Model::Impl {
   FusedSupport fused_kernels;
   std::shared_ptr<DecodeGraphs> graphs;
   void use_fused_kernels(bool cuda_graphs);
+  // Rope::query_scale() where the passes read it: on the device, in the
+  // compute dtype, copied once (a CUDA graph cannot capture the copy).
+  at::Tensor query_scale = rope.query_scale().defined() ? rope.query_scale().to(device, dtype) : at::Tensor();
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.

@@ -298,8 +298,15 @@ float* Model::Impl::StepKernels::rope(float* qkv, int64_t layer) {
   const ModelConfig& c = model_.config;
   const bool local = c.is_local(layer);
   // Q and K heads lie side by side.
-  rotate(qkv, n_, c.n_head + c.n_head_kv, (c.n_head + 2 * c.n_head_kv) * c.head_dim, c.head_dim,
-         (local ? scratch_.local_cos : scratch_.cos).data(), (local ? scratch_.local_sin : scratch_.sin).data());
+  const int64_t row = (c.n_head + 2 * c.n_head_kv) * c.head_dim;
+  rotate(qkv, n_, c.n_head + c.n_head_kv, row, c.head_dim, (local ? scratch_.local_cos : scratch_.cos).data(),
+         (local ? scratch_.local_sin : scratch_.sin).data());
+  if (const at::Tensor& scale = model_.rope.query_scale(); scale.defined()) {  // LongRoPE's attention factor (rope.h)
+    const float* s = scale.data_ptr<float>();
+    for (int64_t i = 0; i < n_; ++i) {
+      for (int64_t j = 0; j < c.n_head * c.head_dim; ++j) qkv[i * row + j] *= s[j % c.head_dim];
+    }
+  }
   return qkv;
 }
 

@@ -98,8 +98,11 @@ Model::Impl::TorchKernels::Rotated Model::Impl::TorchKernels::rope(const at::Ten
   const ModelConfig& c = model_.config;
   const int64_t heads = c.n_head + c.n_head_kv;
   // Queries and keys are adjacent heads: one rotation for both.
-  return {qkv, Rope::apply(qkv.narrow(1, 0, heads * c.head_dim).view({qkv.size(0), heads, c.head_dim}),
-                           table_.of(c.is_local(layer)))};
+  at::Tensor qk = qkv.narrow(1, 0, heads * c.head_dim).view({qkv.size(0), heads, c.head_dim});
+  if (model_.query_scale.defined()) {  // LongRoPE's attention factor (rope.h)
+    qk = at::cat({qk.narrow(1, 0, c.n_head) * model_.query_scale, qk.narrow(1, c.n_head, c.n_head_kv)}, 1);
+  }
+  return {qkv, Rope::apply(qk, table_.of(c.is_local(layer)))};
 }
 
 at::Tensor Model::Impl::TorchKernels::attend(int64_t layer, const Rotated& rotated) {

@@ -107,18 +107,29 @@ Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t laye
   const bool permuted = c.arch == "llama";  // see unpermute_rope_rows
 
   KV_TRY(attn_norm, load.cpu(p + "attn_norm.weight", {c.n_embd}));
-  KV_TRY(wq, load.matrix(p + "attn_q.weight", {q_rows, c.n_embd}));
-  KV_TRY(wk, load.matrix(p + "attn_k.weight", {kv_rows, c.n_embd}));
-  KV_TRY(wv, load.matrix(p + "attn_v.weight", {kv_rows, c.n_embd}));
+  at::Tensor wqkv, w_gate_up;
+  if (c.fused_in_file) {  // one tensor each, already in the loop's order
+    KV_TRY(qkv, load.matrix(p + "attn_qkv.weight", {q_rows + 2 * kv_rows, c.n_embd}));
+    KV_TRY(gate_up, load.matrix(p + "ffn_up.weight", {2 * c.n_ff, c.n_embd}));
+    wqkv = qkv, w_gate_up = gate_up;
+  } else {
+    KV_TRY(wq, load.matrix(p + "attn_q.weight", {q_rows, c.n_embd}));
+    KV_TRY(wk, load.matrix(p + "attn_k.weight", {kv_rows, c.n_embd}));
+    KV_TRY(wv, load.matrix(p + "attn_v.weight", {kv_rows, c.n_embd}));
+    KV_TRY(gate, load.matrix(p + "ffn_gate.weight", {c.n_ff, c.n_embd}));
+    KV_TRY(up, load.matrix(p + "ffn_up.weight", {c.n_ff, c.n_embd}));
+    if (permuted && wq.defined()) {
+      wq = unpermute_rope_rows(wq, c.n_head, c.head_dim);
+      wk = unpermute_rope_rows(wk, c.n_head_kv, c.head_dim);
+    }
+    wqkv = Loader::cat({wq, wk, wv}), w_gate_up = Loader::cat({gate, up});
+  }
+  if (const std::vector<int64_t> order = partial_rotary_order(c); !order.empty() && wqkv.defined()) {
+    wqkv = wqkv.index_select(0, at::tensor(order, at::kLong));
+  }
   KV_TRY(wo, load.matrix(p + "attn_output.weight", {c.n_embd, q_rows}));
   KV_TRY(ffn_norm, load.cpu(p + "ffn_norm.weight", {c.n_embd}));
-  KV_TRY(gate, load.matrix(p + "ffn_gate.weight", {c.n_ff, c.n_embd}));
-  KV_TRY(up, load.matrix(p + "ffn_up.weight", {c.n_ff, c.n_embd}));
   KV_TRY(down, load.matrix(p + "ffn_down.weight", {c.n_embd, c.n_ff}));
-  if (permuted && wq.defined()) {
-    wq = unpermute_rope_rows(wq, c.n_head, c.head_dim);
-    wk = unpermute_rope_rows(wk, c.n_head_kv, c.head_dim);
-  }
 
   LayerWeights w;
   if (c.qkv_bias) {
@@ -132,10 +143,10 @@ Result<LayerWeights> load_layer(Loader& load, const ModelConfig& c, int64_t laye
     w.bqkv = load.place(at::cat({bq, bk, bv}));
   }
   w.attn_norm = load.place_fp32(attn_norm);
-  w.wqkv = load.place(Loader::cat({wq, wk, wv}));
+  w.wqkv = load.place(wqkv);
   w.wo = load.place(wo);
   w.ffn_norm = load.place_fp32(ffn_norm);
-  w.w_gate_up = load.place(Loader::cat({gate, up}));
+  w.w_gate_up = load.place(w_gate_up);
   w.w_down = load.place(down);
   if (c.qk_norm) {
     KV_TRY(q_norm, load.cpu(p + "attn_q_norm.weight", {c.head_dim}));
@@ -174,10 +185,29 @@ at::Tensor permute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t he
   return swap_row_pairs(rows, n_heads, 2, head_dim / 2);
 }
 
+std::vector<int64_t> partial_rotary_order(const ModelConfig& c) {
+  const int64_t d = c.head_dim, r = c.rope.rotated();
+  if (r == d) return {};
+  // Within a head, the file's pairs (i, i + r/2) go to (i, i + d/2); its
+  // passed-through elements r.. fill the pairs between, half in each half.
+  std::vector<int64_t> head;
+  for (int64_t half = 0; half < 2; ++half) {
+    for (int64_t i = 0; i < r / 2; ++i) head.push_back(half * r / 2 + i);
+    for (int64_t i = 0; i < (d - r) / 2; ++i) head.push_back(r + half * (d - r) / 2 + i);
+  }
+  std::vector<int64_t> order;
+  const int64_t rotated_heads = c.n_head + c.n_head_kv;
+  for (int64_t h = 0; h < rotated_heads; ++h) {
+    for (int64_t j : head) order.push_back(h * d + j);
+  }
+  for (int64_t v = rotated_heads * d; v < (c.n_head + 2 * c.n_head_kv) * d; ++v) order.push_back(v);
+  return order;
+}
+
 Result<Weights> load_weights(const GgufFile& file, const ModelConfig& c, at::Device device,
                              at::ScalarType dtype, Matrices matrices,
                              const std::function<void(int64_t, int64_t)>& on_progress) {
-  const int64_t per_layer = 9 + (c.qkv_bias ? 3 : 0) + (c.qk_norm ? 2 : 0) + (c.post_norms ? 2 : 0);
+  const int64_t per_layer = (c.fused_in_file ? 6 : 9) + (c.qkv_bias ? 3 : 0) + (c.qk_norm ? 2 : 0) + (c.post_norms ? 2 : 0);
   const int64_t total = 2 + (c.tied_embeddings ? 0 : 1) + c.n_layer * per_layer;
   Loader load(file, device, dtype, matrices, on_progress, total);
 

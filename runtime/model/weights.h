@@ -71,5 +71,8 @@ Weights random_weights(const ModelConfig& config, at::Device device, at::ScalarT
 at::Tensor unpermute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim);
 // Its inverse: half-split order back to the file's interleaved one (writing adapters).
 at::Tensor permute_rope_rows(const at::Tensor& rows, int64_t n_heads, int64_t head_dim);
+// Partial rotary's row order for the fused Q|K|V rows (rope.h): row r of the
+// loop's wqkv is row order[r] of the file's; empty when every dimension rotates.
+std::vector<int64_t> partial_rotary_order(const ModelConfig& config);
 
 }  // namespace kvframe::runtime

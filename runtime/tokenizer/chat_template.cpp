@@ -7,6 +7,7 @@ namespace kvframe::runtime {
 namespace {
 
 constexpr const char* kLlama3Bos = "<|begin_of_text|>";
+constexpr const char* kGemmaBos = "<bos>";
 
 // Code points Python's str.isspace() accepts (Unicode 14): what Jinja's trim
 // filter, i.e. str.strip(), removes. Wider than ASCII: U+001C..U+001F, NEL,
@@ -78,6 +79,8 @@ Result<ChatTemplate> ChatTemplate::recognise(std::string_view template_text) {
         return ChatTemplate(Kind::kLlama3, Variant::kStandard, "", kLlama3Bos);
       case KnownTemplate::kLlama3FirstRelease:
         return ChatTemplate(Kind::kLlama3, Variant::kLlama3FirstRelease, "", kLlama3Bos);
+      case KnownTemplate::kGemma3:
+        return ChatTemplate(Kind::kGemma3, Variant::kStandard, "", kGemmaBos);
     }
   }
   const bool llama3_family = template_text.find("<|start_header_id|>") != std::string_view::npos;
@@ -90,7 +93,7 @@ Result<ChatTemplate> ChatTemplate::recognise(std::string_view template_text) {
   }
   return Error{ErrorCode::kUnknownTemplate,
                "tokenizer.chat_template is not one kvframe renders (ChatML as SmolLM2, Qwen2 and Qwen2.5 ship it; "
-               "Llama 3.0). Template starts: \"" +
+               "Llama 3.0; Gemma 3). Template starts: \"" +
                    quote_start(template_text) + "\""};
 }
 
@@ -98,8 +101,8 @@ Result<ChatTemplate> ChatTemplate::from_gguf(const GgufFile& file) {
   Result<std::string> text = file.get_string("tokenizer.chat_template");
   if (!text) return text.error();
   Result<ChatTemplate> recognised = recognise(*text);
-  if (!recognised || recognised->kind_ != Kind::kLlama3) return recognised;
-  // Llama 3 starts with the bos token's text: the file's own, when it says.
+  if (!recognised || recognised->kind_ == Kind::kChatML) return recognised;
+  // Llama 3 and Gemma 3 start with the bos token's text: the file's own, when it says.
   if (file.find("tokenizer.ggml.bos_token_id") == nullptr) return recognised;
   Result<int64_t> bos = file.get_int("tokenizer.ggml.bos_token_id");
   if (!bos) return bos.error();
@@ -114,8 +117,12 @@ Result<ChatTemplate> ChatTemplate::from_gguf(const GgufFile& file) {
 }
 
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  return kind_ == Kind::kChatML ? render_chatml(messages, add_generation_prompt)
-                                : render_llama3(messages, add_generation_prompt);
+  switch (kind_) {
+    case Kind::kChatML: return render_chatml(messages, add_generation_prompt);
+    case Kind::kLlama3: return render_llama3(messages, add_generation_prompt);
+    case Kind::kGemma3: break;
+  }
+  return render_gemma3(messages, add_generation_prompt);
 }
 
 std::string ChatTemplate::render_chatml(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
@@ -154,6 +161,27 @@ std::string ChatTemplate::render_llama3(const std::vector<ChatMessage>& messages
   return out;
 }
 
-std::string ChatTemplate::end_of_turn() const { return kind_ == Kind::kChatML ? "<|im_end|>" : "<|eot_id|>"; }
+std::string ChatTemplate::render_gemma3(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  std::string out = bos_text_;
+  const bool system = !messages.empty() && messages[0].role == "system";
+  for (std::size_t i = system ? 1 : 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    out += "<start_of_turn>" + (m.role == "assistant" ? std::string("model") : m.role) + "\n";
+    if (system && i == 1) out += messages[0].content + "\n\n";  // untrimmed, as the template writes it
+    out += python_strip(m.content);
+    out += "<end_of_turn>\n";
+  }
+  if (add_generation_prompt) out += "<start_of_turn>model\n";
+  return out;
+}
+
+std::string ChatTemplate::end_of_turn() const {
+  switch (kind_) {
+    case Kind::kChatML: return "<|im_end|>";
+    case Kind::kLlama3: return "<|eot_id|>";
+    case Kind::kGemma3: break;
+  }
+  return "<end_of_turn>";
+}
 
 }  // namespace kvframe::runtime

@@ -103,12 +103,64 @@ constexpr const char* kLlama3FirstRelease =
     "+ '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}"
     "{% endfor %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}";
 
+// Gemma 3 instruction-tuned (google/gemma-3-*-it): a system message is
+// folded into the first user turn; the image branch only runs for list
+// contents, which kvframe never passes.
+constexpr const char* kGemma3 = R"GEMMA({{ bos_token }}
+{%- if messages[0]['role'] == 'system' -%}
+    {%- if messages[0]['content'] is string -%}
+        {%- set first_user_prefix = messages[0]['content'] + '
+
+' -%}
+    {%- else -%}
+        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '
+
+' -%}
+    {%- endif -%}
+    {%- set loop_messages = messages[1:] -%}
+{%- else -%}
+    {%- set first_user_prefix = "" -%}
+    {%- set loop_messages = messages -%}
+{%- endif -%}
+{%- for message in loop_messages -%}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}
+        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}
+    {%- endif -%}
+    {%- if (message['role'] == 'assistant') -%}
+        {%- set role = "model" -%}
+    {%- else -%}
+        {%- set role = message['role'] -%}
+    {%- endif -%}
+    {{ '<start_of_turn>' + role + '
+' + (first_user_prefix if loop.first else "") }}
+    {%- if message['content'] is string -%}
+        {{ message['content'] | trim }}
+    {%- elif message['content'] is iterable -%}
+        {%- for item in message['content'] -%}
+            {%- if item['type'] == 'image' -%}
+                {{ '<start_of_image>' }}
+            {%- elif item['type'] == 'text' -%}
+                {{ item['text'] | trim }}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- else -%}
+        {{ raise_exception("Invalid content type") }}
+    {%- endif -%}
+    {{ '<end_of_turn>
+' }}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{'<start_of_turn>model
+'}}
+{%- endif -%})GEMMA";
+
 const Known kKnown[] = {
     {KnownTemplate::kChatMLDefaultSystem, kChatMLDefaultSystem},
     {KnownTemplate::kChatML, kChatML},
     {KnownTemplate::kQwen25, kQwen25},
     {KnownTemplate::kLlama3, kLlama3},
     {KnownTemplate::kLlama3FirstRelease, kLlama3FirstRelease},
+    {KnownTemplate::kGemma3, kGemma3},
 };
 
 // A known template's canonical form, cut where the default system prompt goes.

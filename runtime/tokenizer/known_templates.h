@@ -17,6 +17,7 @@ enum class KnownTemplate {
   kQwen25,               // Qwen2.5-Instruct
   kLlama3,               // Meta-Llama-3-Instruct, current revision
   kLlama3FirstRelease,   // Meta-Llama-3-Instruct as first released
+  kGemma3,               // Gemma 3 instruction-tuned
 };
 
 struct RecognisedTemplate {

@@ -1,8 +1,10 @@
 // Writes the seed inputs of fuzz_model (tests/fuzz/model_corpus/): a tiny
 // model of each architecture kvframe runs (llama, qwen2, qwen3, gemma3 with
-// its windows), and damaged Gemma 3 files: cut short, an architecture it
-// does not run, a norm missing (its name changed), the window pattern's key
-// misspelt (the default pattern then applies), bytes flipped.
+// its windows, phi3 with its fused tensors, partial rotary and LongRoPE),
+// damaged Gemma 3 files: cut short, an architecture it does not run, a norm
+// missing (its name changed), the window pattern's key misspelt (the default
+// pattern then applies), bytes flipped; and a phi3 file whose fused Q|K|V
+// is missing.
 // Regenerate: build/tests/fuzz/make_model_corpus tests/fuzz/model_corpus
 #include <algorithm>
 #include <string>
@@ -36,6 +38,11 @@ std::vector<SeedFile> model_seeds() {
     if (spec.arch == "gemma3") gemma = bytes;
     files.emplace_back("valid_" + spec.arch + ".gguf", bytes);
   }
+  TinyModelSpec phi3 = kvframe::test::phi3_shape();
+  phi3.n_layer = 2, phi3.n_embd = 32, phi3.n_head = 2, phi3.n_head_kv = 1, phi3.n_ff = 64;
+  const std::vector<uint8_t> phi = kvframe::test::tiny_model_bytes(phi3);
+  files.emplace_back("valid_phi3.gguf", phi);
+  files.emplace_back("phi3_missing_qkv.gguf", renamed(phi, "blk.1.attn_qkv", "blk.1.attn_qkz"));
   files.emplace_back("gemma3_truncated.gguf", std::vector<uint8_t>(gemma.begin(), gemma.begin() + gemma.size() / 2));
   files.emplace_back("gemma3_unknown_arch.gguf", renamed(gemma, "gemma3", "gemmaZ"));
   files.emplace_back("gemma3_missing_q_norm.gguf", renamed(gemma, "blk.1.attn_q_norm", "blk.1.attn_q_nrom"));

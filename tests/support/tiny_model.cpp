@@ -65,10 +65,19 @@ std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
   w.add_u32(a + "vocab_size", static_cast<uint32_t>(kTinyVocab));
   w.add_f32(a + "rope.freq_base", s.rope_base);
   w.add_f32(a + "attention.layer_norm_rms_epsilon", 1e-5f);
+  if (s.arch == "phi3" && s.sliding_window > 0) {  // Phi-3-mini-4k's key (kvframe refuses it)
+    w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  }
   if (s.arch == "gemma3" && s.sliding_window > 0) {
     w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
     w.add_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(s.sliding_window_pattern));
     w.add_f32(a + "rope.freq_base_swa", s.local_rope_base);
+  }
+
+  if (s.rope_dims > 0) w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(s.rope_dims));
+  if (s.rope_attn_factor > 0.0f) {
+    w.add_f32(a + "rope.scaling.attn_factor", s.rope_attn_factor);
+    w.add_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.n_ctx / 4));
   }
 
   std::vector<std::string> tokens;
@@ -97,13 +106,21 @@ std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
   if (!s.rope_freq_factors.empty()) {
     w.add_tensor_f32("rope_freqs.weight", {hd / 2}, s.rope_freq_factors);
   }
+  const int64_t rope_pairs = (s.rope_dims > 0 ? s.rope_dims : hd) / 2;
+  if (!s.rope_factors_long.empty()) w.add_tensor_f32("rope_factors_long.weight", {rope_pairs}, s.rope_factors_long);
+  if (!s.rope_factors_short.empty()) w.add_tensor_f32("rope_factors_short.weight", {rope_pairs}, s.rope_factors_short);
+  const bool fused = s.arch == "phi3";  // as convert_hf_to_gguf.py writes Phi-3
   const float in_scale = 1.0f / static_cast<float>(E) * 4.0f;
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     r.add(p + "attn_norm.weight", {E}, 0.1f, 1.0f, true);
-    r.add(p + "attn_q.weight", {E, s.n_head * hd}, in_scale);
-    r.add(p + "attn_k.weight", {E, s.n_head_kv * hd}, in_scale);
-    r.add(p + "attn_v.weight", {E, s.n_head_kv * hd}, in_scale);
+    if (fused) {
+      r.add(p + "attn_qkv.weight", {E, (s.n_head + 2 * s.n_head_kv) * hd}, in_scale);
+    } else {
+      r.add(p + "attn_q.weight", {E, s.n_head * hd}, in_scale);
+      r.add(p + "attn_k.weight", {E, s.n_head_kv * hd}, in_scale);
+      r.add(p + "attn_v.weight", {E, s.n_head_kv * hd}, in_scale);
+    }
     if (s.qkv_bias) {
       r.add(p + "attn_q.bias", {s.n_head * hd}, 0.1f, 0.0f, true);
       r.add(p + "attn_k.bias", {s.n_head_kv * hd}, 0.1f, 0.0f, true);
@@ -119,11 +136,25 @@ std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
       r.add(p + "post_attention_norm.weight", {E}, 0.1f, 1.0f, true);
       r.add(p + "post_ffw_norm.weight", {E}, 0.1f, 1.0f, true);
     }
-    r.add(p + "ffn_gate.weight", {E, s.n_ff}, in_scale);
-    r.add(p + "ffn_up.weight", {E, s.n_ff}, in_scale);
+    if (fused) {
+      r.add(p + "ffn_up.weight", {E, 2 * s.n_ff}, in_scale);  // gate rows, then up rows
+    } else {
+      r.add(p + "ffn_gate.weight", {E, s.n_ff}, in_scale);
+      r.add(p + "ffn_up.weight", {E, s.n_ff}, in_scale);
+    }
     r.add(p + "ffn_down.weight", {s.n_ff, E}, in_scale);
   }
   return w.bytes();
+}
+
+TinyModelSpec phi3_shape() {
+  TinyModelSpec phi3;
+  phi3.arch = "phi3", phi3.rope_dims = 12, phi3.rope_attn_factor = 1.19f;
+  for (int i = 0; i < 6; ++i) {
+    phi3.rope_factors_short.push_back(1.0f + 0.25f * static_cast<float>(i));
+    phi3.rope_factors_long.push_back(4.0f + static_cast<float>(i));
+  }
+  return phi3;
 }
 
 }  // namespace kvframe::test

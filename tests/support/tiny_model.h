@@ -13,7 +13,8 @@
 namespace kvframe::test {
 
 struct TinyModelSpec {
-  std::string arch = "llama";  // "llama", "qwen2", "qwen3" (QK norms) or "gemma3" (QK and post norms, GeGLU, scaled embeddings, windows)
+  std::string arch = "llama";  // "llama", "qwen2", "qwen3" (QK norms), "gemma3" (QK and post norms, GeGLU,
+                               // scaled embeddings, windows) or "phi3" (fused Q|K|V and gate|up, below)
   int64_t n_layer = 2;
   int64_t n_embd = 64;
   int64_t n_head = 4;
@@ -31,6 +32,11 @@ struct TinyModelSpec {
   int64_t sliding_window = 0;
   int64_t sliding_window_pattern = 2;
   float local_rope_base = 10000.0f;
+  // phi3: rotated dimensions per head (0: all), LongRoPE's factors (rotated
+  // dims / 2 values each, or empty) and attention factor (0: no key).
+  int64_t rope_dims = 0;
+  std::vector<float> rope_factors_short, rope_factors_long;
+  float rope_attn_factor = 0.0f;
 };
 
 // The vocabulary: the 256 byte tokens of byte-level BPE, then <|endoftext|>,
@@ -38,5 +44,9 @@ struct TinyModelSpec {
 inline constexpr int64_t kTinyVocab = 259;
 
 std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& spec);
+
+// Phi-3's shape: fused Q|K|V and gate|up, 12 of each head's 16 dimensions
+// rotated, LongRoPE factors and attention factor (Phi-4-mini's variations).
+TinyModelSpec phi3_shape();
 
 }  // namespace kvframe::test

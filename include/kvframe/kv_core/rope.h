@@ -11,6 +11,12 @@
 // every architecture runs the same rotation and the rotation is a pair of
 // contiguous half-vectors (cheap in libtorch: no strided gathers).
 //
+// PARTIAL ROTARY (Phi-3: rope.dimension_count r < d): the file's heads
+// rotate pairs (i, i + r/2) for i < r/2 and pass the last d - r elements
+// through. The loader reorders Q/K rows (weights.cpp, qk_row_order) so those
+// pairs land at (i, i + d/2) and the passed-through elements fill the other
+// pairs, whose inv_freq is 0: the one rotation above, with angles of 0 there.
+//
 // kv_diff re-rotates cached keys with the same pairing: RoPE angles add, so a
 // key encoded at position p moves to position p + delta by rotate(k, delta).
 #pragma once
@@ -24,10 +30,18 @@
 namespace kvframe::runtime {
 
 struct RopeParams {
-  int64_t head_dim = 64;              // rotated dimensions per head (even)
+  int64_t head_dim = 64;              // dimensions per head (even)
+  int64_t rotary_dims = 0;            // partial rotary: the rotated ones (even, < head_dim); 0: all
   double freq_base = 10000.0;         // {arch}.rope.freq_base
   double linear_scale = 1.0;          // {arch}.rope.scaling.factor for "linear" scaling
-  std::vector<float> freq_factors;    // llama3 scaling: the rope_freqs.weight tensor (d/2), or empty
+  std::vector<float> freq_factors;    // llama3 / LongRoPE: per-frequency divisors (rotated dims / 2), or empty
+  // LongRoPE's attention factor ({arch}.rope.scaling.attn_factor): llama.cpp
+  // multiplies cos and sin by it, so the rotated dimensions of q and of k
+  // each grow by it. The forward pass scales q's rotated dimensions by its
+  // square instead (Rope::query_scale): the same scores, and every key stays
+  // a pure rotation, which kv_diff moves by rotating it again.
+  double attn_factor = 1.0;
+  int64_t rotated() const { return rotary_dims > 0 ? rotary_dims : head_dim; }
   // Gemma 3's local (sliding-window) layers rotate with a base of their own,
   // without scaling or factors ({arch}.rope.freq_base_swa). Per layer: true
   // for a local one; empty: every layer rotates as above.
@@ -46,6 +60,10 @@ class Rope {
   // inv_freq as above, fp32, length head_dim / 2 (CPU); inv_freq(true) the
   // local layers' (the same tensor when the model has none).
   const at::Tensor& inv_freq(bool local = false) const { return local && local_inv_freq_.defined() ? local_inv_freq_ : inv_freq_; }
+  // fp32 [head_dim] (CPU): attn_factor^2 at the rotated dimensions, 1
+  // elsewhere, which the forward pass multiplies each query head by;
+  // undefined when attn_factor is 1.
+  const at::Tensor& query_scale() const { return query_scale_; }
 
   // cos and sin tables for these positions: each [n, head_dim / 2], on the
   // positions' device, computed in fp32 and stored as `dtype` (the dtype
@@ -82,7 +100,7 @@ class Rope {
 
  private:
   RopeParams params_;
-  at::Tensor inv_freq_, local_inv_freq_;
+  at::Tensor inv_freq_, local_inv_freq_, query_scale_;
 };
 
 }  // namespace kvframe::runtime

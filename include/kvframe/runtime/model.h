@@ -33,7 +33,7 @@ namespace kvframe::runtime {
 
 // Hyperparameters, read from the GGUF metadata ({arch}.*).
 struct ModelConfig {
-  std::string arch;        // "llama", "qwen2", "qwen3" or "gemma3"
+  std::string arch;        // "llama", "qwen2", "qwen3", "gemma3" or "phi3"
   std::string name;        // general.name, for logs
   int64_t n_layer = 0;
   int64_t n_embd = 0;
@@ -47,6 +47,9 @@ struct ModelConfig {
   RopeParams rope;
   bool tied_embeddings = false;  // no output.weight: the head reuses token_embd
   bool qkv_bias = false;         // Qwen2
+  // Phi-3: the file stores Q|K|V as one tensor (attn_qkv) and gate|up as
+  // ffn_up, in the order the loop fuses them: read as they are.
+  bool fused_in_file = false;
   // How the one layer loop varies with the architecture (forward_pass.h).
   bool qk_norm = false;     // Qwen3, Gemma 3: each Q and K head RMS-normed before RoPE
   bool post_norms = false;  // Gemma 3: attention's and FFN's outputs RMS-normed before the residual add

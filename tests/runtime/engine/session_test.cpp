@@ -26,10 +26,12 @@ struct ReuseCase {
   kv_diff::Layout layout;
   bool blocks_after_prefix;
   int64_t window = 0;  // > 0: Gemma 3's shape, its local layers windowed
+  bool phi3 = false;   // Phi-3's shape: partial rotary, LongRoPE's attention factor
 };
 
-// The default tiny model, or Gemma 3's shape at `window`.
+// The default tiny model, Gemma 3's shape at `window`, or Phi-3's.
 std::unique_ptr<Engine> engine_for(const ReuseCase& c) {
+  if (c.phi3) return tiny_engine_of(kvframe::test::phi3_shape());
   if (c.window == 0) return tiny_engine();
   kvframe::test::TinyModelSpec gemma3;
   gemma3.arch = "gemma3", gemma3.n_head_kv = 1, gemma3.rope_base = 1000000.0f, gemma3.sliding_window = c.window;
@@ -65,7 +67,9 @@ INSTANTIATE_TEST_SUITE_P(Layouts, BlockReuse,
                                            ReuseCase{kv_diff::Layout::kCompact, true},
                                            ReuseCase{kv_diff::Layout::kSlack, false},
                                            ReuseCase{kv_diff::Layout::kCompact, true, 24},
-                                           ReuseCase{kv_diff::Layout::kCompact, false, 24}));
+                                           ReuseCase{kv_diff::Layout::kCompact, false, 24},
+                                           ReuseCase{kv_diff::Layout::kSlack, true, 0, true},
+                                           ReuseCase{kv_diff::Layout::kCompact, false, 0, true}));
 
 // One block and the query: block attention is full attention when the block
 // sees everything before it — encoded after the system prompt, or with no

@@ -98,11 +98,12 @@ KvCache scrambled_copy(const Model& model, const KvCache& compact, int64_t capac
   return out;
 }
 
-// tiny_shapes() and the windowed one: the encoder windows local layers as
-// forward() does.
+// tiny_shapes(), the windowed one (the encoder windows local layers as
+// forward() does) and Phi-3's (partial rotary, LongRoPE's attention factor).
 std::vector<TinyModelSpec> block_shapes() {
   std::vector<TinyModelSpec> shapes = test::tiny_shapes();
   shapes.push_back(test::windowed_shape());
+  shapes.push_back(test::phi3_shape());
   return shapes;
 }
 

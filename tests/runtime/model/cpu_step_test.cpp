@@ -112,6 +112,19 @@ TEST(CpuStep, Gemma3WindowsAndNormsStepAsTheForwardPass) {
   }
 }
 
+// The file's fused tensors read in place through partial rotary's row order,
+// queries scaled by LongRoPE's attention factor, as the dense path does.
+TEST(CpuStep, Phi3FusedPartialRotaryStepsAsTheForwardPass) {
+  TinyModelSpec spec = test::phi3_shape();
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    spec.weight_type = type;
+    SCOPED_TRACE(ggml_type_name(type));
+    auto [kernels, reference] = both_paths(spec);
+    ASSERT_TRUE(kernels && reference);
+    expect_steps_match(*kernels, *reference, {1, 1, 5, 16, 1}, 1e-4);
+  }
+}
+
 TEST(CpuStep, PaddedCacheEntriesStayUnseen) {
   auto [kernels, reference] = both_paths(TinyModelSpec{});
   expect_steps_match(*kernels, *reference, {1, 3, 1}, 1e-4, /*padded=*/true);

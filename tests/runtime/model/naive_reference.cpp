@@ -51,20 +51,29 @@ void norm_heads(Vec& v, int64_t hd, const Matrix& weight, double eps) {
   }
 }
 
-// Rotates each head of `v` in place at position `pos`.
-void rope(Vec& v, int64_t heads, int64_t hd, int64_t pos, double base, bool interleaved,
-          const std::vector<float>& factors) {
+// Rotates each head of `v` in place at position `pos`, as ggml_rope_ext: the
+// first `rot` of each head's hd values (the rest pass through), cos and sin
+// times `mscale` (LongRoPE's attention factor).
+void rope(Vec& v, int64_t heads, int64_t hd, int64_t rot, int64_t pos, double base, bool interleaved,
+          const std::vector<float>& factors, double mscale) {
   for (int64_t h = 0; h < heads; ++h) {
-    for (int64_t i = 0; i < hd / 2; ++i) {
-      double theta = static_cast<double>(pos) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    for (int64_t i = 0; i < rot / 2; ++i) {
+      double theta = static_cast<double>(pos) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rot));
       if (!factors.empty()) theta /= factors[i];
       const size_t a = h * hd + (interleaved ? 2 * i : i);
-      const size_t b = h * hd + (interleaved ? 2 * i + 1 : i + hd / 2);
+      const size_t b = h * hd + (interleaved ? 2 * i + 1 : i + rot / 2);
       const double x0 = v[a], x1 = v[b];
-      v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
-      v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+      v[a] = mscale * (x0 * std::cos(theta) - x1 * std::sin(theta));
+      v[b] = mscale * (x0 * std::sin(theta) + x1 * std::cos(theta));
     }
   }
+}
+
+// Rows [first, first + count) of a matrix's outputs: a fused tensor's part.
+Matrix rows(const Matrix& m, int64_t first, int64_t count) {
+  Matrix part{m.in, count, {}};
+  part.w.assign(m.w.begin() + first * m.in, m.w.begin() + (first + count) * m.in);
+  return part;
 }
 
 }  // namespace
@@ -81,6 +90,12 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
   const bool interleaved = arch == "llama";
   std::vector<float> factors;
   if (f.find_tensor("rope_freqs.weight")) factors = tensor(f, "rope_freqs.weight").w;
+  // Phi-3: fused Q|K|V and gate|up, partial rotary, LongRoPE's short factors
+  // (llama.cpp's for a context of at most the original length) and factor.
+  const bool phi = arch == "phi3";
+  const int64_t rot = f.find(a + "rope.dimension_count") ? f.get_int(a + "rope.dimension_count").value() : E / H;
+  if (phi && f.find_tensor("rope_factors_short.weight")) factors = tensor(f, "rope_factors_short.weight").w;
+  const double mscale = f.find(a + "rope.scaling.attn_factor") ? f.get_float(a + "rope.scaling.attn_factor").value() : 1.0;
   const bool biased = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   // Qwen3 and Gemma 3: QK norms; Gemma 3 also post norms, GeGLU, scaled
   // embeddings, and local layers (every pattern-th global) with a window and
@@ -104,10 +119,15 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
 
   for (int64_t l = 0; l < L; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
-    const Matrix attn_norm = tensor(f, p + "attn_norm.weight"), wq = tensor(f, p + "attn_q.weight");
-    const Matrix wk = tensor(f, p + "attn_k.weight"), wv = tensor(f, p + "attn_v.weight");
+    const Matrix attn_norm = tensor(f, p + "attn_norm.weight");
+    const Matrix qkv = phi ? tensor(f, p + "attn_qkv.weight") : Matrix{};
+    const Matrix wq = phi ? rows(qkv, 0, H * hd) : tensor(f, p + "attn_q.weight");
+    const Matrix wk = phi ? rows(qkv, H * hd, KH * hd) : tensor(f, p + "attn_k.weight");
+    const Matrix wv = phi ? rows(qkv, (H + KH) * hd, KH * hd) : tensor(f, p + "attn_v.weight");
     const Matrix wo = tensor(f, p + "attn_output.weight"), ffn_norm = tensor(f, p + "ffn_norm.weight");
-    const Matrix gate = tensor(f, p + "ffn_gate.weight"), up = tensor(f, p + "ffn_up.weight");
+    const Matrix up_file = tensor(f, p + "ffn_up.weight");
+    const Matrix gate = phi ? rows(up_file, 0, up_file.out / 2) : tensor(f, p + "ffn_gate.weight");
+    const Matrix up = phi ? rows(up_file, up_file.out / 2, up_file.out / 2) : up_file;
     const Matrix down = tensor(f, p + "ffn_down.weight");
     const bool local = window > 0 && l % pattern < pattern - 1;
     std::vector<Vec> q(T), k(T), v(T);
@@ -124,8 +144,8 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
         norm_heads(q[t], hd, tensor(f, p + "attn_q_norm.weight"), eps);
         norm_heads(k[t], hd, tensor(f, p + "attn_k_norm.weight"), eps);
       }
-      rope(q[t], H, hd, t, local ? local_base : base, interleaved, local ? std::vector<float>{} : factors);
-      rope(k[t], KH, hd, t, local ? local_base : base, interleaved, local ? std::vector<float>{} : factors);
+      rope(q[t], H, hd, rot, t, local ? local_base : base, interleaved, local ? std::vector<float>{} : factors, mscale);
+      rope(k[t], KH, hd, rot, t, local ? local_base : base, interleaved, local ? std::vector<float>{} : factors, mscale);
     }
     for (int64_t t = 0; t < T; ++t) {
       Vec attn(static_cast<size_t>(H * hd), 0.0);

@@ -185,6 +185,13 @@ TEST(ByteLevelErrors, UnknownModelAndPreTokenizerAreNamed) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kTokenizer);
   EXPECT_NE(t.error().message.find("\"deepseek-coder\""), std::string::npos) << t.error().message;
+
+  // Phi-4-mini's: refused, not approximated (pre_tokenizer.cpp says why).
+  v.pre = "gpt-4o";
+  t = load_tokenizer(v);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, ErrorCode::kTokenizer);
+  EXPECT_NE(t.error().message.find("\"gpt-4o\""), std::string::npos) << t.error().message;
 }
 
 TEST(ByteLevelErrors, MissingKeysAreMissingKey) {

@@ -103,6 +103,25 @@ TEST(ChatTemplate, RefusesTemplatesItDoesNotKnowQuotingTheirStart) {
   EXPECT_LT(message.size(), 400u);
 }
 
+// Gemma 3's instruction-tuned template (fixtures/templates/gemma3.jinja, as
+// google/gemma-3-*-it ship it): the system prompt opens the first user turn,
+// the assistant is "model", contents are trimmed, bos from the file.
+TEST(ChatTemplate, Gemma3FoldsTheSystemPromptIntoTheFirstUserTurn) {
+  TinyVocab v = byte_level_vocab();
+  v.bos = v.add("<bos>", kControl);
+  v.chat_template = read_template("gemma3.jinja");
+  runtime::Result<ChatTemplate> t = ChatTemplate::from_gguf(*parse(v));
+  ASSERT_TRUE(t.ok()) << t.error().to_string();
+  EXPECT_EQ(t->kind(), ChatTemplate::Kind::kGemma3);
+  EXPECT_EQ(t->end_of_turn(), "<end_of_turn>");
+  EXPECT_EQ(t->render({{"system", "You guard the gate. "}, {"user", " Who goes there?\n"}}, true),
+            "<bos><start_of_turn>user\nYou guard the gate. \n\nWho goes there?<end_of_turn>\n"
+            "<start_of_turn>model\n");
+  EXPECT_EQ(t->render({{"user", "hi"}, {"assistant", " hello "}, {"user", "bye"}}, false),
+            "<bos><start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\nhello<end_of_turn>\n"
+            "<start_of_turn>user\nbye<end_of_turn>\n");
+}
+
 TEST(ChatTemplate, WhitespaceTheRendererStripsDoesNotMatter) {
   // trim_blocks / lstrip_blocks and "-" markers remove this whitespace.
   const std::string text =

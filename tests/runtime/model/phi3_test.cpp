@@ -1,0 +1,148 @@
+// Phi-3 / Phi-4-mini's variations of the one layer loop on a tiny file
+// (test::phi3_shape(): fused Q|K|V and gate|up, partial rotary, LongRoPE):
+// the libtorch path and the CPU's step kernels against the naive decoder,
+// which rotates as ggml_rope_ext does; and the files kvframe refuses.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "gguf_writer.h"
+#include "kvframe/runtime/model.h"
+#include "naive_reference.h"
+#include "tiny_runtime.h"
+
+namespace kvframe::runtime {
+namespace {
+
+using test::TinyModelSpec;
+
+const std::vector<int> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
+
+// fp32 against the double-precision reference, as model_test.cpp.
+constexpr double kLogitTolerance = 2e-4;
+
+GgufFile parsed(const std::vector<uint8_t>& bytes) {
+  auto file = GgufFile::parse(bytes.data(), bytes.size());
+  EXPECT_TRUE(file.ok()) << (file.ok() ? "" : file.error().to_string());
+  return std::move(file).value();
+}
+
+// A prefill on each path, then steps one token at a time on the step
+// kernels' path: every position's logits against the naive decoder.
+TEST(Phi3, BothPathsMatchTheNaiveDecoder) {
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
+    TinyModelSpec spec = test::phi3_shape();
+    spec.weight_type = type;
+    const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+    const GgufFile file = parsed(bytes);
+    const auto reference = test::naive_logits(file, kPrompt);
+    for (bool step_kernels : {false, true}) {
+      SCOPED_TRACE(std::string(ggml_type_name(type)) + (step_kernels ? ", step kernels" : ", libtorch"));
+      ModelParams params;
+      params.dtype = "fp32";
+      params.step_kernels = step_kernels;
+      auto model = Model::load(file, params);
+      ASSERT_TRUE(model.ok()) << model.error().to_string();
+      KvCache whole = *(*model)->new_cache(32), stepwise = *(*model)->new_cache(32);
+      const at::Tensor all = *(*model)->forward(test::token_ids(std::vector<int32_t>(kPrompt.begin(), kPrompt.end())), whole, true);
+      double worst = 0;
+      for (size_t t = 0; t < kPrompt.size(); ++t) {
+        auto step = (*model)->forward(test::token_ids({kPrompt[t]}), stepwise);
+        ASSERT_TRUE(step.ok());
+        for (const at::Tensor& row : {all[static_cast<int64_t>(t)], (*step)[0]}) {
+          const at::Tensor want = at::tensor(reference[t], at::kDouble).to(at::kFloat);
+          worst = std::max(worst, (row - want).abs().max().item<double>());
+        }
+      }
+      EXPECT_LT(worst, kLogitTolerance) << "largest |logit - reference| = " << worst;
+    }
+  }
+}
+
+// The config as read: partial rotary, LongRoPE's short factors and
+// attention factor, and the context those factors are for.
+TEST(Phi3, ConfigReadsPartialRotaryAndLongRope) {
+  const TinyModelSpec spec = test::phi3_shape();
+  auto model = test::load_tiny_model(spec);
+  ASSERT_TRUE(model);
+  const ModelConfig& c = model->config();
+  EXPECT_TRUE(c.fused_in_file);
+  EXPECT_EQ(c.rope.rotary_dims, 12);
+  EXPECT_FLOAT_EQ(static_cast<float>(c.rope.attn_factor), 1.19f);
+  EXPECT_EQ(c.rope.freq_factors, spec.rope_factors_short);
+  EXPECT_EQ(c.n_ctx_train, spec.n_ctx / 4);  // rope.scaling.original_context_length
+}
+
+// The file with one tensor's dims (and bytes, F32) replaced.
+std::vector<uint8_t> with_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& dims) {
+  test::GgufWriter w;
+  for (const auto& [key, value] : file.metadata()) {
+    if (const auto* s = std::get_if<std::string>(&value)) {
+      w.add_string(key, *s);
+    } else if (const auto* i = std::get_if<int64_t>(&value)) {
+      w.add_i32(key, static_cast<int32_t>(*i));
+    } else if (const auto* u = std::get_if<uint64_t>(&value)) {
+      w.add_u32(key, static_cast<uint32_t>(*u));
+    } else if (const auto* d = std::get_if<double>(&value)) {
+      w.add_f32(key, static_cast<float>(*d));
+    }
+  }
+  for (const GgufTensorInfo& t : file.tensors()) {
+    if (t.name != name) {
+      w.add_tensor(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.nbytes));
+      continue;
+    }
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    w.add_tensor_f32(name, dims, std::vector<float>(static_cast<size_t>(n), 1.0f));
+  }
+  return w.bytes();
+}
+
+void expect_refused(const std::vector<uint8_t>& bytes, ErrorCode code, const std::string& named) {
+  const GgufFile file = parsed(bytes);
+  auto model = Model::load(file);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, code) << model.error().to_string();
+  EXPECT_NE(model.error().message.find(named), std::string::npos) << model.error().message;
+}
+
+TEST(Phi3Errors, BadFilesAreTypedErrorsNamingTheTensorOrKey) {
+  const TinyModelSpec spec = test::phi3_shape();
+  std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+  const GgufFile file = parsed(bytes);
+  const int64_t E = spec.n_embd;
+
+  std::vector<uint8_t> renamed = bytes;
+  const std::string from = "blk.1.attn_qkv", to = "blk.1.attn_qkz";
+  std::copy(to.begin(), to.end(), std::search(renamed.begin(), renamed.end(), from.begin(), from.end()));
+  expect_refused(renamed, ErrorCode::kMissingTensor, "blk.1.attn_qkv.weight");
+
+  // gate|up must be 2 n_ff rows: up alone is not enough.
+  expect_refused(with_tensor(file, "blk.0.ffn_up.weight", {E, spec.n_ff}), ErrorCode::kShapeMismatch,
+                 "blk.0.ffn_up.weight");
+  expect_refused(with_tensor(file, "blk.0.attn_qkv.weight", {E, spec.n_head * 16}), ErrorCode::kShapeMismatch,
+                 "blk.0.attn_qkv.weight");
+  // One factor per rotated pair (6), for the long factors too.
+  expect_refused(with_tensor(file, "rope_factors_short.weight", {8}), ErrorCode::kShapeMismatch,
+                 "rope_factors_short.weight");
+  expect_refused(with_tensor(file, "rope_factors_long.weight", {5}), ErrorCode::kShapeMismatch,
+                 "rope_factors_long.weight");
+
+  TinyModelSpec windowed = spec;
+  windowed.sliding_window = 8;
+  expect_refused(test::tiny_model_bytes(windowed), ErrorCode::kUnsupportedArch, "phi3.attention.sliding_window");
+}
+
+// Partial rotary stays phi3's: another architecture's file saying it is refused.
+TEST(Phi3Errors, PartialRotaryElsewhereIsRefused) {
+  TinyModelSpec spec;
+  spec.rope_dims = 12;
+  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+  expect_refused(bytes, ErrorCode::kUnsupportedArch, "llama.rope.dimension_count");
+}
+
+}  // namespace
+}  // namespace kvframe::runtime
