@@ -33,24 +33,45 @@ KV_INT8_AVX2 inline int32_t reduce_epi32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// Q4_K's 12 bytes of six-bit scales and mins (q4_k_scales()) unpacked
+// four at a time in 32-bit words, as bytes: scales 0-3 in the low word of
+// `scales`, 4-7 in the next; the same for `mins`.
+struct Q4kPacked {
+  uint32_t scales[2], mins[2];
+};
+inline Q4kPacked q4_k_packed(const uint8_t* q) {
+  uint32_t w[3];
+  std::memcpy(w, q, sizeof w);
+  constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kTop2 = 0x30303030;
+  return {{w[0] & kLow6, (w[2] & kLow4) | ((w[0] >> 2) & kTop2)},
+          {w[1] & kLow6, ((w[2] >> 4) & kLow4) | ((w[1] >> 2) & kTop2)}};
+}
+
 // Q4_K (layout in quant_kernels_int8.cpp): each 32 bytes of nibbles hold
-// group 2 p (low nibbles) and group 2 p + 1 (high), 32 values each.
+// group 2 p (low nibbles) and group 2 p + 1 (high), 32 values each. The
+// groups' scales are spread to int16 lanes by a byte shuffle, and the mins'
+// term (mins times the activations' group sums) is kept in a vector of its
+// own, summed once per row.
 KV_INT8_AVX2 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const Int8Rows& x,
                             float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 144;
   const int64_t supers = cols / kSuper;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
+  // Group g's int16 scale into every int16 lane: bytes 2 g, 2 g + 1.
+  __m256i spread[8];
+  for (int g = 0; g < 8; ++g) spread[g] = _mm256_set1_epi16(static_cast<int16_t>((2 * g) | ((2 * g + 1) << 8)));
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
     for (int64_t i = 0; i < x.n; ++i) {
-      __m256 acc = _mm256_setzero_ps();
-      float minimums = 0;
+      __m256 acc = _mm256_setzero_ps(), minimums = _mm256_setzero_ps();
       for (int64_t s = 0; s < supers; ++s) {
         const uint8_t* b = row + s * kBytes;
         const int64_t block = i * supers + s;
         const int8_t* a = x.q.data() + block * kSuper;
-        const float* group_sums = x.sum.data() + block * 8;
-        const auto [scale, minimum] = q4_k_scales(b + 4);
+        const Q4kPacked packed6 = q4_k_packed(b + 4);
+        const __m128i scale_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(packed6.scales[0] | (uint64_t{packed6.scales[1]} << 32)));
+        const __m128i min_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(packed6.mins[0] | (uint64_t{packed6.mins[1]} << 32)));
+        const __m256i scales16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scale_bytes));
         __m256i sums = _mm256_setzero_si256();
         for (int pair = 0; pair < 4; ++pair) {
           const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
@@ -59,28 +80,32 @@ KV_INT8_AVX2 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
           const __m256i p_lo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 64 * pair)));
           const __m256i p_hi =
               _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 64 * pair + 32)));
-          sums = _mm256_add_epi32(sums, _mm256_madd_epi16(p_lo, _mm256_set1_epi16(static_cast<int16_t>(scale[2 * pair]))));
-          sums = _mm256_add_epi32(sums,
-                                  _mm256_madd_epi16(p_hi, _mm256_set1_epi16(static_cast<int16_t>(scale[2 * pair + 1]))));
+          sums = _mm256_add_epi32(sums, _mm256_madd_epi16(p_lo, _mm256_shuffle_epi8(scales16, spread[2 * pair])));
+          sums = _mm256_add_epi32(sums, _mm256_madd_epi16(p_hi, _mm256_shuffle_epi8(scales16, spread[2 * pair + 1])));
         }
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(fp16_at(b) * x.scale[static_cast<size_t>(block)]),
                               acc);
-        float m = 0;
-        for (int j = 0; j < 8; ++j) m += static_cast<float>(minimum[j]) * group_sums[j];
-        minimums += fp16_at(b + 2) * m;
+        const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(min_bytes)), _mm256_set1_ps(fp16_at(b + 2)));
+        minimums = _mm256_fmadd_ps(mins, _mm256_loadu_ps(x.sum.data() + block * 8), minimums);
       }
-      y[i * y_stride + r] = reduce_ps(acc) - minimums;
+      y[i * y_stride + r] = reduce_ps(acc) - reduce_ps(minimums);
     }
   }
 }
 
 // Q6_K (layout in quant_kernels_int8.cpp): a run of 32 values is two groups
 // of 16, each with its own scale: the low 128 bits of the products take one,
-// the high 128 bits the other.
+// the high 128 bits the other, spread there from the sixteen scales by a
+// dword permute and a byte shuffle.
 KV_INT8_AVX2 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const Int8Rows& x,
                             float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 210;
   const int64_t supers = cols / kSuper;
+  // Groups 2 j and 2 j + 1 are int16 lanes 2 j, 2 j + 1: dword j, which the
+  // permute puts everywhere; the shuffle then takes its low int16 in the low
+  // 128 bits and its high int16 in the high ones.
+  const __m256i halves = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3,
+                                          2, 3, 2, 3, 2, 3);
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
     for (int64_t i = 0; i < x.n; ++i) {
@@ -90,6 +115,7 @@ KV_INT8_AVX2 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
         const int64_t block = i * supers + s;
         const int8_t* a = x.q.data() + block * kSuper;
         const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
+        const __m256i scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
         // -32 times each group's scale times its activations' sum.
         const int32_t* qsum = x.qsum16.data() + block * 16;
         const __m256i offsets = _mm256_add_epi32(
@@ -101,12 +127,11 @@ KV_INT8_AVX2 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
         for (int half = 0; half < 2; ++half) {
           __m256i runs[4];
           q6_k_runs(b, half, runs);
-          const int8_t* sc = scales + 8 * half;
           for (int k = 0; k < 4; ++k) {
             const __m256i products =
                 _mm256_maddubs_epi16(runs[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 128 * half + 32 * k)));
-            const __m256i scale16 = _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]), _mm_set1_epi16(sc[2 * k]));
-            sums = _mm256_add_epi32(sums, _mm256_madd_epi16(products, scale16));
+            const __m256i pair = _mm256_permutevar8x32_epi32(scales16, _mm256_set1_epi32(4 * half + k));
+            sums = _mm256_add_epi32(sums, _mm256_madd_epi16(products, _mm256_shuffle_epi8(pair, halves)));
           }
         }
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums),
