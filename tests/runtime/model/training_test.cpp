@@ -196,13 +196,14 @@ TEST(TrainingForward, QueryScopeKeepsTheContextOutOfTheGraph) {
 // (ModelParams::step_kernels = false): the same logits and gradients for
 // every pass a session and training run.
 TEST(TrainingForward, StoredWeightsTrainAndEncodeAsDenseOnes) {
-  ModelParams dense_params;
+  ModelParams stored_params, dense_params;
+  stored_params.int8_activations = false;  // fp32 arithmetic on both sides
   dense_params.step_kernels = false;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0, GgmlType::kQ4_1}) {
     TinyModelSpec spec;
     spec.weight_type = type;
     SCOPED_TRACE(ggml_type_name(type));
-    auto stored = test::load_tiny_model(spec), dense = test::load_tiny_model(spec, dense_params);
+    auto stored = test::load_tiny_model(spec, stored_params), dense = test::load_tiny_model(spec, dense_params);
     const PromptSample s = random_sample(7, {5, 40, 1, 12}, 10);
     expect_close(block_mode(*stored, s, true), block_mode(*dense, s, true), "block mode");
     expect_close(full_mode(*stored, s), full_mode(*dense, s), "full mode");
