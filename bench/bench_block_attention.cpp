@@ -180,9 +180,9 @@ struct Row {
   std::vector<rt::StageTimes> full_stages, block_stages;
 };
 
-int engine_fail(const rt::Error& error, const char* doing) {
+int engine_fail(const kvframe::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_block_attention: %s: %s\n", doing, error.to_string().c_str());
-  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
+  return error.code == kvframe::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
 }
 
 // One query; its answer, or the error printed and nullopt.
@@ -229,9 +229,9 @@ int main(int argc, char** argv) {
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_block_attention",
                                             *std::max_element(o.lengths.begin(), o.lengths.end()));
   if (!loaded) {
-    const rt::ErrorCode code = loaded.error().code;
-    return code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError
-           : code == rt::ErrorCode::kBackend         ? kEngineError
+    const kvframe::ErrorCode code = loaded.error().code;
+    return code == kvframe::ErrorCode::kDeviceUnavailable ? kDeviceError
+           : code == kvframe::ErrorCode::kBackend         ? kEngineError
                                                       : kInputError;
   }
   std::unique_ptr<rt::Engine> engine = std::move(loaded).value();

@@ -165,12 +165,12 @@ std::string cell(double v, int precision) {
 }
 
 // The exit status an engine error ends the bench with (see kFooter).
-int exit_code(const rt::Error& error) {
-  if (error.code == rt::ErrorCode::kIo) return kInputError;
-  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
+int exit_code(const kvframe::Error& error) {
+  if (error.code == kvframe::ErrorCode::kIo) return kInputError;
+  return error.code == kvframe::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
 }
 
-int engine_fail(const rt::Error& error, const char* doing) {
+int engine_fail(const kvframe::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_game_frames: %s: %s\n", doing, error.to_string().c_str());
   return exit_code(error);
 }

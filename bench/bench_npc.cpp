@@ -94,7 +94,7 @@ struct Options {
   std::string plot_dir = ".";
 };
 
-int fail(const rt::Error& error, const char* doing) {
+int fail(const kvframe::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_npc: %s: %s\n", doing, error.to_string().c_str());
   return kModelError;
 }

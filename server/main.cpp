@@ -459,7 +459,7 @@ int main(int argc, char** argv) {
   auto server = srv::Server::create(backend, params, log);
   if (!server) {
     log.error("cannot start", {{"reason", server.error().message}});
-    return server.error().code == srv::ServerErrorCode::kBind ? kBindError : kConfigError;
+    return server.error().code == kvframe::ErrorCode::kServerBind ? kBindError : kConfigError;
   }
   if (!announce_endpoint((*server)->endpoint(), o.ready_file)) {
     log.error("cannot write --ready-file", {{"path", o.ready_file}, {"next", "check that its folder exists and is writable"}});

@@ -53,16 +53,16 @@ enum class Role { kFrame, kStream, kRules };
 // What the user can do about an error, beyond the error's own message.
 const char* next_step(const jb::Error& error, Role role) {
   switch (error.code) {
-    case jb::ErrorCode::kIo:
+    case kvframe::ErrorCode::kIo:
       return role == Role::kStream
                  ? "check the path and its permissions; a stream is a JSONL file (one frame per "
                    "line) or a folder of *.json frame files; use - to read standard input"
                  : "check the path and its permissions; use - to read standard input";
-    case jb::ErrorCode::kInvalidRules:
+    case kvframe::ErrorCode::kInvalidRules:
       return "fix the rules file (every field is optional; see docs/json_blocker.md), or "
              "leave out --rules to use the defaults";
-    case jb::ErrorCode::kTooDeep:
-    case jb::ErrorCode::kTooLarge:
+    case kvframe::ErrorCode::kTooDeep:
+    case kvframe::ErrorCode::kTooLarge:
       return "if the frame is legitimately this big, raise \"limits\" in a rules file and "
              "pass it with --rules";
     default:
@@ -81,7 +81,7 @@ int report_input_error(const std::string& path, const jb::Error& error, Role rol
   if (json) {
     nlohmann::ordered_json document = {{"error",
                                         {{"input", input_name(path)},
-                                         {"code", jb::error_code_name(error.code)},
+                                         {"code", kvframe::error_code_name(error.code)},
                                          {"offset", error.offset},
                                          {"message", error.message}}}};
     std::cout << document.dump(2) << "\n";
@@ -137,7 +137,7 @@ int run_stream(const Options& options) {
     stats.add(where, stream.current(), diff.value());
   }
   if (stats.frames() == 0) {
-    const jb::Error empty{jb::ErrorCode::kIo, 0,
+    const jb::Error empty{kvframe::ErrorCode::kIo, 0,
                           "no frames: a JSONL file needs one frame per line, a folder *.json files"};
     return report_input_error(options.stream, empty, Role::kStream, options.json);
   }

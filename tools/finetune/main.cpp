@@ -53,12 +53,12 @@ void add_model_options(CLI::App& app, ModelOptions& o, bool lora) {
   kvframe::cli::add_model_options(app, o, which);
 }
 
-int fail(const rt::Error& error, const std::string& next, int code = kInputError) {
+int fail(const kvframe::Error& error, const std::string& next, int code = kInputError) {
   std::cerr << "kvframe-finetune: " << error.to_string() << "\n  next: " << next << "\n";
   return code;
 }
 
-rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
+kvframe::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
   rt::ModelParams params = kvframe::cli::model_params(o);
   if (!with_lora) params.lora.clear();  // train: the base model, under the adapter it trains
   std::cerr << "[finetune] loading " << o.model << (params.lora.empty() ? "" : " + " + params.lora) << " ("
@@ -66,7 +66,7 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool 
   return rt::Engine::load(o.model, params);
 }
 
-rt::Result<std::vector<ft::Example>> read_all(const std::vector<std::string>& paths) {
+kvframe::Result<std::vector<ft::Example>> read_all(const std::vector<std::string>& paths) {
   std::vector<ft::Example> all;
   for (const std::string& path : paths) {
     auto examples = ft::read_examples(path);
@@ -155,7 +155,7 @@ int run_train(TrainOptions& o) {
   p.schedule = *schedule;
   std::error_code made;
   fs::create_directories(o.out, made);
-  if (made) return fail({rt::ErrorCode::kIo, "cannot create " + o.out + ": " + made.message()}, "check --out");
+  if (made) return fail({kvframe::ErrorCode::kIo, "cannot create " + o.out + ": " + made.message()}, "check --out");
 
   auto train = read_all(o.train);
   if (!train) return fail(train.error(), "fix the --train files");
@@ -163,7 +163,7 @@ int run_train(TrainOptions& o) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    if (!in) return fail({rt::ErrorCode::kIo, "cannot read " + path}, "check --general");
+    if (!in) return fail({kvframe::ErrorCode::kIo, "cannot read " + path}, "check --general");
     p.general_texts.push_back(text.str());
   }
   auto heldout = read_all(o.heldout);
@@ -248,7 +248,7 @@ int run_eval(const EvalOptions& o) {
     if (!mode) return fail(mode.error(), "--modes full,block (the first is the reference)", kUsageError);
     params.modes.push_back(*mode);
   }
-  if (params.modes.empty()) return fail({rt::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
+  if (params.modes.empty()) return fail({kvframe::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
   params.max_tokens = o.max_tokens;
   params.blocks_after_prefix = o.blocks_after_prefix;
   params.fidelity = o.fidelity;
@@ -342,7 +342,7 @@ int run_perplexity(const PerplexityOptions& o) {
   std::printf("%-48s %8s %12s\n", "text", "tokens", "perplexity");
   for (const std::string& path : o.text) {
     std::ifstream in(path);
-    if (!in) return fail({rt::ErrorCode::kIo, "cannot read " + path}, "check --text");
+    if (!in) return fail({kvframe::ErrorCode::kIo, "cannot read " + path}, "check --text");
     std::stringstream text;
     text << in.rdbuf();
     std::vector<int32_t> tokens = (*engine)->tokenizer().encode(text.str());

@@ -46,10 +46,14 @@ struct Options : kvframe::cli::ModelOptions {
   std::vector<std::string> stop;
 };
 
-int fail(const rt::Error& error, const char* next) {
+int fail(const kvframe::Error& error, const char* next) {
   std::cerr << "kvframe-generate: " << error.to_string() << "\n  next: " << next << "\n";
-  if (error.code == rt::ErrorCode::kDeviceUnavailable) return kDeviceError;
-  if (error.code == rt::ErrorCode::kBadSchema || error.code == rt::ErrorCode::kUnsatisfiable) return kSchemaError;
+  if (error.code == kvframe::ErrorCode::kDeviceUnavailable) return kDeviceError;
+  using kvframe::ErrorCode;
+  for (ErrorCode schema : {ErrorCode::kSchemaNotJson, ErrorCode::kSchemaInvalid, ErrorCode::kSchemaUnsupported,
+                           ErrorCode::kSchemaTooComplex, ErrorCode::kUnsatisfiable}) {
+    if (error.code == schema) return kSchemaError;
+  }
   return kInputError;
 }
 
@@ -128,7 +132,7 @@ int main(int argc, char** argv) {
     schema << in.rdbuf();
     auto compiled = rt::compile_schema(schema.str(), rt::token_vocabulary(*tokenizer, params.stop_tokens));
     if (!compiled) {
-      return fail({rt::ErrorCode::kBadSchema, compiled.error().to_string()},
+      return fail(compiled.error().to_error(),
                   "fix the schema: docs/protocol.md lists the keywords kvframe enforces");
     }
     params.schema = std::move(compiled).value();
