@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/runtime_tokenizer/chat_template.h"
 #include "kvframe/runtime/cpu_process.h"
@@ -56,8 +57,6 @@ namespace {
 namespace rt = kvframe::runtime;
 namespace jb = kvframe::json_blocker;
 
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3, kEngineError = 4 };
-
 constexpr const char* kFooter =
     "--shape runs a random-weight model of a real architecture's shape (e.g. Llama-3-8B on a GPU:\n"
     "  --shape llama3-8b --device cuda --dtype bf16 --lengths 512,1024,2048,4096,8192,16384,32768).\n"
@@ -65,8 +64,8 @@ constexpr const char* kFooter =
     "  GGUF file, and the shape's n_vocab is set to that tokenizer's (49,152 for the default model,\n"
     "  instead of 128,256: the head is a little smaller than the real model's; it runs for one token).\n"
     "\n"
-    "Exit status: 0 ok; 1 usage error; 2 the model or a frame cannot be used; 3 device unavailable;\n"
-    "4 the engine failed (the message is printed on stderr).\n"
+    "Exit status: 0 ok; 1 usage error; 2 the model or a frame cannot be used; 3 the device is\n"
+    "unavailable or the engine failed (the message is printed on stderr).\n"
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
@@ -180,9 +179,9 @@ struct Row {
   std::vector<rt::StageTimes> full_stages, block_stages;
 };
 
-int engine_fail(const rt::Error& error, const char* doing) {
+int engine_fail(const kvframe::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_block_attention: %s: %s\n", doing, error.to_string().c_str());
-  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
+  return kvframe::exit_code(error.code);
 }
 
 // One query; its answer, or the error printed and nullopt.
@@ -222,18 +221,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, o.engine.threads);
 
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_block_attention",
                                             *std::max_element(o.lengths.begin(), o.lengths.end()));
-  if (!loaded) {
-    const rt::ErrorCode code = loaded.error().code;
-    return code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError
-           : code == rt::ErrorCode::kBackend         ? kEngineError
-                                                      : kInputError;
-  }
+  if (!loaded) return kvframe::exit_code(loaded.error().code);
   std::unique_ptr<rt::Engine> engine = std::move(loaded).value();
   const rt::ModelConfig& config = engine->model().config();
   const rt::Tokenizer& tokenizer = engine->tokenizer();
@@ -251,7 +245,7 @@ int main(int argc, char** argv) {
   const auto sample = frame_tokens(tokenizer, make_frame(sample_entities));
   if (!sample) {
     std::fprintf(stderr, "bench_block_attention: the synthetic frame does not partition (a bug here)\n");
-    return kInputError;
+    return kvframe::kExitBadInput;
   }
   const double per_entity = static_cast<double>(sample->first) / static_cast<double>(sample_entities);
   std::fprintf(stderr, "[bench] synthetic frame: %.1f tokens per entity block; prefix ~%lld tokens\n", per_entity,
@@ -290,7 +284,7 @@ int main(int argc, char** argv) {
       auto diff = s->update(frame);
       if (!diff) {
         std::fprintf(stderr, "bench_block_attention: frame rejected: %s\n", diff.error().to_string().c_str());
-        return kInputError;
+        return kvframe::kExitBadInput;
       }
     }
 
@@ -298,7 +292,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "[bench] %lld: block session encodes all %lld entity blocks\n", static_cast<long long>(target),
                  static_cast<long long>(entities));
     auto cold_answer = query(**block, instruction, "block (cold)");
-    if (!cold_answer) return kEngineError;
+    if (!cold_answer) return kvframe::kExitFailed;
     std::optional<rt::QueryReport> cold = cold_answer->report;
     row.encode_all_ms = cold->ms.first_token;
     row.encode_all_tokens = cold->tokens_encoded;
@@ -309,18 +303,18 @@ int main(int argc, char** argv) {
       if (want < 1) break;
       instruction = instruction_of(tokenizer, want);
       cold_answer = query(**block, instruction, "block (calibrating the query)");
-      if (!cold_answer) return kEngineError;
+      if (!cold_answer) return kvframe::kExitFailed;
       cold = cold_answer->report;
     }
 
     for (int r = 0; r < o.reps; ++r) {
       std::fprintf(stderr, "[bench] %lld: rep %d/%d: full prefill", static_cast<long long>(target), r + 1, o.reps);
       auto full_answer = query(**full, instruction, "full");
-      if (!full_answer) return kEngineError;
+      if (!full_answer) return kvframe::kExitFailed;
       const rt::QueryReport* f = &full_answer->report;
       std::fprintf(stderr, " %.0f ms; block ", f->ms.first_token);
       auto block_answer = query(**block, instruction, "block");
-      if (!block_answer) return kEngineError;
+      if (!block_answer) return kvframe::kExitFailed;
       const rt::QueryReport* b = &block_answer->report;
       // How far block attention's first-token distribution is from full's
       // (the model is not fine-tuned for block attention: a report, not a check).
@@ -442,5 +436,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");
     }
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }

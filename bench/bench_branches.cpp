@@ -24,6 +24,7 @@
 
 #include "branch_timing.h"
 #include "model_shapes.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/model_options.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/model.h"
@@ -70,14 +71,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, model_options.threads);
 
   auto made = kb::random_weight_model(shape_name, model_options.device, model_options.dtype);
   if (!made) {
     std::fprintf(stderr, "bench_branches: %s\n", made.error().to_string().c_str());
-    return 2;
+    return kvframe::kExitBadInput;
   }
   const rt::Model& model = **made;
   const rt::ModelConfig& c = model.config();
@@ -116,5 +117,5 @@ int main(int argc, char** argv) {
   }
   std::printf("speedup: one-by-one total / batched total; same: queries run both ways whose greedy answers agree\n");
   std::printf("~: one after another, scaled from the first %lld queries (--alone)\n", static_cast<long long>(alone_sample));
-  return 0;
+  return kvframe::kExitOk;
 }

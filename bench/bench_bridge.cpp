@@ -43,6 +43,7 @@
 #include "gnuplot_plot.h"
 #include <zmq.hpp>
 
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/client/kvframe_client.hpp"
 #include "kvframe/json_blocker/frame_stream.h"
 #include "kvframe/json_blocker/rules.h"
@@ -57,8 +58,6 @@ namespace moba = kvframe::examples::moba;
 using kvframe::bench::mean;
 using kvframe::bench::percentile;
 using Clock = std::chrono::steady_clock;
-
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kServerError = 2, kBridgeError = 3 };
 
 struct Options {
   std::string server;  // empty: start kvframe-serve here
@@ -85,7 +84,7 @@ std::string read_file(const std::string& path) {
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "bench_bridge: %s: %s\n", what.c_str(), kvf_client_last_error(nullptr));
-  std::exit(kBridgeError);
+  std::exit(kvframe::kExitFailed);
 }
 
 kvf_client* connect(const std::string& endpoint) {
@@ -154,7 +153,7 @@ OverheadSamples measure_overhead(const std::string& endpoint, const Options& o) 
       const bool mine = kvf_event_request_id(event) == request;
       if (kvf_event_type_of(event) == KVF_EVENT_ERROR) {
         std::fprintf(stderr, "bench_bridge: frame %d: %s\n", i, kvf_event_text(event, nullptr));
-        std::exit(kBridgeError);
+        std::exit(kvframe::kExitFailed);
       }
       if (mine) break;
       kvf_event_free(event);
@@ -238,7 +237,7 @@ double in_process_frames_per_second(const FrameSet& set, double seconds) {
   auto rules = jb::parse_rules(set.rules_json);
   if (!rules) {
     std::fprintf(stderr, "bench_bridge: moba rules: %s\n", rules.error().message.c_str());
-    std::exit(kUsageError);
+    std::exit(kvframe::kExitUsage);
   }
   jb::FrameStream stream(*rules);
   const Clock::time_point t0 = Clock::now();
@@ -250,7 +249,7 @@ double in_process_frames_per_second(const FrameSet& set, double seconds) {
     if (!diff) {
       std::fprintf(stderr, "bench_bridge: frame %llu: %s\n", static_cast<unsigned long long>(n),
                    diff.error().message.c_str());
-      std::exit(kBridgeError);
+      std::exit(kvframe::kExitFailed);
     }
   }
   return static_cast<double>(n) / (ms_since(t0) / 1000);
@@ -399,8 +398,12 @@ int main(int argc, char** argv) {
   app.add_option("--frame-kb", o.frame_kb, "MOBA frame size for the throughput runs (KiB)")->check(CLI::Range(16, 16384));
   app.add_option("--plot", o.plot, "PNG of the overhead percentiles (and FILE_throughput.png); '' for none");
   app.add_option("--json", o.json, "also write the results as JSON");
-  app.footer("exit codes: 0 ok, 1 usage, 2 the server could not be started, 3 a bridge call failed");
-  CLI11_PARSE(app, argc, argv);
+  app.footer("exit codes: 0 ok, 1 usage, 3 the server could not be started or a bridge call failed");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return kvframe::usage_exit(app.exit(e));
+  }
 
   std::unique_ptr<kvframe::test::ServerProcess> server;
   std::string endpoint = o.server;
@@ -409,7 +412,7 @@ int main(int argc, char** argv) {
     server = kvframe::test::ServerProcess::start({});
     if (!server) {
       std::fprintf(stderr, "bench_bridge: %s\n", kvframe::test::ServerProcess::last_start_error().c_str());
-      return kServerError;
+      return kvframe::kExitFailed;
     }
     endpoint = server->endpoint();
   }
@@ -465,5 +468,5 @@ int main(int argc, char** argv) {
     std::ofstream(o.json) << out.dump(2) << "\n";
   }
   if (server) server->stop();
-  return kSuccess;
+  return kvframe::kExitOk;
 }

@@ -9,7 +9,7 @@
 // multiply dequantizing its weights on the fly does, and whole, into a
 // rows x cols float matrix (64 MiB at 4096 x 4096: bound by memory bandwidth).
 // Figures are ns per element, the best of --reps. Every kernel's matrix is
-// compared with the portable one's, bit for bit; exit status 1 if any differs.
+// compared with the portable one's, bit for bit; exit status 4 if any differs.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "kvframe/common/exit_codes.h"
 #include "dequantize_simd.h"
 
 namespace {
@@ -59,7 +60,11 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "runs per figure, the best one kept")->capture_default_str()->check(
       CLI::PositiveNumber);
   app.add_option("--seed", seed, "random seed for the blocks")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return kvframe::usage_exit(app.exit(e));
+  }
 
   const int64_t n = rows * cols;
   std::printf("dequantize, %lld x %lld elements, ns per element (best of %d); '-': not on this CPU\n"
@@ -114,5 +119,5 @@ int main(int argc, char** argv) {
     std::printf(" %6s\n", exact ? "yes" : "NO");
   }
   std::printf("\nevery kernel %s the portable one bit for bit\n", all_exact ? "matches" : "DOES NOT match");
-  return all_exact ? 0 : 1;
+  return all_exact ? kvframe::kExitOk : kvframe::kExitCheckFailed;
 }

@@ -44,6 +44,7 @@
 #include "engine_setup.h"
 #include "gnuplot_plot.h"
 #include "sample_stats.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
@@ -61,8 +62,6 @@ namespace moba = kvframe::examples::moba;
 using kvframe::bench::mean;
 using kvframe::bench::percentile;
 
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3, kEngineError = 4 };
-
 constexpr const char* kFooter =
     "--full-every 0 (auto): every frame on cuda; on cpu every max(1, min(20, T/400))th frame, T the blocked\n"
     "tokens of frame 0 (every 20th at 8192). --prefix-every 0: every frame, as block mode (with the rules'\n"
@@ -72,8 +71,8 @@ constexpr const char* kFooter =
     "--shape runs a random-weight model of a real architecture's shape with --model's tokenizer (for GPU\n"
     "timings, e.g. --shape llama3-8b --device cuda --tokens 32768): its timings are real, its answers noise.\n"
     "\n"
-    "Exit status: 0 ok; 1 usage error; 2 the model, rules or a frame cannot be used; 3 device\n"
-    "unavailable; 4 the engine failed (the message is printed on stderr).\n"
+    "Exit status: 0 ok; 1 usage error; 2 the model, rules or a frame cannot be used; 3 the device\n"
+    "is unavailable or the engine failed (the message is printed on stderr).\n"
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
@@ -164,15 +163,9 @@ std::string cell(double v, int precision) {
   return buffer;
 }
 
-// The exit status an engine error ends the bench with (see kFooter).
-int exit_code(const rt::Error& error) {
-  if (error.code == rt::ErrorCode::kIo) return kInputError;
-  return error.code == rt::ErrorCode::kDeviceUnavailable ? kDeviceError : kEngineError;
-}
-
-int engine_fail(const rt::Error& error, const char* doing) {
+int engine_fail(const kvframe::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_game_frames: %s: %s\n", doing, error.to_string().c_str());
-  return exit_code(error);
+  return kvframe::exit_code(error.code);
 }
 
 struct ModeSummary {
@@ -279,25 +272,25 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, o.engine.threads);
 
   auto rules = jb::load_rules(o.rules);
   if (!rules) {
     std::fprintf(stderr, "bench_game_frames: --rules %s: %s\n", o.rules.c_str(), rules.error().to_string().c_str());
-    return kInputError;
+    return kvframe::kExitBadInput;
   }
   rules->drop.insert(rules->drop.end(), o.drop.begin(), o.drop.end());
   rules->order = o.order == "document" ? jb::BlockOrder::kDocument : jb::BlockOrder::kVolatileLast;
   if (auto checked = jb::check_rules(*rules); !checked.ok()) {
     std::fprintf(stderr, "bench_game_frames: --drop: %s\n", checked.error().to_string().c_str());
-    return kUsageError;
+    return kvframe::kExitUsage;
   }
   // A session holds about 1.25 frames (see --context): a random-weight shape
   // gets that much context whatever its trained length.
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_game_frames", o.tokens * 2 + 4096);
-  if (!loaded) return exit_code(loaded.error());  // load_engine printed what failed and what to do
+  if (!loaded) return kvframe::exit_code(loaded.error().code);  // load_engine printed what failed and what to do
   rt::Engine& engine = **loaded;
   const rt::ModelConfig& config = engine.model().config();
   const bool cuda = engine.model().device().is_cuda();
@@ -354,7 +347,7 @@ int main(int argc, char** argv) {
       auto diff = sessions[m]->update(frame.json);
       if (!diff) {
         std::fprintf(stderr, "bench_game_frames: frame %d rejected: %s\n", i, diff.error().to_string().c_str());
-        return kInputError;
+        return kvframe::kExitBadInput;
       }
       if (kModeOrder[m] == rt::AttentionMode::kBlock) {
         const size_t current = diff->blocks.size() - diff->removed;
@@ -366,7 +359,7 @@ int main(int argc, char** argv) {
         if (auto warmed = sessions[m]->warm(); !warmed.ok()) {
           std::fprintf(stderr, "bench_game_frames: frame %d, %s mode, warming: %s\n", i,
                        rt::attention_mode_name(kModeOrder[m]), warmed.error().to_string().c_str());
-          return exit_code(warmed.error());
+          return kvframe::exit_code(warmed.error().code);
         }
         if (cuda) at::empty({1}, at::TensorOptions(at::kFloat).device(engine.model().device())).cpu();  // waits for the GPU
         warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -375,7 +368,7 @@ int main(int argc, char** argv) {
       if (!answer) {
         std::fprintf(stderr, "bench_game_frames: frame %d, %s mode: %s\n", i, rt::attention_mode_name(kModeOrder[m]),
                      answer.error().to_string().c_str());
-        return exit_code(answer.error());
+        return kvframe::exit_code(answer.error().code);
       }
       const rt::QueryReport& r = answer->report;
       Query q;
@@ -576,5 +569,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");
     }
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }

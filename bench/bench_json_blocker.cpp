@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "full_walk.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/json_blocker.h"
 #include "summary_reporter.h"
 #include "workloads.h"
@@ -239,7 +240,7 @@ void print_kernels(std::ostream& out) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kvframe::kExitUsage;
   std::vector<Workload> workloads;  // built before registering: benchmarks refer to them
   try {
     // 16 transitions: enough distinct frames that patch benchmarks rarely restart.
@@ -247,7 +248,7 @@ int main(int argc, char** argv) {
     workloads.push_back(kvframe::bench::holdem_workload());
   } catch (const std::exception& e) {
     std::cerr << "bench_json_blocker: cannot make the sample frames: " << e.what() << "\n";
-    return 1;
+    return kvframe::kExitFailed;
   }
   for (const Workload& workload : workloads) {
     std::cout << workload.name << ": " << workload.frames.size() << " frames, first "
@@ -261,5 +262,5 @@ int main(int argc, char** argv) {
   print_kernels(std::cout);
   reporter.print_summary(std::cout, kReference);
   benchmark::Shutdown();
-  return 0;
+  return kvframe::kExitOk;
 }

@@ -41,6 +41,7 @@
 
 #include "gnuplot_plot.h"
 #include "holdem/holdem_state.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/runtime_tokenizer/chat_template.h"
@@ -63,7 +64,6 @@ using kvframe::bench::percentile;
 using Clock = std::chrono::steady_clock;
 
 // 0 ok; 1 usage; 2 the model is missing or the engine failed.
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kModelError = 2 };
 
 constexpr const char* kFooter =
     "--repeats 0 (auto): 3 rounds for N <= 8, 1 for larger N (keeps the default run to a few minutes on a\n"
@@ -75,7 +75,7 @@ constexpr const char* kFooter =
     "  come from --model's GGUF file, and the shape's n_vocab is set to that tokenizer's. Its answers are\n"
     "  noise, but still valid actions (the schema constrains them).\n"
     "\n"
-    "Exit status: 0 ok; 1 usage error; 2 the model is missing or the engine failed (message on stderr).\n"
+    "Exit status: 0 ok; 1 usage error; 2 the model is missing; 3 the engine failed (message on stderr).\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
 const std::vector<std::string> kStyles = {"tight-aggressive", "loose-aggressive", "tight-passive", "calling station",
@@ -94,9 +94,9 @@ struct Options {
   std::string plot_dir = ".";
 };
 
-int fail(const rt::Error& error, const char* doing) {
+int fail(const kvframe::Error& error, const char* doing) {
   std::fprintf(stderr, "bench_npc: %s: %s\n", doing, error.to_string().c_str());
-  return kModelError;
+  return kvframe::exit_code(error.code);
 }
 
 double ms_since(Clock::time_point start) {
@@ -228,13 +228,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, o.engine.threads);
   const Clock::time_point run_start = Clock::now();
 
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_npc");
-  if (!loaded) return kModelError;
+  if (!loaded) return kvframe::kExitBadInput;
   std::unique_ptr<rt::Engine> engine = std::move(loaded).value();
   const rt::ModelConfig& config = engine->model().config();
   const std::string dtype_name = at::toString(engine->model().dtype());
@@ -250,12 +250,12 @@ int main(int argc, char** argv) {
   auto rules = jb::load_rules(KVFRAME_HOLDEM_RULES_FILE);
   if (!rules) {
     std::fprintf(stderr, "bench_npc: rules %s: %s\n", KVFRAME_HOLDEM_RULES_FILE, rules.error().to_string().c_str());
-    return kModelError;
+    return kvframe::kExitBadInput;
   }
   const auto frame_tokens = kvframe::bench::blocked_tokens(engine->tokenizer(), *rules, frame);
   if (!frame_tokens) {
     std::fprintf(stderr, "bench_npc: the Hold'em state does not partition (a bug here)\n");
-    return kModelError;
+    return kvframe::kExitFailed;
   }
 
   rt::SessionParams session_params;
@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
   rt::Session& session = **opened;
   if (auto diff = session.update(frame); !diff) {
     std::fprintf(stderr, "bench_npc: the state was rejected: %s\n", diff.error().to_string().c_str());
-    return kModelError;
+    return kvframe::kExitBadInput;
   }
 
   auto npc_task = [&](int k, const std::string& task_schema) {
@@ -522,5 +522,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");
     }
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }

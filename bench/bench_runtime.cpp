@@ -20,6 +20,7 @@
 
 #include "gnuplot_plot.h"
 #include "model_shapes.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/generate.h"
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, model_options.threads);
 
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
     auto made = rt::Model::with_random_weights(kvframe::bench::model_shape(shape_name), params);
     if (!made) {
       std::fprintf(stderr, "bench_runtime: %s\n", made.error().to_string().c_str());
-      return 2;
+      return kvframe::kExitBadInput;
     }
     model = std::move(made).value();
     const at::Tensor ids = at::randint(model->config().n_vocab, {longest}, at::kLong);  // seeded by with_random_weights
@@ -139,14 +140,14 @@ int main(int argc, char** argv) {
     auto file = rt::GgufFile::open(model_options.model);
     if (!file) {
       std::fprintf(stderr, "bench_runtime: %s\n  next: run scripts/fetch-model.sh\n", file.error().to_string().c_str());
-      return 2;
+      return kvframe::kExitBadInput;
     }
     auto tokenizer = rt::Tokenizer::from_gguf(*file);
     std::fprintf(stderr, "[bench] LoRA: %s\n", params.lora.empty() ? "none" : params.lora.c_str());
     auto loaded = rt::Model::load(*file, params);
     if (!tokenizer || !loaded) {
       std::fprintf(stderr, "bench_runtime: %s\n", (!tokenizer ? tokenizer.error() : loaded.error()).to_string().c_str());
-      return 2;
+      return kvframe::kExitBadInput;
     }
     model = std::move(loaded).value();
     prompt = gamecore_tokens(*tokenizer, longest);
@@ -227,5 +228,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "[bench] no plot: gnuplot is missing or failed (scripts/setup.sh installs gnuplot-nox)\n");
     }
   }
-  return 0;
+  return kvframe::kExitOk;
 }

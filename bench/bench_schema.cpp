@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/model_options.h"
 #include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/runtime_output/json_schema.h"
@@ -128,7 +129,7 @@ double decode_action(const std::shared_ptr<rt::CompiledSchema>& schema, int32_t 
     start = Clock::now();
     if (auto accepted = c.accept(token); !accepted.ok()) {
       std::fprintf(stderr, "bench_schema: %s\n", accepted.error().to_string().c_str());
-      std::exit(1);
+      std::exit(kvframe::kExitFailed);
     }
     const double accept_us = us_since(start);
     samples.accept_us.push_back(accept_us);
@@ -161,7 +162,11 @@ int main(int argc, char** argv) {
   kvframe::cli::add_model_options(app, model_options, which);
   app.add_flag("--synthetic", use_synthetic, "a synthetic 49K-token vocabulary instead of the model's");
   app.add_option("--seed", seed, "random seed")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return kvframe::usage_exit(app.exit(e));
+  }
 
   VocabularyParts parts;
   if (use_synthetic || !from_model(model_options.model, parts)) {
@@ -185,11 +190,11 @@ int main(int argc, char** argv) {
     s.compile_us.push_back(us_since(start));
     if (!compiled) {
       std::fprintf(stderr, "bench_schema: %s\n", compiled.error().to_string().c_str());
-      return 2;
+      return kvframe::kExitBadInput;
     }
     if ((*compiled)->min_tokens() > budget) {
       std::fprintf(stderr, "bench_schema: budget %d below min_tokens %d\n", budget, (*compiled)->min_tokens());
-      return 1;
+      return kvframe::kExitUsage;
     }
     s.fresh_action_ms.push_back(decode_action(*compiled, budget, rng, s));
     s.warm_action_ms.push_back(decode_action(*compiled, budget, rng, s));
@@ -210,5 +215,5 @@ int main(int argc, char** argv) {
   row("tokens per action", s.tokens);
   row("DFA states per schema", s.states);
   row("mask memory per schema (KiB)", s.mask_kb);
-  return 0;
+  return kvframe::kExitOk;
 }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "engine_setup.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/generate.h"
 #include "kvframe/runtime_output/json_schema.h"
@@ -179,17 +180,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, engine_options.threads);
   auto loaded = kb::load_engine(engine_options, "bench_sessions", context + max_tokens);
-  if (!loaded) return 2;
+  if (!loaded) return kvframe::kExitBadInput;
   rt::Engine& engine = **loaded;
   const rt::Model& model = engine.model();
   auto schema = engine.schemas().get(kSchema);
   if (!schema) {
     std::fprintf(stderr, "bench_sessions: the schema does not compile: %s\n", schema.error().to_string().c_str());
-    return 2;
+    return kvframe::kExitBadInput;
   }
   rt::GenerateParams params;
   params.schema = *schema;
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
 
   if (auto checked = rt::Decoder::check(params); !checked.ok()) {
     std::fprintf(stderr, "bench_sessions: %s\n", checked.error().to_string().c_str());
-    return 2;
+    return kvframe::kExitBadInput;
   }
   std::vector<Row> rows;
   for (const int64_t n : counts) {
@@ -217,7 +218,7 @@ int main(int argc, char** argv) {
         if (auto decoded = rt::decode(model, sessions.caches[s], sessions.first_logits[s], decoder, stats);
             !decoded.ok()) {
           std::fprintf(stderr, "bench_sessions: %s\n", decoded.error().to_string().c_str());
-          return 3;
+          return kvframe::kExitFailed;
         }
         alone_tokens.push_back(decoder.finish().tokens);
         row.passes_alone += stats.decode_steps;
@@ -234,7 +235,7 @@ int main(int argc, char** argv) {
       start = Clock::now();
       if (auto decoded = rt::decode_together(model, together); !decoded.ok()) {
         std::fprintf(stderr, "bench_sessions: %s\n", decoded.error().to_string().c_str());
-        return 3;
+        return kvframe::kExitFailed;
       }
       row.together = std::min(row.together, std::chrono::duration<double>(Clock::now() - start).count());
       row.tokens = 0;
@@ -267,7 +268,7 @@ int main(int argc, char** argv) {
   std::printf("(passes: model passes together / one after another; same: every answer token-identical)\n");
   if (adapters > 0 && !adapter_table(engine, params, counts, adapters, context, max_tokens, reps)) {
     std::fprintf(stderr, "bench_sessions: the adapter table failed\n");
-    return 3;
+    return kvframe::kExitFailed;
   }
 
   std::printf("\nencoding %lld blocks of %lld tokens a session: a call per session vs one call for all, best of %d\n",
@@ -290,11 +291,11 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < reps; ++rep) {
       Clock::time_point start = Clock::now();
       for (const auto& session : dirty) {
-        if (!model.encode_blocks(session)) return 3;
+        if (!model.encode_blocks(session)) return kvframe::kExitFailed;
       }
       alone = std::min(alone, std::chrono::duration<double>(Clock::now() - start).count());
       start = Clock::now();
-      if (!model.encode_blocks(all)) return 3;
+      if (!model.encode_blocks(all)) return kvframe::kExitFailed;
       together = std::min(together, std::chrono::duration<double>(Clock::now() - start).count());
     }
     const double tokens = static_cast<double>(n * blocks * block_tokens);
@@ -314,5 +315,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "plot: %s\n", plot.c_str());
     }
   }
-  return same ? 0 : 4;
+  return same ? kvframe::kExitOk : kvframe::kExitCheckFailed;
 }

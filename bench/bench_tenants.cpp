@@ -19,6 +19,7 @@
 #include "engine_setup.h"
 #include "gnuplot_plot.h"
 #include "holdem/holdem_state.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "moba/moba_stream.h"
@@ -29,8 +30,6 @@ namespace rt = kvframe::runtime;
 namespace jb = kvframe::json_blocker;
 namespace moba = kvframe::examples::moba;
 namespace holdem = kvframe::examples::holdem;
-
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kModelError = 2, kRunError = 3 };
 
 struct Options {
   kvframe::bench::EngineOptions engine;
@@ -123,11 +122,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;
+    return kvframe::usage_exit(app.exit(e));
   }
   rt::tune_cpu_process(argv, o.engine.threads);
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_tenants");
-  if (!loaded) return kModelError;
+  if (!loaded) return kvframe::kExitBadInput;
   std::unique_ptr<rt::Engine> engine = std::move(loaded).value();
 
   std::vector<Run> runs;
@@ -135,13 +134,13 @@ int main(int argc, char** argv) {
     auto rules = jb::load_rules(std::string(workload) == "moba" ? KVFRAME_MOBA_RULES_FILE : KVFRAME_HOLDEM_RULES_FILE);
     if (!rules) {
       std::fprintf(stderr, "bench_tenants: rules: %s\n", rules.error().to_string().c_str());
-      return kRunError;
+      return kvframe::kExitBadInput;
     }
     for (int tenants : o.tenants) {
       for (bool isolated : {false, true}) {
         std::fprintf(stderr, "[bench] %s, %d tenants, %s\n", workload, tenants, isolated ? "isolated" : "shared");
         auto run = play(*engine, workload, *rules, tenants, isolated, o);
-        if (!run) return kRunError;
+        if (!run) return kvframe::kExitFailed;
         runs.push_back(*run);
       }
     }
@@ -187,5 +186,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "[bench] no plot (is gnuplot installed? scripts/setup.sh)\n");
     }
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }

@@ -21,9 +21,9 @@ void add_engine_options(CLI::App& app, EngineOptions& o) {
   app.add_flag("!--no-cuda-graphs", o.cuda_graphs, "decode on CUDA eagerly, not from captured CUDA graphs");
 }
 
-rt::Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, const char* program,
-                                                    int64_t min_context) {
-  auto failed = [&](const rt::Error& error, const char* next) {
+Result<std::unique_ptr<rt::Engine>> load_engine(const EngineOptions& o, const char* program,
+                                                int64_t min_context) {
+  auto failed = [&](const Error& error, const char* next) {
     std::fprintf(stderr, "%s: %s\n  next: %s\n", program, error.to_string().c_str(), next);
     return error;
   };

@@ -28,8 +28,8 @@ void add_engine_options(CLI::App& app, EngineOptions& options);
 // becomes the tokenizer's and its context at least `min_context`). Prints
 // what it loads on stderr; on failure prints the error and what to do as
 // `program: ...` and returns the error.
-runtime::Result<std::unique_ptr<runtime::Engine>> load_engine(const EngineOptions& options, const char* program,
-                                                               int64_t min_context = 0);
+Result<std::unique_ptr<runtime::Engine>> load_engine(const EngineOptions& options, const char* program,
+                                                     int64_t min_context = 0);
 
 // Tokens of a frame's blocks under `rules`: Σ tokens of "<id>: <json>\n",
 // each block tokenized on its own as the engine does. Nothing when the frame

@@ -33,8 +33,8 @@ runtime::ModelConfig model_shape(const std::string& name) {
   return c;
 }
 
-runtime::Result<std::unique_ptr<runtime::Model>> random_weight_model(const std::string& name, const std::string& device,
-                                                                     const std::string& dtype) {
+Result<std::unique_ptr<runtime::Model>> random_weight_model(const std::string& name, const std::string& device,
+                                                            const std::string& dtype) {
   runtime::ModelParams params;
   params.device = device;
   params.dtype = dtype;

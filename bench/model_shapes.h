@@ -15,7 +15,7 @@ std::vector<std::string> model_shape_names();
 // The shape called `name` (one of model_shape_names()), named "<name> (random weights)".
 runtime::ModelConfig model_shape(const std::string& name);
 // A model of shape `name` with random weights on `device` in `dtype` (empty: the device's default).
-runtime::Result<std::unique_ptr<runtime::Model>> random_weight_model(const std::string& name, const std::string& device,
-                                                                     const std::string& dtype);
+Result<std::unique_ptr<runtime::Model>> random_weight_model(const std::string& name, const std::string& device,
+                                                            const std::string& dtype);
 
 }  // namespace kvframe::bench

@@ -99,7 +99,7 @@ Status write_checkpoint(const std::string& out_dir, const rt::LoraAdapter& adapt
   }
   w.add_i64(kAdamStep, adam_step);
   // The adapter first: a state file never names an adapter that is not there.
-  if (rt::Status saved = adapter.save(checkpoint_adapter_path(out_dir), rt::GgmlType::kF32); !saved.ok()) return saved;
+  if (Status saved = adapter.save(checkpoint_adapter_path(out_dir), rt::GgmlType::kF32); !saved.ok()) return saved;
   return w.write(checkpoint_state_path(out_dir));
 }
 

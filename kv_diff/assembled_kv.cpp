@@ -12,9 +12,6 @@
 
 namespace kvframe::kv_diff {
 
-using runtime::Error;
-using runtime::ErrorCode;
-
 const char* layout_name(Layout layout) { return layout == Layout::kSlack ? "slack" : "compact"; }
 
 std::optional<Layout> parse_layout(std::string_view name) {
@@ -23,8 +20,8 @@ std::optional<Layout> parse_layout(std::string_view name) {
   return std::nullopt;
 }
 
-runtime::Result<AssembledKv> AssembledKv::create(const runtime::KvShape& shape, const runtime::Rope& rope,
-                                                 int64_t capacity, Layout layout, int64_t initial_capacity) {
+Result<AssembledKv> AssembledKv::create(const runtime::KvShape& shape, const runtime::Rope& rope,
+                                        int64_t capacity, Layout layout, int64_t initial_capacity) {
   if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "an assembled KV buffer needs a capacity of at least 1"};
   const int64_t entries = initial_capacity > 0 ? std::min(initial_capacity, capacity) : capacity;
   try {
@@ -58,7 +55,7 @@ void AssembledKv::bind_cache() {
   cache_.padding = at::Tensor();
 }
 
-runtime::Status AssembledKv::reserve(int64_t entries) {
+Status AssembledKv::reserve(int64_t entries) {
   if (entries <= cache_.capacity) return {};
   if (entries > max_capacity_) {
     return Error{ErrorCode::kContextFull, "the assembled KV buffer may hold " + std::to_string(max_capacity_) +
@@ -141,7 +138,7 @@ void AssembledKv::set_padding() {
   cache_.padding = padding_;
 }
 
-runtime::Status AssembledKv::check_blocks(const std::vector<PlacedBlock>& blocks) const {
+Status AssembledKv::check_blocks(const std::vector<PlacedBlock>& blocks) const {
   std::unordered_set<uint64_t> ids;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const std::string which = "block " + std::to_string(i) + " (id " + std::to_string(blocks[i].id) + ")";
@@ -162,7 +159,7 @@ runtime::Status AssembledKv::check_blocks(const std::vector<PlacedBlock>& blocks
   return {};
 }
 
-runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlock>& blocks) {
+Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlock>& blocks) {
   const auto start = std::chrono::steady_clock::now();
   if (auto checked = check_blocks(blocks); !checked.ok()) return checked.error();
   std::vector<int64_t> lengths;
@@ -246,19 +243,19 @@ runtime::Result<AssembleStats> AssembledKv::assemble(const std::vector<PlacedBlo
   return stats;
 }
 
-runtime::Status AssembledKv::restore(size_t first) {
+Status AssembledKv::restore(size_t first) {
   std::vector<Placement> placements;
   for (size_t i = first; i < blocks_.size(); ++i) {
     placements.push_back({&blocks_[i].kv->kv, blocks_[i].slot.offset, blocks_[i].position, true});
   }
   const int64_t length = cache_.length, next_position = cache_.next_position;
-  if (runtime::Status placed = place(placements); !placed.ok()) return placed;
+  if (Status placed = place(placements); !placed.ok()) return placed;
   cache_.length = length;
   cache_.next_position = next_position;
   return {};
 }
 
-runtime::Status AssembledKv::place(const std::vector<Placement>& placements) {
+Status AssembledKv::place(const std::vector<Placement>& placements) {
   try {
     apply_placements(placements, {k_, v_, &rope_});
     return {};

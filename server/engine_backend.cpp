@@ -12,22 +12,22 @@
 
 #include <xxhash.h>
 
+#include "kvframe/protocol/wire_code.h"
+
 namespace kvframe::server {
 
 namespace {
 
 namespace rt = runtime;
 
-BackendError from_runtime(const rt::Error& error) {
-  const fb::ErrorCode code = wire_code(error.code);
+BackendError from_runtime(const Error& error) {
+  const fb::ErrorCode code = protocol::wire_code(error.code);
   // The client's own mistakes read as they are; the engine's keep the runtime's code name.
   return {code, code == fb::ErrorCode::Engine ? error.to_string() : error.message};
 }
 
 BackendError from_json_blocker(const json_blocker::Error& error) {
-  const fb::ErrorCode code =
-      error.code == json_blocker::ErrorCode::kNoPreviousFrame ? fb::ErrorCode::OutOfOrder : fb::ErrorCode::BadJson;
-  return {code, error.to_string()};
+  return {protocol::wire_code(error.code), error.to_string()};
 }
 
 // Thrown by libtorch (c10::Error is a std::exception): out of memory, a device fault.
@@ -122,32 +122,6 @@ BackendError unknown_session(uint64_t id) {
 }
 
 }  // namespace
-
-fb::ErrorCode wire_code(rt::ErrorCode code) {
-  switch (code) {
-    case rt::ErrorCode::kContextFull: return fb::ErrorCode::ContextFull;
-    case rt::ErrorCode::kInvalidArgument:
-    case rt::ErrorCode::kBadSchema: return fb::ErrorCode::BadRequest;
-    case rt::ErrorCode::kUnsatisfiable: return fb::ErrorCode::Unsatisfiable;
-    case rt::ErrorCode::kDeviceUnavailable: return fb::ErrorCode::Unsupported;
-    // Files, formats and libtorch: the engine's trouble, not the request's.
-    case rt::ErrorCode::kIo:
-    case rt::ErrorCode::kTruncated:
-    case rt::ErrorCode::kBadMagic:
-    case rt::ErrorCode::kUnsupportedVersion:
-    case rt::ErrorCode::kCorrupt:
-    case rt::ErrorCode::kUnsupportedType:
-    case rt::ErrorCode::kUnsupportedArch:
-    case rt::ErrorCode::kMissingKey:
-    case rt::ErrorCode::kWrongKeyType:
-    case rt::ErrorCode::kMissingTensor:
-    case rt::ErrorCode::kShapeMismatch:
-    case rt::ErrorCode::kUnknownTemplate:
-    case rt::ErrorCode::kTokenizer:
-    case rt::ErrorCode::kBackend: return fb::ErrorCode::Engine;
-  }
-  return fb::ErrorCode::Internal;  // not a runtime code: a bug
-}
 
 EngineBackend::EngineBackend(std::unique_ptr<rt::Engine> engine,
                              std::map<std::string, std::shared_ptr<rt::LoraAdapter>> adapters)
@@ -304,7 +278,7 @@ void EngineBackend::run_across(const std::vector<SessionQuery>& queries) {
       answer(i, unknown_session(queries[i].session_id));
       continue;
     }
-    tasks.push_back({session, task_of(queries[i].spec, queries[i].on_chunk), [&answer, i](rt::Result<rt::Answer>& a) {
+    tasks.push_back({session, task_of(queries[i].spec, queries[i].on_chunk), [&answer, i](Result<rt::Answer>& a) {
                        answer(i, a ? BackendResult<QueryAnswer>(answer_of(*a))
                                    : BackendResult<QueryAnswer>(from_runtime(a.error())));
                      }});

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/cli_options/fidelity_options.h"
@@ -28,8 +29,6 @@ namespace {
 
 namespace rt = kvframe::runtime;
 namespace srv = kvframe::server;
-
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kConfigError = 2, kBindError = 3, kNoAnswer = 4 };
 
 constexpr const char* kFooter =
     "Clients (adapters/native, the Unity and Unreal plugins) connect a ZeroMQ DEALER\n"
@@ -133,12 +132,12 @@ int generate_keys(const std::string& prefix) {
   auto pair = srv::write_key_pair(prefix);
   if (!pair) {
     std::cerr << "kvframe-serve: " << pair.error().message << "\n";
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   std::cout << "wrote " << prefix << ".key (secret: --curve-secret, keep private) and " << prefix
             << ".pub (public: give it to clients, or list it in the server's --curve-allow)\npublic key: "
             << pair->public_key << "\n";
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 // CURVE settings from the key files; the error says which file and why.
@@ -223,20 +222,20 @@ int run_ping(const Options& o) {
     out = *key;
     return true;
   };
-  if (!o.ping_server_key.empty() && !read_key(o.ping_server_key, params.server_public_key)) return kConfigError;
+  if (!o.ping_server_key.empty() && !read_key(o.ping_server_key, params.server_public_key)) return kvframe::kExitBadInput;
   if (!o.ping_client_key.empty() && (!read_key(o.ping_client_key + ".pub", params.client_public_key) ||
                                      !read_key(o.ping_client_key + ".key", params.client_secret_key))) {
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   auto answer = srv::ping(params);
   if (!answer) {
     std::cout << "no answer: " << answer.error().message << std::endl;
-    return kNoAnswer;
+    return kvframe::kExitCheckFailed;
   }
   std::cout << "ok " << o.ping << " kvframe-serve " << answer->server_version << " model " << answer->model
             << " instance " << std::hex << answer->instance_id << std::dec << " in " << answer->round_trip_ms
             << " ms" << std::endl;
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 }  // namespace
@@ -345,7 +344,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   if (!o.gen_keys.empty()) return generate_keys(o.gen_keys);
   if (!o.ping.empty()) return run_ping(o);
@@ -354,17 +353,17 @@ int main(int argc, char** argv) {
   auto curve = curve_params(o);
   if (!curve) {
     log.error("cannot use the CURVE keys", {{"reason", curve.error().message}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   auto groups = cache_groups(o);
   if (!groups) {
     log.error("cannot use the --cache-group files", {{"reason", groups.error().message}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   auto shares = engine_shares(o);
   if (!shares) {
     log.error("bad --share", {{"reason", shares.error().message}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   rt::tune_cpu_process(argv, o.threads);
   if (auto public_key = srv::public_key_of(curve->secret_key)) {
@@ -376,7 +375,7 @@ int main(int argc, char** argv) {
   auto adapter_files = srv::adapter_files(o.adapters, o.model);
   if (!adapter_files) {
     log.error("bad --adapter", {{"reason", adapter_files.error().message}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   auto named_file = adapter_files->find(o.lora);
   const std::string default_adapter =
@@ -397,7 +396,7 @@ int main(int argc, char** argv) {
     log.error("cannot load the model", {{"model", o.model},
                                         {"reason", loaded.error().to_string()},
                                         {"next", "check --model, --lora and --device; the default model comes from scripts/fetch-model.sh"}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   const rt::Model::WeightsMemory weights = (*loaded)->model().weights_memory();
   log.info("model loaded", {{"weights", weights.layout},
@@ -412,7 +411,7 @@ int main(int argc, char** argv) {
                {"weights_mb", std::to_string((weights.stored_bytes + weights.dense_bytes) >> 20)},
                {"cache_mb", std::to_string(o.cache_mb)},
                {"next", "raise --max-memory-mb, lower --cache-mb, or use a smaller model"}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   if (!(*loaded)->chat_template()) {
     log.warn("the model has no chat template: prompts go to it raw", {{"model", o.model}});
@@ -422,7 +421,7 @@ int main(int argc, char** argv) {
   if (!adapters) {
     log.error("cannot load a LoRA adapter", {{"reason", adapters.error().message},
                                             {"next", "check --adapter and --lora: files kvframe-finetune wrote for this model"}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   log.info("adapters", {{"names", srv::adapter_names(*adapters)}, {"default", o.lora}});
   srv::EngineBackend backend(std::move(loaded).value(), std::move(*adapters));
@@ -459,11 +458,11 @@ int main(int argc, char** argv) {
   auto server = srv::Server::create(backend, params, log);
   if (!server) {
     log.error("cannot start", {{"reason", server.error().message}});
-    return server.error().code == srv::ServerErrorCode::kBind ? kBindError : kConfigError;
+    return kvframe::exit_code(server.error().code);  // a port taken: 3; a setting: 2
   }
   if (!announce_endpoint((*server)->endpoint(), o.ready_file)) {
     log.error("cannot write --ready-file", {{"path", o.ready_file}, {"next", "check that its folder exists and is writable"}});
-    return kConfigError;
+    return kvframe::kExitBadInput;
   }
   g_server = server->get();
   install_stop_handlers();
@@ -472,6 +471,6 @@ int main(int argc, char** argv) {
   if (!o.ready_file.empty()) std::remove(o.ready_file.c_str());
   // A query still running after the grace period cannot be interrupted:
   // leave without waiting for it (destructors would).
-  if (!finished) std::_Exit(kSuccess);
-  return kSuccess;
+  if (!finished) std::_Exit(kvframe::kExitOk);
+  return kvframe::kExitOk;
 }

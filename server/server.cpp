@@ -132,23 +132,23 @@ struct Server::Impl {
   std::atomic<bool> engine_done{false};
 };
 
-common::Result<std::unique_ptr<Server>, ServerError> Server::create(Backend& backend, ServerParams params, Log& log) {
+Result<std::unique_ptr<Server>> Server::create(Backend& backend, ServerParams params, Log& log) {
   const bool curve = !params.curve.secret_key.empty();
   if (!curve && !params.insecure_public && !is_loopback_endpoint(params.bind)) {
-    return ServerError{ServerErrorCode::kConfig,
-                       "refusing to serve " + params.bind +
-                           " unencrypted: anyone who reaches it could drive the model. Give --curve-secret FILE "
-                           "(and --curve-allow FILE), bind tcp://127.0.0.1, or pass --insecure-public"};
+    return Error{ErrorCode::kServerConfig,
+                 "refusing to serve " + params.bind +
+                     " unencrypted: anyone who reaches it could drive the model. Give --curve-secret FILE "
+                     "(and --curve-allow FILE), bind tcp://127.0.0.1, or pass --insecure-public"};
   }
   std::set<std::string> allowed;
   for (const std::string& key : params.curve.allowed_clients) {
     auto bytes = key_bytes(key);
-    if (!bytes) return ServerError{ServerErrorCode::kConfig, "allowed client key '" + key + "': " + bytes.error().message};
+    if (!bytes) return Error{ErrorCode::kServerConfig, "allowed client key '" + key + "': " + bytes.error().message};
     allowed.insert(*bytes);
   }
   for (const std::string& key : params.curve.operators) {
     if (auto bytes = key_bytes(key); !bytes) {
-      return ServerError{ServerErrorCode::kConfig, "operator key '" + key + "': " + bytes.error().message};
+      return Error{ErrorCode::kServerConfig, "operator key '" + key + "': " + bytes.error().message};
     }
   }
   const std::size_t soft_limit = params.handler.limits.max_message_bytes;
@@ -176,13 +176,13 @@ common::Result<std::unique_ptr<Server>, ServerError> Server::create(Backend& bac
     impl->replies.set(zmq::sockopt::rcvhwm, 0);  // the engine never blocks on the I/O thread
     impl->replies.bind(impl->replies_endpoint);
   } catch (const zmq::error_t& e) {
-    return ServerError{ServerErrorCode::kConfig, std::string("cannot set up the server socket: ") + e.what()};
+    return Error{ErrorCode::kServerConfig, std::string("cannot set up the server socket: ") + e.what()};
   }
   try {
     impl->router.bind(impl->params.bind);
   } catch (const zmq::error_t& e) {
-    return ServerError{ServerErrorCode::kBind, "cannot bind " + impl->params.bind + ": " + e.what() +
-                                                   " (is another server on that port? use --bind)"};
+    return Error{ErrorCode::kServerBind, "cannot bind " + impl->params.bind + ": " + e.what() +
+                                             " (is another server on that port? use --bind)"};
   }
   impl->endpoint = impl->router.get(zmq::sockopt::last_endpoint);
   return std::unique_ptr<Server>(new Server(std::move(impl)));

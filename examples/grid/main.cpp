@@ -8,13 +8,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "kvframe/common/exit_codes.h"
 #include "grid/grid_game.h"
 
 namespace {
 
 namespace grid = kvframe::examples::grid;
-
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kCannotWrite = 2 };
 
 constexpr const char* kFooter =
     "Exit status: 0 written, 1 usage error (an option out of range), 2 the output\n"
@@ -29,7 +28,7 @@ int write_stream(const grid::GridParams& params, int frames, std::ostream& out) 
     out << game.frame() << '\n';
   }
   out.flush();
-  return out ? kSuccess : kCannotWrite;
+  return out ? kvframe::kExitOk : kvframe::kExitBadInput;
 }
 
 }  // namespace
@@ -58,12 +57,11 @@ int main(int argc, char** argv) {
       throw CLI::ValidationError(problem);
     }
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kSuccess : kUsageError;
+    return kvframe::usage_exit(app.exit(e));
   }
   if (out_path.empty()) return write_stream(params, frames, std::cout);
   std::ofstream file(out_path, std::ios::binary);
-  const int code = file ? write_stream(params, frames, file) : kCannotWrite;
-  if (code != kSuccess) std::fprintf(stderr, "kvframe-grid-stream: cannot write %s\n", out_path.c_str());
+  const int code = file ? write_stream(params, frames, file) : kvframe::kExitBadInput;
+  if (code != kvframe::kExitOk) std::fprintf(stderr, "kvframe-grid-stream: cannot write %s\n", out_path.c_str());
   return code;
 }

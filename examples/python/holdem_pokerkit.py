@@ -15,7 +15,7 @@ refuse counts as an invalid action (it must stay 0: the schema rules them out).
     .venv/bin/python examples/python/holdem_pokerkit.py --hands 3
     .venv/bin/python examples/python/holdem_pokerkit.py --server tcp://127.0.0.1:5555
 
-Exit status: 0 ok, 1 usage, 2 no PokerKit / kvframe / server, 3 an invalid action.
+Exit status: 0 ok, 1 usage, 2 no PokerKit / kvframe / server, 4 an invalid action (docs/tools.md, "Exit codes").
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ def play(args, client, kvframe, pokerkit) -> int:
           + ", ".join(f"{k} {v}" for k, v in sorted(formats.items()))
           + (f", latency p50 {statistics.median(latencies):.0f} ms, max {max(latencies):.0f} ms" if latencies else ""))
     print("stacks: " + ", ".join(f"{s} {stacks[s]}" for s in seats))
-    return 3 if invalid else 0
+    return 4 if invalid else 0
 
 
 class Parser(argparse.ArgumentParser):
@@ -247,7 +247,7 @@ class Parser(argparse.ArgumentParser):
 def main(argv=None) -> int:
     parser = Parser(description="An LLM plays PokerKit's No-Limit Texas Hold'em through kvframe: every seat's "
                                 "decision is a frame and a schema-constrained action.",
-                    epilog="Exit status: 0 ok, 1 usage, 2 no PokerKit / kvframe / server, 3 an invalid action.")
+                    epilog="Exit status: 0 ok, 1 usage, 2 no PokerKit / kvframe / server, 4 an invalid action.")
     parser.add_argument("--hands", type=int, default=3, help="hands to play (default 3)")
     parser.add_argument("--seats", type=int, default=3, choices=range(3, 7), metavar="3..6",
                         help="players, all played by the model (default 3)")

@@ -232,9 +232,7 @@ Result<ReadyTask> Session::Impl::ready(const Task& task, int64_t context_tokens)
   if (out.generate.stop_tokens.empty()) out.generate.stop_tokens = engine.stop_tokens();
   if (!task.output_schema.empty()) {
     auto compiled = engine.schemas().get(task.output_schema, params.cache_scope);
-    if (!compiled) {
-      return Error{ErrorCode::kBadSchema, "output schema: " + compiled.error().to_string()};
-    }
+    if (!compiled) return compiled.error().to_error();
     out.generate.schema = std::move(compiled).value();
     // The schema's vocabulary ends the JSON with the engine's stop tokens.
     out.generate.stop_tokens = engine.stop_tokens();

@@ -60,24 +60,16 @@ namespace kvframe::runtime {
 using schema::kInf;
 using schema::LazyDfa;
 
-const char* schema_error_code_name(SchemaErrorCode code) {
-  switch (code) {
-    case SchemaErrorCode::kBadJson: return "bad_json";
-    case SchemaErrorCode::kInvalid: return "invalid";
-    case SchemaErrorCode::kUnsupported: return "unsupported";
-    case SchemaErrorCode::kTooComplex: return "too_complex";
-  }
-  return "unknown";
-}
-
 std::string SchemaError::to_string() const {
-  std::string out = schema_error_code_name(code);
+  std::string out = error_code_name(code);
   out += " at '";
   out += path;
   out += "': ";
   out += message;
   return out;
 }
+
+Error SchemaError::to_error() const { return Error{code, "output schema at '" + path + "': " + message}; }
 
 namespace {
 
@@ -157,12 +149,12 @@ CompiledSchema::Stats CompiledSchema::stats() const {
 SchemaResult<std::shared_ptr<CompiledSchema>> compile_schema(std::string_view schema_json,
                                                              std::shared_ptr<const TokenVocabulary> vocab) {
   const auto start = std::chrono::steady_clock::now();
-  if (!vocab) return schema::schema_error(SchemaErrorCode::kInvalid, "no vocabulary given", "");
+  if (!vocab) return schema::schema_error(ErrorCode::kSchemaInvalid, "no vocabulary given", "");
   const schema::ByteSet& single = vocab->impl().single;
   for (int b = 0x20; b <= 0x7E; ++b) {
     if (!single[static_cast<size_t>(b)]) {
       return schema::schema_error(
-          SchemaErrorCode::kUnsupported,
+          ErrorCode::kSchemaUnsupported,
           std::string("the vocabulary has no single-byte token for '") + static_cast<char>(b) +
               "': the token budget guarantee needs one for every printable ASCII byte",
           "");
@@ -178,7 +170,7 @@ SchemaResult<std::shared_ptr<CompiledSchema>> compile_schema(std::string_view sc
   impl->program = std::move(*program);
   impl->dfa = std::make_unique<LazyDfa>(impl->program, impl->vocab->impl().single);
   if (impl->dfa->min_bytes(impl->dfa->start()) >= kInf) {
-    return schema::schema_error(SchemaErrorCode::kUnsupported,
+    return schema::schema_error(ErrorCode::kSchemaUnsupported,
                                 "no valid output can be written with this vocabulary's single-byte tokens", "");
   }
   impl->stats.compile_ms = ms_since(start);
@@ -220,7 +212,7 @@ const TokenMask& JsonConstraint::allowed(int32_t budget) {
 SchemaResult<void> JsonConstraint::accept(int32_t token) {
   CompiledSchema::Impl& s = impl_->schema->impl();
   const auto refuse = [&](std::string why) {
-    return schema::schema_error(SchemaErrorCode::kInvalid, "token " + std::to_string(token) + " refused: " + why, "");
+    return schema::schema_error(ErrorCode::kSchemaInvalid, "token " + std::to_string(token) + " refused: " + why, "");
   };
   if (impl_->ended) return refuse("the output has ended");
   if (token < 0 || token >= s.vocab->size()) return refuse("outside the vocabulary");

@@ -310,10 +310,10 @@ SchemaResult<std::shared_ptr<const PatternDfa>> compile_pattern(std::string_view
     const int32_t search = nfa.split(-1, entry);
     nfa.insts[static_cast<size_t>(search)].next = nfa.op(NfaInst::Op::kRange, search, 0, kMaxCodePoint);
     auto dfa = std::make_shared<PatternDfa>(Determinizer(nfa.insts, search, match).run());
-    if (!prune_dead_ends(*dfa)) return schema_error(SchemaErrorCode::kInvalid, "the pattern matches no string", "");
+    if (!prune_dead_ends(*dfa)) return schema_error(ErrorCode::kSchemaInvalid, "the pattern matches no string", "");
     return std::shared_ptr<const PatternDfa>(std::move(dfa));
   } catch (const TooLarge& e) {
-    return schema_error(SchemaErrorCode::kTooComplex, e.what, "");
+    return schema_error(ErrorCode::kSchemaTooComplex, e.what, "");
   }
 }
 

@@ -130,7 +130,7 @@ SchemaResult<std::shared_ptr<const PatternLeaf>> make_pattern_leaf(std::shared_p
   if (rows > kMaxPatternTable / d.states() || rows > kMaxPatternWork / std::max<int64_t>(transitions, 1)) {
     const std::string length =
         max == kUnbounded ? "minLength " + std::to_string(min) : "maxLength " + std::to_string(max);
-    return schema_error(SchemaErrorCode::kTooComplex,
+    return schema_error(ErrorCode::kSchemaTooComplex,
                         "a pattern of " + std::to_string(d.states()) + " states with " + length +
                             " is too large to constrain: lower the length or simplify the pattern",
                         "");
@@ -154,7 +154,7 @@ SchemaResult<std::shared_ptr<const PatternLeaf>> make_pattern_leaf(std::shared_p
     }
   }
   if (leaf->remaining_at(0, 0) >= kInf) {
-    return schema_error(SchemaErrorCode::kInvalid,
+    return schema_error(ErrorCode::kSchemaInvalid,
                         "no string within minLength / maxLength matches the pattern", "");
   }
   return std::shared_ptr<const PatternLeaf>(std::move(leaf));

@@ -13,7 +13,7 @@ constexpr const char* kSubset =
 
 // Thrown inside the parser only; parse_pattern turns it into a SchemaError.
 struct PatternFailure {
-  SchemaErrorCode code;
+  ErrorCode code;
   std::string message;
 };
 
@@ -92,10 +92,10 @@ class Parser {
   static std::string where(size_t at) { return " at character " + std::to_string(at); }
 
   [[noreturn]] static void invalid(std::string message) {
-    throw PatternFailure{SchemaErrorCode::kInvalid, std::move(message)};
+    throw PatternFailure{ErrorCode::kSchemaInvalid, std::move(message)};
   }
   [[noreturn]] static void unsupported(const std::string& what, size_t at) {
-    throw PatternFailure{SchemaErrorCode::kUnsupported, what + where(at) + " is not supported (" + kSubset + ")"};
+    throw PatternFailure{ErrorCode::kSchemaUnsupported, what + where(at) + " is not supported (" + kSubset + ")"};
   }
 
   PatternNode alternation(int depth) {
@@ -165,7 +165,7 @@ class Parser {
     ++at_;
     if (max != kUnbounded && max < min) invalid("the quantifier" + where(open) + " has its minimum above its maximum");
     if (min > kMaxPatternRepeat || max > kMaxPatternRepeat) {
-      throw PatternFailure{SchemaErrorCode::kTooComplex, "the quantifier" + where(open) + " counts past " +
+      throw PatternFailure{ErrorCode::kSchemaTooComplex, "the quantifier" + where(open) + " counts past " +
                                                              std::to_string(kMaxPatternRepeat)};
     }
   }
@@ -208,7 +208,7 @@ class Parser {
 
   PatternNode group(size_t open, int depth) {
     if (depth + 1 > kMaxPatternNesting) {
-      throw PatternFailure{SchemaErrorCode::kTooComplex,
+      throw PatternFailure{ErrorCode::kSchemaTooComplex,
                            "groups nested deeper than " + std::to_string(kMaxPatternNesting) + where(open)};
     }
     if (peek() == '?') {
@@ -390,7 +390,7 @@ bool utf8_code_points(std::string_view text, std::vector<uint32_t>& out) {
 
 SchemaResult<PatternNode> parse_pattern(std::string_view pattern) {
   std::vector<uint32_t> text;
-  if (!utf8_code_points(pattern, text)) return schema_error(SchemaErrorCode::kInvalid, "the pattern is not UTF-8", "");
+  if (!utf8_code_points(pattern, text)) return schema_error(ErrorCode::kSchemaInvalid, "the pattern is not UTF-8", "");
   try {
     return Parser(std::move(text)).whole();
   } catch (const PatternFailure& f) {

@@ -64,7 +64,7 @@ struct Node {
   NumberSpec number;
 };
 
-inline SchemaError schema_error(SchemaErrorCode code, std::string message, std::string path) {
+inline SchemaError schema_error(ErrorCode code, std::string message, std::string path) {
   return SchemaError{code, std::move(message), std::move(path)};
 }
 

@@ -68,11 +68,11 @@ std::string child_path(const std::string& path, std::string_view keyword) {
 }
 
 SchemaError invalid(std::string message, std::string path) {
-  return schema_error(SchemaErrorCode::kInvalid, std::move(message), std::move(path));
+  return schema_error(ErrorCode::kSchemaInvalid, std::move(message), std::move(path));
 }
 
 SchemaError unsupported(std::string message, std::string path) {
-  return schema_error(SchemaErrorCode::kUnsupported, std::move(message), std::move(path));
+  return schema_error(ErrorCode::kSchemaUnsupported, std::move(message), std::move(path));
 }
 
 // The array / object an element is (the caller checked its type). By value:
@@ -227,7 +227,7 @@ SchemaResult<Keywords> Parser::keywords(const simdjson::dom::object& object, con
 
 SchemaResult<Node> Parser::schema(const element& e, const std::string& path, int depth) {
   if (depth > kMaxSchemaDepth) {
-    return schema_error(SchemaErrorCode::kTooComplex,
+    return schema_error(ErrorCode::kSchemaTooComplex,
                         "schemas nested deeper than " + std::to_string(kMaxSchemaDepth) + " levels", path);
   }
   if (e.type() == element_type::BOOL) {
@@ -608,7 +608,7 @@ SchemaResult<Node> parse_schema(std::string_view schema_json) {
   const simdjson::padded_string padded(schema_json);
   element root;
   if (const auto error = parser.parse(padded).get(root); error != simdjson::SUCCESS) {
-    return schema_error(SchemaErrorCode::kBadJson, std::string("the schema is not JSON: ") +
+    return schema_error(ErrorCode::kSchemaNotJson, std::string("the schema is not JSON: ") +
                                                        simdjson::error_message(error), "");
   }
   return Parser().schema(root, "", 0);

@@ -237,7 +237,7 @@ SchemaResult<Program> compile_program(const Node& root, const ByteSet& single, s
     const int32_t value = compiler.value(root, compiler.match());
     program.start = compiler.optional_space(value);
   } catch (const TooComplex& e) {
-    return schema_error(SchemaErrorCode::kTooComplex,
+    return schema_error(ErrorCode::kSchemaTooComplex,
                         "the compiled schema would exceed " + std::to_string(max_size) +
                             " instructions (lower maxItems or nest less)",
                         e.path);

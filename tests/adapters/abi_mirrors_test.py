@@ -2,8 +2,8 @@
 """Every hand-written mirror of the C ABI matches include/kvframe/client/kvframe_client.h.
 
 The Unity package's C# structs and enums (P/Invoke reads native memory
-through them), the Python ctypes bench's structs and the Unreal plugin's
-UENUMs are copies of the header; a field added there and not here would
+through them), the Python ctypes bench's structs, the Python package's
+ErrorCode and the Unreal plugin's UENUMs are copies of the header; a field added there and not here would
 shift every field after it without any compiler noticing. This reads the
 header and each mirror and compares layouts field by field (as kinds: a
 32-bit unsigned, a pointer, ...) and enums value by value.
@@ -19,6 +19,7 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 HEADER = "include/kvframe/client/kvframe_client.h"
 UNITY = "adapters/unity/Runtime/Kvframe.Client/"
 CTYPES_BENCH = "adapters/python/bench/bench_overhead.py"
+PYTHON_ERRORS = "adapters/python/kvframe/errors.py"
 UNREAL_ENUMS = "adapters/unreal/Kvframe/Source/Kvframe/Public/KvframeNpcComponent.h"
 
 # The mirrors: (file, its name) -> the header's struct or enum.
@@ -141,6 +142,29 @@ def compare_enum(where, mirror_name, mirror, c_name, c_enum, problems):
             problems.append(f"{where} {mirror_name}.{mirror[value]} = {value} is {c_member} in {c_name}")
 
 
+def python_error_codes(text):
+    """{value: NAME} of adapters/python's ErrorCode (an IntEnum of plain NAME = value lines)."""
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef) and node.name == "ErrorCode":
+            return {item.value.value: item.targets[0].id for item in node.body
+                    if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant)}
+    return {}
+
+
+def compare_python_errors(codes, status, problems):
+    """Python's ErrorCode holds every code a server sends (below 200) and the client codes it raises,
+    each under kvf_status's value and name (NONE is KVF_OK)."""
+    if not codes:
+        problems.append(f"{PYTHON_ERRORS}: no ErrorCode")
+    for value, member in status.items():
+        if value < 200 and value not in codes:
+            problems.append(f"Python ErrorCode lacks {member} = {value}")
+    for value, name in codes.items():
+        want = "KVF_OK" if name == "NONE" else "KVF_ERR_" + name
+        if status.get(value) != want:
+            problems.append(f"Python ErrorCode.{name} = {value} is {status.get(value)} in kvf_status")
+
+
 def main():
     header = strip_comments(read(HEADER))
     c_structs, c_enums = header_structs(header), enums(header, C_ENUM)
@@ -167,13 +191,15 @@ def main():
                 continue
             compare_enum(where, mirror_name, found[mirror_name], c_name, c_enums[c_name], problems)
 
+    compare_python_errors(python_error_codes(read(PYTHON_ERRORS)), c_enums["kvf_status"], problems)
+
     version = re.search(r"BindingsVersion = (\d+);", unity)
     major, minor, patch = (int(re.search(rf"#define KVF_VERSION_{p} (\d+)", header).group(1))
                            for p in ("MAJOR", "MINOR", "PATCH"))
     if not version or int(version.group(1)) != major * 10000 + minor * 100 + patch:
         problems.append(f"C# KvframeClient.BindingsVersion is not KVF_VERSION {major}.{minor}.{patch}")
 
-    checked = len(CSHARP_STRUCTS) + len(CTYPES_STRUCTS) + len(CSHARP_ENUMS) + len(UNREAL_ENUM_MIRRORS)
+    checked = len(CSHARP_STRUCTS) + len(CTYPES_STRUCTS) + len(CSHARP_ENUMS) + len(UNREAL_ENUM_MIRRORS) + 1
     if problems:
         print("The C ABI's mirrors differ from " + HEADER + ":\n" + "\n".join(problems), file=sys.stderr)
         return 1

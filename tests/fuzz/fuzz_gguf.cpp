@@ -14,6 +14,8 @@
 namespace {
 
 using namespace kvframe::runtime;
+using kvframe::ErrorCode;
+using kvframe::Result;
 
 constexpr int64_t kMaxDequantElements = 4096;
 

@@ -60,7 +60,7 @@ std::vector<std::uint64_t> hashes(const jb::Partition& partition) {
 void fuzz_rules_then_frame(std::string_view rules_text, std::string_view frame) {
   auto rules = jb::parse_rules(rules_text);
   if (!rules) {
-    FUZZ_CHECK(rules.error().code == jb::ErrorCode::kInvalidRules,
+    FUZZ_CHECK(rules.error().code == ErrorCode::kInvalidRules,
                "a bad rules document gave " + rules.error().to_string());
     return;
   }
@@ -77,12 +77,12 @@ void fuzz_patch(std::string_view document, std::string_view patch, jb::PatchForm
   const bool patch_must_fail = judge_frame(patch, limits).must_reject();
   auto patched = jb::apply_patch(document, patch, format, limits);
   if (!patched) {
-    const jb::ErrorCode code = patched.error().code;
-    FUZZ_CHECK(code != jb::ErrorCode::kIo && code != jb::ErrorCode::kInvalidRules &&
-                   code != jb::ErrorCode::kNoPreviousFrame,
+    const ErrorCode code = patched.error().code;
+    FUZZ_CHECK(code != ErrorCode::kIo && code != ErrorCode::kInvalidRules &&
+                   code != ErrorCode::kNoPreviousFrame,
                "apply_patch failed with an impossible error: " + patched.error().to_string());
     FUZZ_CHECK(
-        !document_verdict.must_accept() || !patch_must_fail || code == jb::ErrorCode::kPatchInvalid,
+        !document_verdict.must_accept() || !patch_must_fail || code == ErrorCode::kPatchInvalid,
         "an invalid patch gave " + patched.error().to_string());
     return;
   }
@@ -134,7 +134,7 @@ void fuzz_stream(const std::vector<std::string_view>& frames) {
                      hashes(stream.current()) == hashes_before,
                  "a rejected frame changed the stream: " + result.error().to_string());
       FUZZ_CHECK(
-          kind == 0 || frames_before > 0 || result.error().code == jb::ErrorCode::kNoPreviousFrame,
+          kind == 0 || frames_before > 0 || result.error().code == ErrorCode::kNoPreviousFrame,
           "a patch before any frame gave " + result.error().to_string());
       continue;
     }

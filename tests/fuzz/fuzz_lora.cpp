@@ -17,6 +17,7 @@
 namespace {
 
 using namespace kvframe::runtime;
+using kvframe::Result;
 
 const Model& tiny() {
   static const std::unique_ptr<Model> model = [] {

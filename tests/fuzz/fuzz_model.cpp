@@ -17,6 +17,8 @@
 namespace {
 
 using namespace kvframe::runtime;
+using kvframe::ErrorCode;
+using kvframe::Result;
 
 // Errors a bad model file may get: never kBackend or an internal one.
 bool is_file_error(ErrorCode code) {

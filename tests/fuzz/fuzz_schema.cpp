@@ -19,6 +19,7 @@
 namespace {
 
 using namespace kvframe::runtime;
+using kvframe::ErrorCode;
 
 // Walks longer than this are skipped: the fuzzer's time goes to compiling.
 constexpr int32_t kMaxWalk = 400;
@@ -30,9 +31,9 @@ uint64_t seed_of(const uint8_t* data, size_t size) {
 }
 
 void check_error(const SchemaError& e) {
-  const bool known = e.code == SchemaErrorCode::kBadJson || e.code == SchemaErrorCode::kInvalid ||
-                     e.code == SchemaErrorCode::kUnsupported || e.code == SchemaErrorCode::kTooComplex;
-  FUZZ_CHECK(known, "an error code outside SchemaErrorCode");
+  const bool known = e.code == ErrorCode::kSchemaNotJson || e.code == ErrorCode::kSchemaInvalid ||
+                     e.code == ErrorCode::kSchemaUnsupported || e.code == ErrorCode::kSchemaTooComplex;
+  FUZZ_CHECK(known, "a code that is not a schema error");
   FUZZ_CHECK(!e.message.empty(), "an error without a message");
   FUZZ_CHECK(e.path.empty() || e.path[0] == '/', "an error path that is not a JSON pointer: " + e.path);
 }

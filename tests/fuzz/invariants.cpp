@@ -131,7 +131,7 @@ void check_partition(std::string_view input, const Rules& rules) {
     FUZZ_CHECK(error.offset <= input.size(), "error offset past the input: " + error.to_string());
     FUZZ_CHECK(!error.message.empty(), "error without a message");
     FUZZ_CHECK(!verdict.expected_error || error.code == *verdict.expected_error,
-               std::string("expected ") + json_blocker::error_code_name(*verdict.expected_error) +
+               std::string("expected ") + error_code_name(*verdict.expected_error) +
                    ", got " + error.to_string());
     return;
   }

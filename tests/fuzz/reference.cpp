@@ -7,8 +7,6 @@
 
 namespace kvframe::fuzz {
 
-using json_blocker::ErrorCode;
-
 namespace {
 
 // Deeper than any max_nesting parse_rules allows (1024), so the reference's own

@@ -20,7 +20,7 @@ struct FrameVerdict {
   bool accept = false;
   // The error partition must give when exactly one rule-level reason (size,
   // depth, duplicate key, a scalar root) rejects an otherwise valid document.
-  std::optional<json_blocker::ErrorCode> expected_error;
+  std::optional<ErrorCode> expected_error;
   // The document's root, while accepted; valid until the next judge_frame().
   simdjson::dom::element root;
 

@@ -159,7 +159,7 @@ TEST(AssembledKv, CreatesViewsOfOneBufferFromTheModel) {
   EXPECT_EQ(cache.k[1].sizes(), at::IntArrayRef({2, 32, 16}));
   EXPECT_EQ(cache.k[1].data_ptr<float>(), cache.k[0].data_ptr<float>() + 2 * 32 * 16);
   EXPECT_FALSE(cache.padding.defined());  // nothing to mask yet
-  EXPECT_EQ(AssembledKv::create(model->kv_shape(), model->rope(), 0, Layout::kSlack).error().code, runtime::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(AssembledKv::create(model->kv_shape(), model->rope(), 0, Layout::kSlack).error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(AssembledKv, LayoutNames) {
@@ -231,7 +231,7 @@ TEST(AssembledKv, ABufferThatStartsSmallGrowsAndHoldsWhatAFullOneHolds) {
     }
     EXPECT_GT(grown.kv.cache().capacity, 8);
     EXPECT_LT(grown.kv.cache().capacity, 400) << "it holds what its frames need, not its whole budget";
-    EXPECT_EQ(grown.kv.reserve(401).error().code, runtime::ErrorCode::kContextFull);
+    EXPECT_EQ(grown.kv.reserve(401).error().code, ErrorCode::kContextFull);
   }
 }
 
@@ -309,7 +309,7 @@ TEST(AssembledKv, OverflowIsContextFullAndKeepsTheLastAssembly) {
     ASSERT_TRUE(s.kv.assemble(blocks).ok());
     auto full = s.kv.assemble({{1, stored(random_block(10), 1)}, {2, stored(random_block(16), 2)}});
     ASSERT_FALSE(full.ok());
-    EXPECT_EQ(full.error().code, runtime::ErrorCode::kContextFull);
+    EXPECT_EQ(full.error().code, ErrorCode::kContextFull);
     EXPECT_NE(full.error().message.find("larger capacity"), std::string::npos) << full.error().message;
     EXPECT_TRUE(holds(s, blocks, model->rope()));
   }
@@ -320,12 +320,12 @@ TEST(AssembledKv, RejectsMalformedFrames) {
   Session s(*model, 64, Layout::kSlack);
   const BlockRef a = stored(random_block(3), 1);
   auto code = [&](const std::vector<PlacedBlock>& blocks) { return s.kv.assemble(blocks).error().code; };
-  EXPECT_EQ(code({{1, a}, {1, stored(random_block(3), 2)}}), runtime::ErrorCode::kInvalidArgument);
-  EXPECT_EQ(code({{1, nullptr}}), runtime::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code({{1, a}, {1, stored(random_block(3), 2)}}), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code({{1, nullptr}}), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code({{1, stored({at::randn({2, 2, 3, 8}), at::randn({2, 2, 3, 8})}, 3)}}),
-            runtime::ErrorCode::kInvalidArgument);
+            ErrorCode::kInvalidArgument);
   EXPECT_EQ(code({{1, stored({at::randn({2, 2, 0, 16}), at::randn({2, 2, 0, 16})}, 4)}}),
-            runtime::ErrorCode::kInvalidArgument);
+            ErrorCode::kInvalidArgument);
 }
 
 TEST(AssembledKv, ResetAndResealStartOver) {

@@ -190,23 +190,6 @@ TEST_F(EngineBackendTest, EngineErrorsMapToProtocolCodes) {
   backend_->close_session(4);
 }
 
-// Every runtime error code reaches a client as a code the server sends
-// (never None, Internal, or one only clients raise), the request's own
-// mistakes as BadRequest-like codes, the rest as Engine.
-TEST(WireCodes, EveryRuntimeErrorHasTheWiresCode) {
-  const auto last = static_cast<int>(runtime::ErrorCode::kUnsatisfiable);
-  for (int i = 0; i <= last; ++i) {
-    const auto code = static_cast<runtime::ErrorCode>(i);
-    const fb::ErrorCode wire = wire_code(code);
-    EXPECT_NE(wire, fb::ErrorCode::None) << runtime::error_code_name(code);
-    EXPECT_NE(wire, fb::ErrorCode::Internal) << runtime::error_code_name(code) << " has no wire code";
-    EXPECT_LT(static_cast<int>(wire), static_cast<int>(fb::ErrorCode::Timeout)) << runtime::error_code_name(code);
-  }
-  EXPECT_EQ(wire_code(runtime::ErrorCode::kBadSchema), fb::ErrorCode::BadRequest);
-  EXPECT_EQ(wire_code(runtime::ErrorCode::kContextFull), fb::ErrorCode::ContextFull);
-  EXPECT_EQ(wire_code(runtime::ErrorCode::kCorrupt), fb::ErrorCode::Engine);
-}
-
 TEST_F(EngineBackendTest, AnUnknownAdapterIsRefusedAndNoneIsTheBaseModel) {
   SessionConfig named = config(fb::AttentionMode::Block, 256);
   named.adapter = "chess";

@@ -6,6 +6,8 @@ stream=$1 blocks=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 source "$(dirname "$0")/expect.sh"
 
+expect 0 "stream: --help" -- "$stream" --help
+expect 0 "blocks: --help" -- "$blocks" --help
 expect 0 "stream: 5 frames, whole" -- "$stream" --frames 5 --write "$work/frames"
 expect 0 "stream: 5 frames, json-patch, --json" -- "$stream" --frames 5 --delta json-patch --json
 expect 0 "stream: 5 frames, merge" -- "$stream" --frames 5 --delta merge
@@ -23,7 +25,7 @@ python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["blocks"]; assert al
   { echo "FAIL: each block's text starts with its path"; failures=$((failures + 1)); }
 expect 1 "blocks: --text with --prev" -- "$blocks" "$f1" --prev "$f0" --text
 expect 0 "blocks: a frame against itself" -- "$blocks" "$f0" --prev "$f0"
-expect 3 "blocks: consecutive frames differ" -- "$blocks" "$f1" --prev "$f0"
+expect 4 "blocks: consecutive frames differ" -- "$blocks" "$f1" --prev "$f0"
 printf '{"a": ' >"$work/truncated.json"
 expect 2 "blocks: truncated frame" -- "$blocks" "$work/truncated.json"
 expect 2 "blocks: missing file" -- "$blocks" "$work/missing.json"

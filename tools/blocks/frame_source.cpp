@@ -9,7 +9,6 @@
 namespace kvframe::tools {
 
 using json_blocker::Error;
-using json_blocker::ErrorCode;
 using json_blocker::Result;
 
 Result<FrameSource> FrameSource::open(const std::string& path) {

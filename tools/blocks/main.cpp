@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/json_blocker.h"
 #include "frame_source.h"
 #include "read_input.h"
@@ -21,7 +22,6 @@ using kvframe::tools::input_name;
 // but found a difference is not success) without reusing their 1, which most
 // tools, CLI11's usage errors included, mean as plain failure: a script can
 // tell "differ" from "could not compare" without reading stderr.
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kFramesDiffer = 3 };
 
 constexpr const char* kExitCodesHelp =
     "Exit status:\n"
@@ -33,10 +33,10 @@ constexpr const char* kExitCodesHelp =
     "  2  input error: a file is unreadable, a frame is not valid JSON or breaks\n"
     "     a limit, the rules are invalid, or a --stream holds no frame; the\n"
     "     reason (with --stream: the frame's line or file) is printed on stderr\n"
-    "  3  only with --prev: the frames differ (some block changed, was added,\n"
+    "  4  only with --prev: the frames differ (some block changed, was added,\n"
     "     removed or moved), like diff(1)'s 1. Scripts under `set -e` must\n"
-    "     accept 3 explicitly, e.g. `kvframe-blocks A --prev B || [ $? -eq 3 ]`.\n"
-    "     --stream never exits 3: frames of a stream are expected to differ.";
+    "     accept 4 explicitly, e.g. `kvframe-blocks A --prev B || [ $? -eq 4 ]`.\n"
+    "     --stream never exits 4: frames of a stream are expected to differ.";
 
 struct Options {
   std::string frame;     // empty with --stream
@@ -53,16 +53,16 @@ enum class Role { kFrame, kStream, kRules };
 // What the user can do about an error, beyond the error's own message.
 const char* next_step(const jb::Error& error, Role role) {
   switch (error.code) {
-    case jb::ErrorCode::kIo:
+    case kvframe::ErrorCode::kIo:
       return role == Role::kStream
                  ? "check the path and its permissions; a stream is a JSONL file (one frame per "
                    "line) or a folder of *.json frame files; use - to read standard input"
                  : "check the path and its permissions; use - to read standard input";
-    case jb::ErrorCode::kInvalidRules:
+    case kvframe::ErrorCode::kInvalidRules:
       return "fix the rules file (every field is optional; see docs/json_blocker.md), or "
              "leave out --rules to use the defaults";
-    case jb::ErrorCode::kTooDeep:
-    case jb::ErrorCode::kTooLarge:
+    case kvframe::ErrorCode::kTooDeep:
+    case kvframe::ErrorCode::kTooLarge:
       return "if the frame is legitimately this big, raise \"limits\" in a rules file and "
              "pass it with --rules";
     default:
@@ -81,12 +81,12 @@ int report_input_error(const std::string& path, const jb::Error& error, Role rol
   if (json) {
     nlohmann::ordered_json document = {{"error",
                                         {{"input", input_name(path)},
-                                         {"code", jb::error_code_name(error.code)},
+                                         {"code", kvframe::error_code_name(error.code)},
                                          {"offset", error.offset},
                                          {"message", error.message}}}};
     std::cout << document.dump(2) << "\n";
   }
-  return kInputError;
+  return kvframe::kExitBadInput;
 }
 
 // Reads and partitions one frame file; on failure reports it and sets `exit_code`.
@@ -117,7 +117,7 @@ std::optional<jb::Rules> read_rules(const std::string& path, bool json, int& exi
 }
 
 int run_stream(const Options& options) {
-  int exit_code = kSuccess;
+  int exit_code = kvframe::kExitOk;
   auto rules = read_rules(options.rules, options.json, exit_code);
   if (!rules) return exit_code;
   auto source = kvframe::tools::FrameSource::open(options.stream);
@@ -137,7 +137,7 @@ int run_stream(const Options& options) {
     stats.add(where, stream.current(), diff.value());
   }
   if (stats.frames() == 0) {
-    const jb::Error empty{jb::ErrorCode::kIo, 0,
+    const jb::Error empty{kvframe::ErrorCode::kIo, 0,
                           "no frames: a JSONL file needs one frame per line, a folder *.json files"};
     return report_input_error(options.stream, empty, Role::kStream, options.json);
   }
@@ -146,12 +146,12 @@ int run_stream(const Options& options) {
   } else {
     stats.print(std::cout, options.top);
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 int run(const Options& options) {
   if (!options.stream.empty()) return run_stream(options);
-  int exit_code = kSuccess;
+  int exit_code = kvframe::kExitOk;
   auto rules = read_rules(options.rules, options.json, exit_code);
   if (!rules) return exit_code;
   jb::Partitioner partitioner(std::move(*rules));
@@ -171,7 +171,7 @@ int run(const Options& options) {
     } else {
       kvframe::tools::print_blocks(std::cout, *current);
     }
-    return kSuccess;
+    return kvframe::kExitOk;
   }
   const jb::FrameDiff diff = jb::diff(*previous, *current);
   if (options.json) {
@@ -180,7 +180,7 @@ int run(const Options& options) {
     kvframe::tools::print_diff(std::cout, *previous, *current, diff);
   }
   const bool differ = diff.changed + diff.added + diff.removed + diff.moved > 0;
-  return differ ? kFramesDiffer : kSuccess;
+  return differ ? kvframe::kExitCheckFailed : kvframe::kExitOk;
 }
 
 }  // namespace
@@ -222,8 +222,7 @@ int main(int argc, char** argv) {
                             (options.previous == "-") + (options.stream == "-");
     if (stdin_users > 1) throw CLI::ValidationError("standard input (-) can be read only once");
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help, or the error and a hint
-    return code == 0 ? kSuccess : kUsageError;
+    return kvframe::usage_exit(app.exit(e));
   }
   return run(options);
 }

@@ -8,7 +8,6 @@
 namespace kvframe::tools {
 
 using json_blocker::Error;
-using json_blocker::ErrorCode;
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/finetune/dataset.h"
@@ -31,8 +32,6 @@ namespace ft = kvframe::finetune;
 namespace rt = kvframe::runtime;
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kTrainingError = 3 };
 
 constexpr const char* kFooter =
     "Exit status:\n"
@@ -53,12 +52,12 @@ void add_model_options(CLI::App& app, ModelOptions& o, bool lora) {
   kvframe::cli::add_model_options(app, o, which);
 }
 
-int fail(const rt::Error& error, const std::string& next, int code = kInputError) {
+int fail(const kvframe::Error& error, const std::string& next, int code = kvframe::kExitBadInput) {
   std::cerr << "kvframe-finetune: " << error.to_string() << "\n  next: " << next << "\n";
   return code;
 }
 
-rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
+kvframe::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
   rt::ModelParams params = kvframe::cli::model_params(o);
   if (!with_lora) params.lora.clear();  // train: the base model, under the adapter it trains
   std::cerr << "[finetune] loading " << o.model << (params.lora.empty() ? "" : " + " + params.lora) << " ("
@@ -66,7 +65,7 @@ rt::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool 
   return rt::Engine::load(o.model, params);
 }
 
-rt::Result<std::vector<ft::Example>> read_all(const std::vector<std::string>& paths) {
+kvframe::Result<std::vector<ft::Example>> read_all(const std::vector<std::string>& paths) {
   std::vector<ft::Example> all;
   for (const std::string& path : paths) {
     auto examples = ft::read_examples(path);
@@ -148,14 +147,14 @@ int run_train(TrainOptions& o) {
   p.out_dir = o.out;
   p.lora.targets = split_commas(o.targets);
   auto scope = rt::parse_lora_scope(o.scope);
-  if (!scope) return fail(scope.error(), "--scope all or query", kUsageError);
+  if (!scope) return fail(scope.error(), "--scope all or query", kvframe::kExitUsage);
   p.lora.scope = *scope;
   auto schedule = ft::parse_schedule(o.schedule);
-  if (!schedule) return fail(schedule.error(), "--schedule cosine, linear or constant", kUsageError);
+  if (!schedule) return fail(schedule.error(), "--schedule cosine, linear or constant", kvframe::kExitUsage);
   p.schedule = *schedule;
   std::error_code made;
   fs::create_directories(o.out, made);
-  if (made) return fail({rt::ErrorCode::kIo, "cannot create " + o.out + ": " + made.message()}, "check --out");
+  if (made) return fail({kvframe::ErrorCode::kIo, "cannot create " + o.out + ": " + made.message()}, "check --out");
 
   auto train = read_all(o.train);
   if (!train) return fail(train.error(), "fix the --train files");
@@ -163,7 +162,7 @@ int run_train(TrainOptions& o) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    if (!in) return fail({rt::ErrorCode::kIo, "cannot read " + path}, "check --general");
+    if (!in) return fail({kvframe::ErrorCode::kIo, "cannot read " + path}, "check --general");
     p.general_texts.push_back(text.str());
   }
   auto heldout = read_all(o.heldout);
@@ -180,15 +179,15 @@ int run_train(TrainOptions& o) {
 
   std::ofstream log(o.out + "/train_log.jsonl", t.resumed() ? std::ios::app : std::ios::trunc);
   auto held_out = [&]() -> int {
-    if (heldout->empty()) return kSuccess;
+    if (heldout->empty()) return kvframe::kExitOk;
     auto loss = t.heldout_loss(*heldout);
-    if (!loss) return fail(loss.error(), "lower --max-context or free memory", kTrainingError);
+    if (!loss) return fail(loss.error(), "lower --max-context or free memory", kvframe::kExitFailed);
     std::cerr << "[finetune] step " << t.step() << " held-out loss: block " << loss->block << ", causal "
               << loss->causal << ", KL(full || block) " << loss->consistency << " (" << loss->samples << " samples)\n";
     log << json{{"step", t.step()}, {"heldout_block", loss->block}, {"heldout_causal", loss->causal},
                 {"heldout_consistency", loss->consistency}, {"heldout_samples", loss->samples}}.dump()
         << "\n" << std::flush;
-    return kSuccess;
+    return kvframe::kExitOk;
   };
   if (!t.resumed()) {
     if (int code = held_out()) return code;
@@ -198,7 +197,7 @@ int run_train(TrainOptions& o) {
   const int64_t last = o.stop_after > 0 ? std::min(o.stop_after, p.steps) : p.steps;
   while (t.step() < last) {
     auto step = t.train_step();
-    if (!step) return fail(step.error(), "resume with --resume from the last checkpoint", kTrainingError);
+    if (!step) return fail(step.error(), "resume with --resume from the last checkpoint", kvframe::kExitFailed);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double eta = elapsed / static_cast<double>(t.step() - first) * static_cast<double>(last - t.step());
     char line[256];
@@ -224,7 +223,7 @@ int run_train(TrainOptions& o) {
   if (auto saved = t.save_adapter(adapter); !saved.ok()) return fail(saved.error(), "check --out");
   std::cerr << "[finetune] wrote " << adapter << " (" << fs::file_size(adapter) / 1024 << " KiB)\n";
   plot_losses(o.out);
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 // ---- eval -------------------------------------------------------------------
@@ -245,10 +244,12 @@ int run_eval(const EvalOptions& o) {
   params.modes.clear();
   for (const std::string& name : split_commas(o.modes)) {
     auto mode = rt::parse_attention_mode(name);
-    if (!mode) return fail(mode.error(), "--modes full,block (the first is the reference)", kUsageError);
+    if (!mode) return fail(mode.error(), "--modes full,block (the first is the reference)", kvframe::kExitUsage);
     params.modes.push_back(*mode);
   }
-  if (params.modes.empty()) return fail({rt::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kUsageError);
+  if (params.modes.empty()) {
+    return fail({kvframe::ErrorCode::kInvalidArgument, "no --modes"}, "--modes full,block", kvframe::kExitUsage);
+  }
   params.max_tokens = o.max_tokens;
   params.blocks_after_prefix = o.blocks_after_prefix;
   params.fidelity = o.fidelity;
@@ -265,7 +266,7 @@ int run_eval(const EvalOptions& o) {
     }
     std::cerr << "\n";
   });
-  if (!report) return fail(report.error(), "check the data and the model", kTrainingError);
+  if (!report) return fail(report.error(), "check the data and the model", kvframe::kExitFailed);
   if (o.json_output) {
     json out = json::array();
     for (const ft::ModeSummary& s : report->modes) {
@@ -274,7 +275,7 @@ int run_eval(const EvalOptions& o) {
                      {"ms_p50", s.ms_p50}, {"tokens_encoded_mean", s.tokens_encoded_mean}});
     }
     std::cout << json{{"modes", out}}.dump(2) << "\n";
-    return kSuccess;
+    return kvframe::kExitOk;
   }
   const char* reference = rt::attention_mode_name(params.modes[0]);
   std::printf("%-8s %8s %14s %16s %22s %14s %10s %10s\n", "mode", "answers", "= target",
@@ -291,7 +292,7 @@ int run_eval(const EvalOptions& o) {
                 static_cast<long>(s.answers), pct(s.correct).c_str(), pct(s.agree).c_str(),
                 pct(s.first_token_agree).c_str(), s.kl_mean, s.ms_p50, s.tokens_encoded_mean);
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 // ---- distill ----------------------------------------------------------------
@@ -317,14 +318,14 @@ int run_distill(const DistillOptions& o) {
   auto report = ft::evaluate(**engine, missing, params, [](size_t done, size_t total, const ft::EvalRecord& r) {
     std::cerr << "[" << done << "/" << total << "] " << r.id << ": " << r.modes[0].text << "\n";
   });
-  if (!report) return fail(report.error(), "check the data and the model", kTrainingError);
+  if (!report) return fail(report.error(), "check the data and the model", kvframe::kExitFailed);
   size_t next = 0;
   for (ft::Example& e : *examples) {
     if (e.target.empty()) e.target = report->records[next++].modes[0].text;
   }
   if (auto written = ft::write_examples(o.out, *examples); !written.ok()) return fail(written.error(), "check --out");
   std::cerr << "[finetune] " << missing.size() << " targets from full mode; wrote " << o.out << "\n";
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 // ---- perplexity -------------------------------------------------------------
@@ -342,16 +343,16 @@ int run_perplexity(const PerplexityOptions& o) {
   std::printf("%-48s %8s %12s\n", "text", "tokens", "perplexity");
   for (const std::string& path : o.text) {
     std::ifstream in(path);
-    if (!in) return fail({rt::ErrorCode::kIo, "cannot read " + path}, "check --text");
+    if (!in) return fail({kvframe::ErrorCode::kIo, "cannot read " + path}, "check --text");
     std::stringstream text;
     text << in.rdbuf();
     std::vector<int32_t> tokens = (*engine)->tokenizer().encode(text.str());
     if (static_cast<int64_t>(tokens.size()) > o.max_tokens) tokens.resize(static_cast<size_t>(o.max_tokens));
     auto ppl = ft::perplexity((*engine)->model(), tokens, o.window);
-    if (!ppl) return fail(ppl.error(), "check the text and the model", kTrainingError);
+    if (!ppl) return fail(ppl.error(), "check the text and the model", kvframe::kExitFailed);
     std::printf("%-48s %8zu %12.3f\n", path.c_str(), tokens.size(), *ppl);
   }
-  return kSuccess;
+  return kvframe::kExitOk;
 }
 
 }  // namespace
@@ -443,7 +444,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;
+    return kvframe::usage_exit(app.exit(e));
   }
   const ModelOptions& model = train_cmd->parsed()        ? train.model
                               : eval_cmd->parsed()       ? eval.model

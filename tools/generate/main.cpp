@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime_tokenizer/chat_template.h"
 #include "kvframe/runtime/cpu_process.h"
@@ -17,17 +18,16 @@ namespace {
 
 namespace rt = kvframe::runtime;
 
-enum ExitCode : int { kSuccess = 0, kUsageError = 1, kInputError = 2, kDeviceError = 3, kSchemaError = 4 };
-
 constexpr const char* kFooter =
     "Exit status:\n"
     "  0  generated (stopped at an end token, --max-tokens or the context)\n"
     "  1  usage error\n"
-    "  2  the model or prompt file cannot be used (missing, truncated, unsupported,\n"
-    "     unknown chat template); the reason is printed on stderr\n"
-    "  3  the device is unavailable (--device cuda on a CPU-only build or machine)\n"
-    "  4  --schema cannot be used (not JSON Schema, outside the supported subset, or\n"
-    "     its shortest valid output is longer than --max-tokens)\n"
+    "  2  the model, prompt file or --schema cannot be used (missing, truncated,\n"
+    "     unsupported, unknown chat template; a schema that is not JSON Schema, is\n"
+    "     outside the supported subset, or whose shortest valid output is longer\n"
+    "     than --max-tokens); the reason is printed on stderr\n"
+    "  3  the run failed: the device is unavailable (--device cuda on a CPU-only\n"
+    "     build or machine), or libtorch failed\n"
     "\n"
     "The default model is fetched by scripts/fetch-model.sh.";
 
@@ -46,11 +46,9 @@ struct Options : kvframe::cli::ModelOptions {
   std::vector<std::string> stop;
 };
 
-int fail(const rt::Error& error, const char* next) {
+int fail(const kvframe::Error& error, const char* next) {
   std::cerr << "kvframe-generate: " << error.to_string() << "\n  next: " << next << "\n";
-  if (error.code == rt::ErrorCode::kDeviceUnavailable) return kDeviceError;
-  if (error.code == rt::ErrorCode::kBadSchema || error.code == rt::ErrorCode::kUnsatisfiable) return kSchemaError;
-  return kInputError;
+  return kvframe::exit_code(error.code);
 }
 
 // Shows load progress on a terminal; stays quiet in logs and pipes.
@@ -83,17 +81,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;  // --help is success; CLI11's own codes are not ours
+    return kvframe::usage_exit(app.exit(e));
   }
   if (o.prompt.empty() && o.prompt_file.empty()) {
     std::cerr << "kvframe-generate: give --prompt TEXT or --prompt-file FILE (see --help)\n";
-    return kUsageError;
+    return kvframe::kExitUsage;
   }
   if (!o.prompt_file.empty()) {
     std::ifstream in(o.prompt_file, std::ios::binary);
     if (!in) {
       std::cerr << "kvframe-generate: cannot read --prompt-file " << o.prompt_file << "\n";
-      return kInputError;
+      return kvframe::kExitBadInput;
     }
     std::ostringstream text;
     text << in.rdbuf();
@@ -128,7 +126,7 @@ int main(int argc, char** argv) {
     schema << in.rdbuf();
     auto compiled = rt::compile_schema(schema.str(), rt::token_vocabulary(*tokenizer, params.stop_tokens));
     if (!compiled) {
-      return fail({rt::ErrorCode::kBadSchema, compiled.error().to_string()},
+      return fail(compiled.error().to_error(),
                   "fix the schema: docs/protocol.md lists the keywords kvframe enforces");
     }
     params.schema = std::move(compiled).value();
@@ -156,5 +154,5 @@ int main(int argc, char** argv) {
                static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tokens_per_second(),
                static_cast<long long>(s.decode_steps), s.decode_seconds * 1e3, s.decode_tokens_per_second(),
                static_cast<long long>(s.forced_tokens), s.mask_seconds * 1e3, rt::stop_reason_name(result->stop));
-  return kSuccess;
+  return kvframe::kExitOk;
 }

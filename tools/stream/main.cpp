@@ -14,6 +14,7 @@
 #include <string>
 
 #include "frame_files.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/json_blocker.h"
 #include "moba/block_check.h"
 #include "moba/moba_stream.h"
@@ -23,8 +24,6 @@ namespace {
 
 namespace jb = kvframe::json_blocker;
 namespace moba = kvframe::examples::moba;
-
-enum ExitCode { kOk = 0, kUsage = 1, kBadInput = 2, kMismatch = 3 };
 
 // How each frame after the first reaches FrameStream (the first is always whole).
 enum class Delta { kWhole, kMergePatch, kJsonPatch };
@@ -112,7 +111,7 @@ int run(const Options& options, jb::Rules rules) {
     dataset.open(options.dataset, std::ios::app);
     if (made || !dataset) {
       std::fprintf(stderr, "kvframe-stream: cannot write %s and rules.json beside it\n", options.dataset.c_str());
-      return kBadInput;
+      return kvframe::kExitBadInput;
     }
   }
   if (!options.write_dir.empty()) {
@@ -121,7 +120,7 @@ int run(const Options& options, jb::Rules rules) {
     if (error) {
       std::fprintf(stderr, "kvframe-stream: cannot create %s: %s\n", options.write_dir.c_str(),
                    error.message().c_str());
-      return kBadInput;
+      return kvframe::kExitBadInput;
     }
   }
 
@@ -140,7 +139,7 @@ int run(const Options& options, jb::Rules rules) {
     if (!result) {
       std::fprintf(stderr, "kvframe-stream: frame %llu rejected: %s\n",
                    static_cast<unsigned long long>(n), result.error().to_string().c_str());
-      return kBadInput;
+      return kvframe::kExitBadInput;
     }
     const jb::FrameDiff& diff = result.value();
     moba::BlockCheck check;
@@ -156,7 +155,7 @@ int run(const Options& options, jb::Rules rules) {
                                                                   patch_name, whole ? "" : fed);
       if (!error.empty()) {
         std::fprintf(stderr, "kvframe-stream: %s\n", error.c_str());
-        return kBadInput;
+        return kvframe::kExitBadInput;
       }
     }
     if (dataset.is_open() && n % options.dataset_every == 0) write_record(dataset, options, n, frame.json);
@@ -164,7 +163,7 @@ int run(const Options& options, jb::Rules rules) {
   }
   const std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - start;
   report.finish(wall.count());
-  return report.mismatches() ? kMismatch : kOk;
+  return report.mismatches() ? kvframe::kExitCheckFailed : kvframe::kExitOk;
 }
 
 }  // namespace
@@ -180,7 +179,7 @@ int main(int argc, char** argv) {
       "kvframe-stream"};
   app.footer(
       "Exit status: 0 ok; 1 usage error; 2 unreadable or invalid rules file, a rejected frame, "
-      "or an unwritable --write directory; 3 the diff disagreed with the generator on some "
+      "or an unwritable --write directory; 4 the diff disagreed with the generator on some "
       "frame (details on stderr).");
   app.option_defaults()->always_capture_default();
   app.add_option("-n,--frames", options.frames, "Number of frames to generate")
@@ -216,14 +215,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kOk : kUsage;
+    return kvframe::usage_exit(app.exit(e));
   }
   options.delta = kDeltaNames.at(delta);
 
   auto rules = jb::load_rules(options.rules);
   if (!rules) {
     std::fprintf(stderr, "kvframe-stream: rules: %s\n", rules.error().to_string().c_str());
-    return kBadInput;
+    return kvframe::kExitBadInput;
   }
   return run(options, std::move(rules).value());
 }

@@ -18,6 +18,7 @@
 #include "holdem/simulator/llm_player.h"
 #include "holdem/simulator/match.h"
 #include "holdem/simulator/report.h"
+#include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/server/engine_backend.h"
@@ -30,17 +31,12 @@ namespace rt = kvframe::runtime;
 namespace srv = kvframe::server;
 using Json = nlohmann::ordered_json;
 
-constexpr int kSuccess = 0;
-constexpr int kUsageError = 1;
-constexpr int kCannotServe = 2;  // the model or the server cannot be used
-constexpr int kInvalidActions = 3;
-
 const char* const kFooter =
     "Exit codes:\n"
     "  0  the match was played, every action legal\n"
     "  1  usage error\n"
     "  2  the model or --server cannot be used (the reason is printed)\n"
-    "  3  the match was played, but a bot answered with an invalid action\n"
+    "  4  the match was played, but a bot answered with an invalid action\n"
     "Example: kvframe-holdem --bots llm,tag,station,random --hands 30 --mode block,full --replay-html match.html\n"
     "Hand histories: kvframe-holdem --bots tag,station,random --seats 6 --stacks 200,1000,50,3000,700,1000 "
     "--hands 1500 --hand-history m.phhs";
@@ -173,7 +169,7 @@ int run(const Options& o) {
       local = InProcessServer::start(o, &error);
       if (!local) {
         std::cerr << "kvframe-holdem: " << error << "\n";
-        return kCannotServe;
+        return kvframe::kExitBadInput;
       }
       where = local->client_params();
     }
@@ -181,7 +177,7 @@ int run(const Options& o) {
     if (!connected) {
       std::cerr << "kvframe-holdem: cannot reach the server at " << where.endpoint << ": "
                 << connected.status().message() << " (is kvframe-serve running? see kvframe-serve --help)\n";
-      return kCannotServe;
+      return kvframe::kExitBadInput;
     }
     client.emplace(std::move(connected.value()));
   }
@@ -202,7 +198,7 @@ int run(const Options& o) {
       auto player = hd::LlmPlayer::open(*client, info, llm);
       if (!player) {
         std::cerr << "kvframe-holdem: the server refused the LLM bot's session: " << player.status().message() << "\n";
-        return kCannotServe;
+        return kvframe::kExitBadInput;
       }
       if (llm_seat < 0) llm_seat = s;
       seated.push_back({info, std::move(player.value())});
@@ -215,7 +211,7 @@ int run(const Options& o) {
     auto opened = hd::Commentator::open(*client, llm);
     if (!opened) {
       std::cerr << "kvframe-holdem: the server refused the commentator's session: " << opened.status().message() << "\n";
-      return kCannotServe;
+      return kvframe::kExitBadInput;
     }
     commentator = std::move(opened.value());
   }
@@ -226,7 +222,7 @@ int run(const Options& o) {
   if (!o.stacks.empty() && static_cast<int>(o.stacks.size()) != seats) {
     std::cerr << "kvframe-holdem: --stacks gives " << o.stacks.size() << " stacks for " << seats
               << " seats: give one per seat\n";
-    return kUsageError;
+    return kvframe::kExitUsage;
   }
   params.stack = 100 * params.table.big_blind;
   params.stacks = o.stacks;
@@ -243,7 +239,7 @@ int run(const Options& o) {
     dataset = hd::DatasetWriter::open(o.dataset, o.seed, &error);
     if (!dataset) {
       std::cerr << "kvframe-holdem: " << error << "\n";
-      return kUsageError;
+      return kvframe::kExitUsage;
     }
   }
   hd::MatchObserver observer;
@@ -296,7 +292,7 @@ int run(const Options& o) {
   if (dataset) human << "dataset: " << dataset->records() << " records appended to " << o.dataset << "\n";
   std::int64_t invalid = 0;
   for (const Json& bot : report["llm"]) invalid += bot["invalid"].get<std::int64_t>();
-  return invalid == 0 ? kSuccess : kInvalidActions;
+  return invalid == 0 ? kvframe::kExitOk : kvframe::kExitCheckFailed;
 }
 
 }  // namespace
@@ -354,7 +350,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kSuccess : kUsageError;
+    return kvframe::usage_exit(app.exit(e));
   }
   const bool in_process = o.server.empty() &&
                           (std::find(o.bots.begin(), o.bots.end(), "llm") != o.bots.end() || o.commentary == "notable");
@@ -363,6 +359,6 @@ int main(int argc, char** argv) {
     return run(o);
   } catch (const std::exception& e) {
     std::cerr << "kvframe-holdem: " << e.what() << "\n";
-    return kUsageError;
+    return kvframe::kExitUsage;
   }
 }

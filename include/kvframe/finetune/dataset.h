@@ -27,11 +27,6 @@
 
 namespace kvframe::finetune {
 
-using runtime::Error;
-using runtime::ErrorCode;
-using runtime::Result;
-using runtime::Status;
-
 struct Example {
   std::string id;  // the record's, or "<file>:<line>"
   std::string system;

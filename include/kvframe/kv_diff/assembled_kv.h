@@ -83,8 +83,8 @@ class AssembledKv {
   // it allocates now, growing (doubling) when a frame or reserve() needs more
   // — a session that asked for a large context pays for what it uses.
   // kInvalidArgument for capacity < 1; kBackend when the memory cannot be had.
-  static runtime::Result<AssembledKv> create(const runtime::KvShape& shape, const runtime::Rope& rope, int64_t capacity,
-                                             Layout layout, int64_t initial_capacity = 0);
+  static Result<AssembledKv> create(const runtime::KvShape& shape, const runtime::Rope& rope, int64_t capacity,
+                                    Layout layout, int64_t initial_capacity = 0);
 
   AssembledKv(AssembledKv&&) = default;
   AssembledKv& operator=(AssembledKv&&) = default;
@@ -106,19 +106,19 @@ class AssembledKv {
   // kContextFull when prefix and blocks exceed the capacity; kBackend when
   // libtorch or CUDA fails (the buffer then forgets its blocks: the next
   // assemble writes all of them).
-  runtime::Result<AssembleStats> assemble(const std::vector<PlacedBlock>& blocks);
+  Result<AssembleStats> assemble(const std::vector<PlacedBlock>& blocks);
   // Writes the assembled blocks from the `first`-th on afresh from their
   // stored encodings (K rotated to their positions, V copied), undoing what
   // was written over their entries since (the block engine's recomputation
   // in context, which a later frame must start again from the blocks' own
   // KV). kBackend when libtorch or CUDA fails (the buffer then forgets its
   // blocks, as assemble() does).
-  runtime::Status restore(size_t first);
+  Status restore(size_t first);
   // Drops every token appended after the last assemble (or seal_prefix).
   void truncate_to_assembly();
   // Makes room for at least `entries` (what cache() holds is kept).
   // kContextFull past max_capacity(); kBackend when the memory cannot be had.
-  runtime::Status reserve(int64_t entries);
+  Status reserve(int64_t entries);
   int64_t max_capacity() const { return max_capacity_; }
 
   int64_t prefix_length() const { return prefix_length_; }  // entries (= positions) of the prefix
@@ -142,10 +142,10 @@ class AssembledKv {
 
   AssembledKv(at::Tensor k, at::Tensor v, runtime::Rope rope, Layout layout, int64_t max_capacity);
   void bind_cache();  // cache_'s views and padding over k_, v_
-  runtime::Status check_blocks(const std::vector<PlacedBlock>& blocks) const;
+  Status check_blocks(const std::vector<PlacedBlock>& blocks) const;
   void set_padding();
   // Applies the writes; on failure forgets every block and says why.
-  runtime::Status place(const std::vector<Placement>& placements);
+  Status place(const std::vector<Placement>& placements);
 
   at::Tensor k_, v_;  // [n_layer, n_head_kv, capacity, head_dim]
   at::Tensor padding_;  // bool [capacity]: cache_.padding when the buffer has gaps

@@ -270,8 +270,8 @@ class Session {
 
   // Answers `task` against the latest frame. kInvalidArgument before the
   // first frame; kContextFull when prefix + blocks + final block + max_tokens
-  // exceed params().context (the message says by how much); kBadSchema for
-  // an output schema we cannot compile, kUnsatisfiable for one whose
+  // exceed params().context (the message says by how much); a kSchema* code
+  // for an output schema we cannot compile, kUnsatisfiable for one whose
   // shortest valid output exceeds max_tokens (nothing is run then).
   Result<Answer> query(const Task& task);
 

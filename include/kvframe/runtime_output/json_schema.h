@@ -20,7 +20,7 @@
 // + minItems / maxItems, anyOf, nested objects and arrays; annotations
 // (title, description, default, examples, $schema, $id, $comment) are
 // ignored. Anything else that constrains values (format, oneOf, $ref,
-// uniqueItems, ...) is kUnsupported, naming the keyword and where it is:
+// uniqueItems, ...) is kSchemaUnsupported, naming the keyword and where it is:
 // a keyword we would not enforce could let an invalid action through.
 //
 // pattern: an ECMA-262 regular expression matched against the decoded
@@ -30,7 +30,8 @@
 // and escapes, `.`, classes [...] [^...], \d \w \s \D \W \S, groups
 // (...) (?:...) (?<name>...), |, * + ? {m} {m,} {m,n} (lazy or not), ^ $.
 // Backreferences, lookaround, \b, \p{...} and inline flags are
-// kUnsupported; a malformed pattern is kInvalid; both at ".../pattern".
+// kSchemaUnsupported; a malformed pattern is kSchemaInvalid; both at
+// ".../pattern".
 //
 // The text form: compact JSON, with at most one space after ':' and ','
 // and before the value (so the model may use its usual "key": value tokens).
@@ -43,23 +44,19 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/common/result.h"
+#include "kvframe/common/error.h"
 
 namespace kvframe::runtime {
 
-enum class SchemaErrorCode {
-  kBadJson,      // the schema is not JSON
-  kInvalid,      // not a valid schema (e.g. minimum > maximum, required names an unknown property)
-  kUnsupported,  // a keyword or type outside the supported subset (message names it)
-  kTooComplex,   // the compiled form would exceed the size limit (e.g. huge maxItems of objects)
-};
-const char* schema_error_code_name(SchemaErrorCode code);
-
+// kSchemaNotJson, kSchemaInvalid, kSchemaUnsupported or kSchemaTooComplex
+// (common/error.h), where in the schema, and what to do instead.
 struct SchemaError {
-  SchemaErrorCode code = SchemaErrorCode::kInvalid;
+  ErrorCode code = ErrorCode::kSchemaInvalid;
   std::string message;  // what is wrong and what to do instead
   std::string path;     // JSON pointer into the schema ("/properties/amount"); "" for the root
   std::string to_string() const;
+  // As a query's or a CLI's Error: "output schema at '<path>': <message>".
+  Error to_error() const;
 };
 template <class T>
 using SchemaResult = common::Result<T, SchemaError>;
@@ -142,9 +139,9 @@ class CompiledSchema {
   std::unique_ptr<Impl> impl_;
 };
 
-// Parses and compiles a schema. Errors as SchemaErrorCode says; the vocabulary
-// must have a single-byte token for every printable ASCII byte (kUnsupported
-// otherwise: the token budget guarantee is built on them).
+// Parses and compiles a schema. Errors as SchemaError says; the vocabulary
+// must have a single-byte token for every printable ASCII byte
+// (kSchemaUnsupported otherwise: the token budget guarantee is built on them).
 SchemaResult<std::shared_ptr<CompiledSchema>> compile_schema(std::string_view schema_json,
                                                              std::shared_ptr<const TokenVocabulary> vocab);
 

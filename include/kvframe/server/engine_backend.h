@@ -1,8 +1,8 @@
 // The real Backend: runtime::Engine and one runtime::Session per client
 // session. Maps the protocol onto the engine (Query → Task, QueryReport →
-// Report) and the engine's errors onto the protocol's: json_blocker's →
-// BadJson, a full context → ContextFull, bad parameters → BadRequest, the
-// rest → Engine. Nothing escapes as an exception.
+// Report) and the engine's errors onto the protocol's (protocol::wire_code:
+// a bad frame → BadJson, a full context → ContextFull, bad parameters →
+// BadRequest, the rest → Engine). Nothing escapes as an exception.
 //
 // LoRA adapters: the engine's default adapter (kvframe-serve --lora) and
 // named ones (--adapter NAME=FILE); a session runs the one its OpenSession
@@ -21,10 +21,6 @@
 #include "kvframe/server_core/backend.h"
 
 namespace kvframe::server {
-
-// The wire's code for each of the runtime's error codes (exhaustive: a new
-// runtime code is a -Wswitch warning here until it is given one).
-fb::ErrorCode wire_code(runtime::ErrorCode code);
 
 class EngineBackend : public Backend {
  public:

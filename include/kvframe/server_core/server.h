@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvframe/common/result.h"
+#include "kvframe/common/error.h"
 #include "kvframe/server_core/handler.h"
 
 namespace kvframe::server {
@@ -57,18 +57,13 @@ struct ServerParams {
   std::chrono::milliseconds shutdown_grace{1500};
 };
 
-enum class ServerErrorCode { kConfig, kBind };
-struct ServerError {
-  ServerErrorCode code;
-  std::string message;  // says what to do next
-};
-
 // tcp:// to 127.x, localhost or ::1, ipc:// and inproc:// are local.
 bool is_loopback_endpoint(std::string_view endpoint);
 
 class Server {
  public:
-  static common::Result<std::unique_ptr<Server>, ServerError> create(Backend& backend, ServerParams params, Log& log);
+  // kServerConfig (keys, socket options) or kServerBind; the message says what to do next.
+  static Result<std::unique_ptr<Server>> create(Backend& backend, ServerParams params, Log& log);
   ~Server();  // waits for a running request
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -86,7 +86,7 @@ TEST(Batched, OneBadTaskFailsAloneAndTheRestAreAnswered) {
   auto answers = session->query_batch(tasks);
   ASSERT_EQ(answers.size(), tasks.size());
   ASSERT_FALSE(answers[0].ok());
-  EXPECT_EQ(answers[0].error().code, ErrorCode::kBadSchema);
+  EXPECT_EQ(answers[0].error().code, ErrorCode::kSchemaUnsupported);
   EXPECT_NE(answers[0].error().message.find("pattern"), std::string::npos) << answers[0].error().message;
   ASSERT_FALSE(answers[2].ok());
   EXPECT_EQ(answers[2].error().code, ErrorCode::kUnsatisfiable);

@@ -405,7 +405,7 @@ TEST(QueryTogether, EachSessionAnswersAsAlone) {
   EXPECT_TRUE(mixed[0].ok());
   EXPECT_TRUE(mixed[1].ok());
   ASSERT_FALSE(mixed[2].ok());
-  EXPECT_EQ(mixed[2].error().code, ErrorCode::kBadSchema);
+  EXPECT_EQ(mixed[2].error().code, ErrorCode::kSchemaNotJson);
   EXPECT_EQ(handed, (std::vector<size_t>{2, 1, 0}));
 
   const auto twice = Session::query_together({{together[0].get(), task(3), {}}, {together[0].get(), task(3), {}}});

@@ -228,63 +228,63 @@ TEST_F(SchemaKeywords, AnnotationsAreIgnored) {
   EXPECT_TRUE(accepts(s, "true"));
 }
 
-void expect_error(const SchemaError& e, SchemaErrorCode code, const std::string& path, const std::string& word) {
+void expect_error(const SchemaError& e, ErrorCode code, const std::string& path, const std::string& word) {
   EXPECT_EQ(e.code, code) << e.to_string();
   EXPECT_EQ(e.path, path) << e.to_string();
   EXPECT_NE(e.message.find(word), std::string::npos) << e.to_string();
 }
 
 TEST_F(SchemaKeywords, Errors) {
-  expect_error(error_of("{"), SchemaErrorCode::kBadJson, "", "not JSON");
-  expect_error(error_of(R"~({"type":"string","pattern":"(?=a)"})~"), SchemaErrorCode::kUnsupported, "/pattern",
+  expect_error(error_of("{"), ErrorCode::kSchemaNotJson, "", "not JSON");
+  expect_error(error_of(R"~({"type":"string","pattern":"(?=a)"})~"), ErrorCode::kSchemaUnsupported, "/pattern",
                "lookahead");  // more in json_schema_pattern_test.cpp
   expect_error(error_of(R"({"type":"object","properties":{"a~b/c":{"type":"string","format":"date"}}})"),
-               SchemaErrorCode::kUnsupported, "/properties/a~0b~1c/format", "format");
-  expect_error(error_of(R"({"$ref":"#/definitions/x"})"), SchemaErrorCode::kUnsupported, "/$ref", "$ref");
-  expect_error(error_of(R"({"oneOf":[]})"), SchemaErrorCode::kUnsupported, "/oneOf", "oneOf");
+               ErrorCode::kSchemaUnsupported, "/properties/a~0b~1c/format", "format");
+  expect_error(error_of(R"({"$ref":"#/definitions/x"})"), ErrorCode::kSchemaUnsupported, "/$ref", "$ref");
+  expect_error(error_of(R"({"oneOf":[]})"), ErrorCode::kSchemaUnsupported, "/oneOf", "oneOf");
   expect_error(error_of(R"({"type":"array","items":{"type":"string"},"uniqueItems":true})"),
-               SchemaErrorCode::kUnsupported, "/uniqueItems", "uniqueItems");
-  expect_error(error_of("true"), SchemaErrorCode::kUnsupported, "", "type");
-  expect_error(error_of("{}"), SchemaErrorCode::kUnsupported, "", "type");
-  expect_error(error_of(R"({"type":"object","properties":{"a":{}}})"), SchemaErrorCode::kUnsupported,
+               ErrorCode::kSchemaUnsupported, "/uniqueItems", "uniqueItems");
+  expect_error(error_of("true"), ErrorCode::kSchemaUnsupported, "", "type");
+  expect_error(error_of("{}"), ErrorCode::kSchemaUnsupported, "", "type");
+  expect_error(error_of(R"({"type":"object","properties":{"a":{}}})"), ErrorCode::kSchemaUnsupported,
                "/properties/a", "type");
-  expect_error(error_of("false"), SchemaErrorCode::kInvalid, "", "false");
-  expect_error(error_of("[]"), SchemaErrorCode::kInvalid, "", "object");
-  expect_error(error_of(R"({"type":"integer","minimum":5,"maximum":4})"), SchemaErrorCode::kInvalid, "", "bounds");
+  expect_error(error_of("false"), ErrorCode::kSchemaInvalid, "", "false");
+  expect_error(error_of("[]"), ErrorCode::kSchemaInvalid, "", "object");
+  expect_error(error_of(R"({"type":"integer","minimum":5,"maximum":4})"), ErrorCode::kSchemaInvalid, "", "bounds");
   expect_error(error_of(R"({"type":"integer","exclusiveMinimum":4,"exclusiveMaximum":5})"),
-               SchemaErrorCode::kInvalid, "", "bounds");
-  expect_error(error_of(R"({"type":"string","minLength":3,"maxLength":2})"), SchemaErrorCode::kInvalid, "",
+               ErrorCode::kSchemaInvalid, "", "bounds");
+  expect_error(error_of(R"({"type":"string","minLength":3,"maxLength":2})"), ErrorCode::kSchemaInvalid, "",
                "minLength");
-  expect_error(error_of(R"({"type":"string","minLength":-1})"), SchemaErrorCode::kInvalid, "/minLength",
+  expect_error(error_of(R"({"type":"string","minLength":-1})"), ErrorCode::kSchemaInvalid, "/minLength",
                "non-negative");
   expect_error(error_of(R"({"type":"array","items":{"type":"null"},"minItems":3,"maxItems":2})"),
-               SchemaErrorCode::kInvalid, "", "minItems");
+               ErrorCode::kSchemaInvalid, "", "minItems");
   expect_error(error_of(R"({"type":"object","properties":{"a":{"type":"null"}},"required":["b"]})"),
-               SchemaErrorCode::kInvalid, "/required", "'b'");
-  expect_error(error_of(R"({"enum":[]})"), SchemaErrorCode::kInvalid, "/enum", "empty");
-  expect_error(error_of(R"({"type":"string","enum":[1,2]})"), SchemaErrorCode::kInvalid, "/enum", "enum");
-  expect_error(error_of(R"({"type":"strin"})"), SchemaErrorCode::kInvalid, "/type", "strin");
-  expect_error(error_of(R"({"type":"array","items":[{"type":"null"}]})"), SchemaErrorCode::kUnsupported, "/items",
+               ErrorCode::kSchemaInvalid, "/required", "'b'");
+  expect_error(error_of(R"({"enum":[]})"), ErrorCode::kSchemaInvalid, "/enum", "empty");
+  expect_error(error_of(R"({"type":"string","enum":[1,2]})"), ErrorCode::kSchemaInvalid, "/enum", "enum");
+  expect_error(error_of(R"({"type":"strin"})"), ErrorCode::kSchemaInvalid, "/type", "strin");
+  expect_error(error_of(R"({"type":"array","items":[{"type":"null"}]})"), ErrorCode::kSchemaUnsupported, "/items",
                "tuple");
-  expect_error(error_of(R"({"type":"array"})"), SchemaErrorCode::kUnsupported, "", "items");
-  expect_error(error_of(R"({"type":"integer","minimum":1e30})"), SchemaErrorCode::kUnsupported, "", "int64");
-  expect_error(error_of(R"({"type":"integer","exclusiveMinimum":true})"), SchemaErrorCode::kInvalid,
+  expect_error(error_of(R"({"type":"array"})"), ErrorCode::kSchemaUnsupported, "", "items");
+  expect_error(error_of(R"({"type":"integer","minimum":1e30})"), ErrorCode::kSchemaUnsupported, "", "int64");
+  expect_error(error_of(R"({"type":"integer","exclusiveMinimum":true})"), ErrorCode::kSchemaInvalid,
                "/exclusiveMinimum", "number");
-  expect_error(error_of(R"({"type":"string","anyOf":[{"maxLength":1}]})"), SchemaErrorCode::kUnsupported, "",
+  expect_error(error_of(R"({"type":"string","anyOf":[{"maxLength":1}]})"), ErrorCode::kSchemaUnsupported, "",
                "anyOf");
-  expect_error(error_of(R"({"type":"null","type":"null"})"), SchemaErrorCode::kInvalid, "/type", "twice");
-  EXPECT_EQ(SchemaError({SchemaErrorCode::kInvalid, "m", "/p"}).to_string(), "invalid at '/p': m");
+  expect_error(error_of(R"({"type":"null","type":"null"})"), ErrorCode::kSchemaInvalid, "/type", "twice");
+  EXPECT_EQ(SchemaError({ErrorCode::kSchemaInvalid, "m", "/p"}).to_string(), "schema_invalid at '/p': m");
 }
 
 TEST_F(SchemaKeywords, TooComplex) {
   std::string deep = R"({"type":"null"})";
   for (int i = 0; i < 40; ++i) deep = R"({"type":"array","items":)" + deep + "}";
   const SchemaError e = error_of(deep);
-  EXPECT_EQ(e.code, SchemaErrorCode::kTooComplex);
+  EXPECT_EQ(e.code, ErrorCode::kSchemaTooComplex);
   EXPECT_EQ(e.path.rfind("/items/items/items", 0), 0u) << e.path;
   const std::string big = R"({"type":"array","maxItems":100000,"items":{"type":"object","properties":{
       "name":{"type":"string"},"value":{"type":"integer"}}}})";
-  EXPECT_EQ(error_of(big).code, SchemaErrorCode::kTooComplex);
+  EXPECT_EQ(error_of(big).code, ErrorCode::kSchemaTooComplex);
 }
 
 TEST_F(SchemaKeywords, VocabularyWithoutPrintableBytesIsRefused) {
@@ -292,7 +292,7 @@ TEST_F(SchemaKeywords, VocabularyWithoutPrintableBytesIsRefused) {
   auto small = std::make_shared<const TokenVocabulary>(bytes, std::vector<bool>(3, false), std::vector<int32_t>{});
   auto compiled = compile_schema(R"({"type":"null"})", small);
   ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.error().code, SchemaErrorCode::kUnsupported);
+  EXPECT_EQ(compiled.error().code, ErrorCode::kSchemaUnsupported);
 }
 
 }  // namespace

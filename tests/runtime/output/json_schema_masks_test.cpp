@@ -97,7 +97,7 @@ TEST_F(SchemaMasks, AcceptRefusesWithoutChangingState) {
   EXPECT_FALSE(c.accept(vocab_->size()).ok());
   const auto refused = c.accept(word_token("]"));
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, SchemaErrorCode::kInvalid);
+  EXPECT_EQ(refused.error().code, ErrorCode::kSchemaInvalid);
   EXPECT_EQ(c.text(), "");
   EXPECT_TRUE(c.accept(word_token("{\"")).ok());
   EXPECT_EQ(c.text(), "{\"");

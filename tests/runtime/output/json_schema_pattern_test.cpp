@@ -194,60 +194,60 @@ TEST_F(SchemaPattern, EnumValuesAreFilteredByThePattern) {
   EXPECT_TRUE(accepts(e, R"("E2S")"));
   EXPECT_FALSE(accepts(e, R"("x")"));
   const SchemaError none = error_of(R"({"enum":["x"],"pattern":"^y"})");
-  EXPECT_EQ(none.code, SchemaErrorCode::kInvalid) << none.to_string();
+  EXPECT_EQ(none.code, ErrorCode::kSchemaInvalid) << none.to_string();
 }
 
-void expect_error(const SchemaError& e, SchemaErrorCode code, const std::string& path, const std::string& word) {
+void expect_error(const SchemaError& e, ErrorCode code, const std::string& path, const std::string& word) {
   EXPECT_EQ(e.code, code) << e.to_string();
   EXPECT_EQ(e.path, path) << e.to_string();
   EXPECT_NE(e.message.find(word), std::string::npos) << e.to_string();
 }
 
 TEST_F(SchemaPattern, BadPatternsAreTypedErrors) {
-  using Code = SchemaErrorCode;
+  using Code = ErrorCode;
   const std::string at = "/pattern";
-  expect_error(error_of(string_with(R"("^(ab$")")), Code::kInvalid, at, "unbalanced parenthesis");
-  expect_error(error_of(string_with(R"~("ab)")~")), Code::kInvalid, at, "unbalanced parenthesis");
-  expect_error(error_of(string_with(R"("[ab")")), Code::kInvalid, at, "never closed");
-  expect_error(error_of(string_with(R"("*a")")), Code::kInvalid, at, "nothing to repeat");
-  expect_error(error_of(string_with(R"("a**")")), Code::kInvalid, at, "nothing to repeat");
-  expect_error(error_of(string_with(R"("^*")")), Code::kInvalid, at, "anchor");
-  expect_error(error_of(string_with(R"("a{2,1}")")), Code::kInvalid, at, "minimum above");
-  expect_error(error_of(string_with(R"("a{")")), Code::kInvalid, at, "\\{");
-  expect_error(error_of(string_with(R"("a]")")), Code::kInvalid, at, "\\]");
-  expect_error(error_of(string_with(R"("[z-a]")")), Code::kInvalid, at, "out of order");
-  expect_error(error_of(string_with(R"("[\\d-z]")")), Code::kInvalid, at, "range");
-  expect_error(error_of(string_with(R"("\\q")")), Code::kInvalid, at, "unknown escape");
-  expect_error(error_of(string_with(R"("\\x4")")), Code::kInvalid, at, "hex");
-  expect_error(error_of(string_with(R"("a\\")")), Code::kInvalid, at, "backslash");
-  expect_error(error_of(string_with(R"("[]")")), Code::kInvalid, at, "matches no string");
-  expect_error(error_of(string_with("5")), Code::kInvalid, at, "string");
-  expect_error(error_of(string_with(R"("(?=a)b")")), Code::kUnsupported, at, "lookahead");
-  expect_error(error_of(string_with(R"("(?!a)b")")), Code::kUnsupported, at, "lookahead");
-  expect_error(error_of(string_with(R"("(?<=a)b")")), Code::kUnsupported, at, "lookbehind");
-  expect_error(error_of(string_with(R"("(a)\\1")")), Code::kUnsupported, at, "backreference");
-  expect_error(error_of(string_with(R"("(?<n>a)\\k<n>")")), Code::kUnsupported, at, "backreference");
-  expect_error(error_of(string_with(R"("\\bword")")), Code::kUnsupported, at, "\\b");
-  expect_error(error_of(string_with(R"("\\p{L}")")), Code::kUnsupported, at, "\\p");
-  expect_error(error_of(string_with(R"("(?i)a")")), Code::kUnsupported, at, "(?i");
-  expect_error(error_of(string_with(R"("a{1001}")")), Code::kTooComplex, at, "1000");
-  expect_error(error_of(string_with(R"(".*a.{20}")")), Code::kTooComplex, at, "states");
+  expect_error(error_of(string_with(R"("^(ab$")")), Code::kSchemaInvalid, at, "unbalanced parenthesis");
+  expect_error(error_of(string_with(R"~("ab)")~")), Code::kSchemaInvalid, at, "unbalanced parenthesis");
+  expect_error(error_of(string_with(R"("[ab")")), Code::kSchemaInvalid, at, "never closed");
+  expect_error(error_of(string_with(R"("*a")")), Code::kSchemaInvalid, at, "nothing to repeat");
+  expect_error(error_of(string_with(R"("a**")")), Code::kSchemaInvalid, at, "nothing to repeat");
+  expect_error(error_of(string_with(R"("^*")")), Code::kSchemaInvalid, at, "anchor");
+  expect_error(error_of(string_with(R"("a{2,1}")")), Code::kSchemaInvalid, at, "minimum above");
+  expect_error(error_of(string_with(R"("a{")")), Code::kSchemaInvalid, at, "\\{");
+  expect_error(error_of(string_with(R"("a]")")), Code::kSchemaInvalid, at, "\\]");
+  expect_error(error_of(string_with(R"("[z-a]")")), Code::kSchemaInvalid, at, "out of order");
+  expect_error(error_of(string_with(R"("[\\d-z]")")), Code::kSchemaInvalid, at, "range");
+  expect_error(error_of(string_with(R"("\\q")")), Code::kSchemaInvalid, at, "unknown escape");
+  expect_error(error_of(string_with(R"("\\x4")")), Code::kSchemaInvalid, at, "hex");
+  expect_error(error_of(string_with(R"("a\\")")), Code::kSchemaInvalid, at, "backslash");
+  expect_error(error_of(string_with(R"("[]")")), Code::kSchemaInvalid, at, "matches no string");
+  expect_error(error_of(string_with("5")), Code::kSchemaInvalid, at, "string");
+  expect_error(error_of(string_with(R"("(?=a)b")")), Code::kSchemaUnsupported, at, "lookahead");
+  expect_error(error_of(string_with(R"("(?!a)b")")), Code::kSchemaUnsupported, at, "lookahead");
+  expect_error(error_of(string_with(R"("(?<=a)b")")), Code::kSchemaUnsupported, at, "lookbehind");
+  expect_error(error_of(string_with(R"("(a)\\1")")), Code::kSchemaUnsupported, at, "backreference");
+  expect_error(error_of(string_with(R"("(?<n>a)\\k<n>")")), Code::kSchemaUnsupported, at, "backreference");
+  expect_error(error_of(string_with(R"("\\bword")")), Code::kSchemaUnsupported, at, "\\b");
+  expect_error(error_of(string_with(R"("\\p{L}")")), Code::kSchemaUnsupported, at, "\\p");
+  expect_error(error_of(string_with(R"("(?i)a")")), Code::kSchemaUnsupported, at, "(?i");
+  expect_error(error_of(string_with(R"("a{1001}")")), Code::kSchemaTooComplex, at, "1000");
+  expect_error(error_of(string_with(R"(".*a.{20}")")), Code::kSchemaTooComplex, at, "states");
   // Unsupported features name themselves and the subset.
   const SchemaError lookahead = error_of(string_with(R"~("x(?=y)")~"));
   EXPECT_NE(lookahead.message.find("at character 1"), std::string::npos) << lookahead.to_string();
   EXPECT_NE(lookahead.message.find("supported:"), std::string::npos) << lookahead.to_string();
   // The path of a nested pattern.
   expect_error(error_of(R"~({"type":"object","properties":{"plan":{"type":"string","pattern":"(?=N)"}}})~"),
-               Code::kUnsupported, "/properties/plan/pattern", "lookahead");
-  expect_error(error_of(R"({"type":"array","items":{"enum":["a"],"pattern":"("}})"), Code::kInvalid,
+               Code::kSchemaUnsupported, "/properties/plan/pattern", "lookahead");
+  expect_error(error_of(R"({"type":"array","items":{"enum":["a"],"pattern":"("}})"), Code::kSchemaInvalid,
                "/items/pattern", "unbalanced");
   // Lengths no match can meet; a length table too large to hold.
-  expect_error(error_of(string_with(R"("^a{5}$")", R"(,"maxLength":3)")), Code::kInvalid, "", "minLength");
+  expect_error(error_of(string_with(R"("^a{5}$")", R"(,"maxLength":3)")), Code::kSchemaInvalid, "", "minLength");
   expect_error(error_of(R"({"type":"object","properties":{"p":{"type":"string","pattern":"^a{5}$","minLength":6}}})"),
-               Code::kInvalid, "/properties/p", "pattern");
-  expect_error(error_of(string_with(R"("^[a-z]+$")", R"(,"maxLength":100000000)")), Code::kTooComplex, "",
+               Code::kSchemaInvalid, "/properties/p", "pattern");
+  expect_error(error_of(string_with(R"("^[a-z]+$")", R"(,"maxLength":100000000)")), Code::kSchemaTooComplex, "",
                "maxLength");
-  expect_error(error_of(R"({"anyOf":[{"type":"string"}],"pattern":"a"})"), Code::kUnsupported, "", "anyOf");
+  expect_error(error_of(R"({"anyOf":[{"type":"string"}],"pattern":"a"})"), Code::kSchemaUnsupported, "", "anyOf");
 }
 
 // Pattern schemas walked at random on both test vocabularies (the word

@@ -11,7 +11,6 @@
 namespace kvframe::test {
 namespace {
 
-using runtime::ErrorCode;
 using runtime::TokenId;
 using runtime::Tokenizer;
 using Ids = std::vector<TokenId>;
@@ -148,7 +147,7 @@ TEST(ByteLevel, AcceptsTheSupportedPreTokenizerNames) {
   TinyVocab v = byte_level_vocab();
   for (const char* pre : {"smollm", "llama3", "llama-bpe", "qwen2", "gpt2", "gpt-2", "default"}) {
     v.pre = pre;
-    runtime::Result<Tokenizer> t = load_tokenizer(v);
+    Result<Tokenizer> t = load_tokenizer(v);
     ASSERT_TRUE(t.ok()) << pre << ": " << t.error().to_string();
     EXPECT_EQ(t->decode(t->encode("Hello, world! 123")), "Hello, world! 123");
     EXPECT_EQ(t->model(), Tokenizer::Model::kBytePairGpt2);
@@ -174,7 +173,7 @@ TEST(ByteLevel, FindTokenLooksUpBytesAndPrefersSpecialTokens) {
 TEST(ByteLevelErrors, UnknownModelAndPreTokenizerAreNamed) {
   TinyVocab v = byte_level_vocab();
   v.model = "bert";
-  runtime::Result<Tokenizer> t = load_tokenizer(v);
+  Result<Tokenizer> t = load_tokenizer(v);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kTokenizer);
   EXPECT_NE(t.error().message.find("\"bert\""), std::string::npos) << t.error().message;
@@ -197,7 +196,7 @@ TEST(ByteLevelErrors, UnknownModelAndPreTokenizerAreNamed) {
 TEST(ByteLevelErrors, MissingKeysAreMissingKey) {
   TinyVocab no_pre = byte_level_vocab();
   no_pre.pre.reset();
-  runtime::Result<Tokenizer> t = load_tokenizer(no_pre);
+  Result<Tokenizer> t = load_tokenizer(no_pre);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kMissingKey);
   EXPECT_NE(t.error().message.find("tokenizer.ggml.pre"), std::string::npos) << t.error().message;
@@ -210,7 +209,7 @@ TEST(ByteLevelErrors, MissingKeysAreMissingKey) {
   GgufWriter w;
   w.add_string("tokenizer.ggml.model", "gpt2");
   const std::vector<uint8_t> bytes = w.bytes();
-  runtime::Result<runtime::GgufFile> file = runtime::GgufFile::parse(bytes.data(), bytes.size());
+  Result<runtime::GgufFile> file = runtime::GgufFile::parse(bytes.data(), bytes.size());
   ASSERT_TRUE(file.ok());
   t = Tokenizer::from_gguf(*file);
   ASSERT_FALSE(t.ok());
@@ -229,7 +228,7 @@ TEST(ByteLevelErrors, InconsistentVocabulariesAreTokenizerErrors) {
 
   TinyVocab bad_bos = byte_level_vocab();
   bad_bos.bos = 256;
-  runtime::Result<Tokenizer> t = load_tokenizer(bad_bos);
+  Result<Tokenizer> t = load_tokenizer(bad_bos);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kTokenizer);
   EXPECT_NE(t.error().message.find("bos_token_id"), std::string::npos) << t.error().message;
@@ -241,7 +240,7 @@ TEST(ByteLevelErrors, AMistypedKeyIsWrongKeyType) {
   w.add_string("tokenizer.ggml.pre", "gpt2");
   w.add_u32("tokenizer.ggml.tokens", 3);
   const std::vector<uint8_t> bytes = w.bytes();
-  runtime::Result<runtime::GgufFile> file = runtime::GgufFile::parse(bytes.data(), bytes.size());
+  Result<runtime::GgufFile> file = runtime::GgufFile::parse(bytes.data(), bytes.size());
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(Tokenizer::from_gguf(*file).error().code, ErrorCode::kWrongKeyType);
 }
@@ -249,7 +248,7 @@ TEST(ByteLevelErrors, AMistypedKeyIsWrongKeyType) {
 TEST(ByteLevelErrors, TokenTypesAreOptional) {
   TinyVocab v = byte_level_vocab();
   v.write_types = false;
-  runtime::Result<Tokenizer> t = load_tokenizer(v);
+  Result<Tokenizer> t = load_tokenizer(v);
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->decode(t->encode("ok")), "ok");
 }
@@ -259,7 +258,7 @@ TEST(ByteLevelErrors, MergesNamingUnknownTokensAreSkipped) {
   v.merges.push_back("zz q");       // "zzq" is not a token
   v.merges.push_back("nospace");    // not a pair at all
   const TokenId ab = v.add_merge("a", "b");
-  runtime::Result<Tokenizer> t = load_tokenizer(v);
+  Result<Tokenizer> t = load_tokenizer(v);
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->encode("ab"), (Ids{ab}));
 }

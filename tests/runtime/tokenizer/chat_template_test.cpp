@@ -12,7 +12,6 @@ namespace {
 
 using runtime::ChatMessage;
 using runtime::ChatTemplate;
-using runtime::ErrorCode;
 
 std::string read_template(const std::string& name) { return read_fixture("templates/" + name); }
 
@@ -27,7 +26,7 @@ TEST(ChatTemplate, RendersExactlyAsTransformers) {
   const nlohmann::json& conversations = fixture.at("conversations");
   std::size_t checked = 0;
   for (const auto& [name, info] : fixture.at("templates").items()) {
-    runtime::Result<ChatTemplate> t = ChatTemplate::recognise(read_template(name));
+    Result<ChatTemplate> t = ChatTemplate::recognise(read_template(name));
     ASSERT_TRUE(t.ok()) << name << ": " << t.error().to_string();
     const auto kind = info.at("kind") == "chatml" ? ChatTemplate::Kind::kChatML : ChatTemplate::Kind::kLlama3;
     EXPECT_EQ(t->kind(), kind) << name;
@@ -63,7 +62,7 @@ TEST(ChatTemplate, ReadsTheDefaultSystemPromptFromTheTemplate) {
 }
 
 TEST(ChatTemplate, RefusesLlama31AndLaterWithAClearMessage) {
-  runtime::Result<ChatTemplate> t = ChatTemplate::recognise(read_template("llama3_2.jinja"));
+  Result<ChatTemplate> t = ChatTemplate::recognise(read_template("llama3_2.jinja"));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kUnknownTemplate);
   EXPECT_NE(t.error().message.find("Llama 3.1 / 3.2"), std::string::npos) << t.error().message;
@@ -94,7 +93,7 @@ TEST(ChatTemplate, RefusesTemplatesItDoesNotKnowQuotingTheirStart) {
       "{% for message in messages %}{{ message['content'] ",
   };
   for (const std::string& text : unknown) {
-    runtime::Result<ChatTemplate> t = ChatTemplate::recognise(text);
+    Result<ChatTemplate> t = ChatTemplate::recognise(text);
     ASSERT_FALSE(t.ok()) << text;
     EXPECT_EQ(t.error().code, ErrorCode::kUnknownTemplate);
   }
@@ -110,7 +109,7 @@ TEST(ChatTemplate, Gemma3FoldsTheSystemPromptIntoTheFirstUserTurn) {
   TinyVocab v = byte_level_vocab();
   v.bos = v.add("<bos>", kControl);
   v.chat_template = read_template("gemma3.jinja");
-  runtime::Result<ChatTemplate> t = ChatTemplate::from_gguf(*parse(v));
+  Result<ChatTemplate> t = ChatTemplate::from_gguf(*parse(v));
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->kind(), ChatTemplate::Kind::kGemma3);
   EXPECT_EQ(t->end_of_turn(), "<end_of_turn>");
@@ -132,7 +131,7 @@ TEST(ChatTemplate, WhitespaceTheRendererStripsDoesNotMatter) {
       "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}\n"
       "{%- endfor %}\n"
       "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}\n";
-  runtime::Result<ChatTemplate> t = ChatTemplate::recognise(text);
+  Result<ChatTemplate> t = ChatTemplate::recognise(text);
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->render({{"user", "x"}}, false),
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nx<|im_end|>\n");
@@ -142,9 +141,9 @@ TEST(ChatTemplate, FromGgufReadsTheTemplateAndTheBosText) {
   TinyVocab v = byte_level_vocab();
   v.bos = v.add("<|begin_of_text|>", kControl);
   v.chat_template = read_template("llama3.jinja");
-  runtime::Result<runtime::GgufFile> file = parse(v);
+  Result<runtime::GgufFile> file = parse(v);
   ASSERT_TRUE(file.ok());
-  runtime::Result<ChatTemplate> t = ChatTemplate::from_gguf(*file);
+  Result<ChatTemplate> t = ChatTemplate::from_gguf(*file);
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->render({{"user", " hi "}}, true),
             "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>"
@@ -154,7 +153,7 @@ TEST(ChatTemplate, FromGgufReadsTheTemplateAndTheBosText) {
   EXPECT_EQ(ChatTemplate::from_gguf(*parse(v))->render({{"user", "hi"}}, false).rfind("<BOS>", 0), 0u);
 
   v.chat_template.reset();
-  runtime::Result<ChatTemplate> missing = ChatTemplate::from_gguf(*parse(v));
+  Result<ChatTemplate> missing = ChatTemplate::from_gguf(*parse(v));
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kMissingKey);
 }

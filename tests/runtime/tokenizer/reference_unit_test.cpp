@@ -19,7 +19,7 @@ TEST(PreTokenizerReference, SplitsAsHuggingFaceTokenizers) {
   const nlohmann::json fixture = load_fixture("pre_tokenizer_reference.json");
   ASSERT_GE(texts.size(), 500u);
   for (const char* name : {"smollm", "llama3", "qwen2", "gpt2"}) {
-    runtime::Result<PreTokenizer> pre = PreTokenizer::create(name);
+    Result<PreTokenizer> pre = PreTokenizer::create(name);
     ASSERT_TRUE(pre.ok()) << pre.error().to_string();
     const nlohmann::json& expected = fixture.at("pieces").at(name);
     ASSERT_EQ(expected.size(), texts.size());
@@ -40,7 +40,7 @@ TEST(PreTokenizerReference, SplitsAsHuggingFaceTokenizers) {
 TEST(PreTokenizerReference, ContractionsFoldCaseLikeOniguruma) {
   // Llama 3 / Qwen2 match (?i:'s): HF's Oniguruma also takes "'ſ" (long s),
   // which llama.cpp's '[sS] rewrite does not.
-  runtime::Result<PreTokenizer> pre = PreTokenizer::create("llama3");
+  Result<PreTokenizer> pre = PreTokenizer::create("llama3");
   ASSERT_TRUE(pre.ok());
   std::vector<std::string_view> pieces;
   pre->split("it'S it'ſ", pieces);
@@ -49,7 +49,7 @@ TEST(PreTokenizerReference, ContractionsFoldCaseLikeOniguruma) {
 
 TEST(PreTokenizerReference, LongRunsAndInvalidBytesSplitWithoutTrouble) {
   for (const char* name : {"smollm", "llama3", "qwen2", "gpt2"}) {
-    runtime::Result<PreTokenizer> pre = PreTokenizer::create(name);
+    Result<PreTokenizer> pre = PreTokenizer::create(name);
     ASSERT_TRUE(pre.ok());
     for (const std::string& text : {std::string(200000, ' '), std::string(200000, 'a'), std::string(100000, '7'),
                                     std::string("ab\xFF\xC3(cd\xE2\x82") + std::string(5000, '\x80')}) {
@@ -64,9 +64,9 @@ TEST(PreTokenizerReference, LongRunsAndInvalidBytesSplitWithoutTrouble) {
 
 TEST(SentencePieceReference, EncodesAsTheSentencepieceLibrary) {
   const std::string path = fixture_path("spm_bpe_1500.gguf");
-  runtime::Result<runtime::GgufFile> file = runtime::GgufFile::open(path);
+  Result<runtime::GgufFile> file = runtime::GgufFile::open(path);
   ASSERT_TRUE(file.ok()) << file.error().to_string();
-  runtime::Result<Tokenizer> t = Tokenizer::from_gguf(*file);
+  Result<Tokenizer> t = Tokenizer::from_gguf(*file);
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->model(), Tokenizer::Model::kSentencePieceLlama);
 

@@ -9,7 +9,6 @@
 namespace kvframe::test {
 namespace {
 
-using runtime::ErrorCode;
 using runtime::TokenId;
 using runtime::Tokenizer;
 using Ids = std::vector<TokenId>;
@@ -136,7 +135,7 @@ TEST(SentencePiece, SpecialTokensSplitTheTextAndOnlyItsStartGetsTheDummySpace) {
 TEST(SentencePieceErrors, ScoresAreRequired) {
   SpmVocab s;
   s.v.add(kSpace);  // every score 0: TinyVocab leaves the key out
-  runtime::Result<Tokenizer> t = load_tokenizer(s.v);
+  Result<Tokenizer> t = load_tokenizer(s.v);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kMissingKey);
   EXPECT_NE(t.error().message.find("tokenizer.ggml.scores"), std::string::npos);
@@ -148,7 +147,7 @@ TEST(SentencePieceErrors, NeitherByteTokensNorAnUnknownTokenIsAnError) {
   v.pre.reset();
   v.add("\xE2\x96\x81", kNormal, -1.0f);
   v.add("a", kNormal, -2.0f);
-  runtime::Result<Tokenizer> t = load_tokenizer(v);
+  Result<Tokenizer> t = load_tokenizer(v);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code, ErrorCode::kTokenizer);
 }

@@ -80,19 +80,19 @@ std::string byte_level_text(std::string_view bytes) {
   return out;
 }
 
-runtime::Result<runtime::GgufFile> parse(const TinyVocab& vocab) {
+Result<runtime::GgufFile> parse(const TinyVocab& vocab) {
   const std::vector<uint8_t> data = vocab.bytes();
   return runtime::GgufFile::parse(data.data(), data.size());
 }
 
-runtime::Result<runtime::Tokenizer> load_tokenizer(const TinyVocab& vocab) {
-  runtime::Result<runtime::GgufFile> file = parse(vocab);
+Result<runtime::Tokenizer> load_tokenizer(const TinyVocab& vocab) {
+  Result<runtime::GgufFile> file = parse(vocab);
   if (!file) return file.error();
   return runtime::Tokenizer::from_gguf(*file);
 }
 
 runtime::Tokenizer load_tokenizer_or_fail(const TinyVocab& vocab) {
-  runtime::Result<runtime::Tokenizer> tokenizer = load_tokenizer(vocab);
+  Result<runtime::Tokenizer> tokenizer = load_tokenizer(vocab);
   EXPECT_TRUE(tokenizer.ok()) << tokenizer.error().to_string();
   return std::move(tokenizer).value();
 }

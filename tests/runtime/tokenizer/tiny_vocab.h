@@ -44,9 +44,9 @@ TinyVocab byte_level_vocab();
 std::string byte_level_text(std::string_view bytes);
 
 // Parses the file and builds its tokenizer (parse errors come back too).
-runtime::Result<runtime::Tokenizer> load_tokenizer(const TinyVocab& vocab);
+Result<runtime::Tokenizer> load_tokenizer(const TinyVocab& vocab);
 // load_tokenizer that records a test failure when the vocabulary is refused.
 runtime::Tokenizer load_tokenizer_or_fail(const TinyVocab& vocab);
-runtime::Result<runtime::GgufFile> parse(const TinyVocab& vocab);
+Result<runtime::GgufFile> parse(const TinyVocab& vocab);
 
 }  // namespace kvframe::test

@@ -24,10 +24,10 @@ class DefaultModelTokenizer : public ::testing::Test {
  protected:
   void SetUp() override {
     KVFRAME_REQUIRE_DEFAULT_MODEL(path);
-    runtime::Result<GgufFile> file = GgufFile::open(path);
+    Result<GgufFile> file = GgufFile::open(path);
     ASSERT_TRUE(file.ok()) << file.error().to_string();
     file_ = std::make_unique<GgufFile>(std::move(file).value());
-    runtime::Result<Tokenizer> t = Tokenizer::from_gguf(*file_);
+    Result<Tokenizer> t = Tokenizer::from_gguf(*file_);
     ASSERT_TRUE(t.ok()) << t.error().to_string();
     tokenizer_ = std::make_unique<Tokenizer>(std::move(t).value());
     texts_ = fixture_strings();
@@ -92,9 +92,9 @@ TEST_F(DefaultModelTokenizer, ItsVocabularyUnderLlama3AndQwen2PreTokenizersEncod
   const std::vector<std::size_t> not_nfc = fixture.at("not_nfc").get<std::vector<std::size_t>>();
   for (const auto& [pre, key] : {std::pair{"llama-bpe", "llama3"}, std::pair{"qwen2", "qwen2"}}) {
     const std::vector<uint8_t> bytes = with_pre_tokenizer(pre);
-    runtime::Result<GgufFile> file = GgufFile::parse(bytes.data(), bytes.size());
+    Result<GgufFile> file = GgufFile::parse(bytes.data(), bytes.size());
     ASSERT_TRUE(file.ok()) << file.error().to_string();
-    runtime::Result<Tokenizer> t = Tokenizer::from_gguf(*file);
+    Result<Tokenizer> t = Tokenizer::from_gguf(*file);
     ASSERT_TRUE(t.ok()) << t.error().to_string();
     const nlohmann::json& expected = fixture.at(key);
     ASSERT_EQ(expected.size(), texts_.size());
@@ -125,7 +125,7 @@ TEST_F(DefaultModelTokenizer, KnowsItsSpecialTokens) {
 }
 
 TEST_F(DefaultModelTokenizer, ChatTemplateIsSmolLM2sChatML) {
-  runtime::Result<runtime::ChatTemplate> t = runtime::ChatTemplate::from_gguf(*file_);
+  Result<runtime::ChatTemplate> t = runtime::ChatTemplate::from_gguf(*file_);
   ASSERT_TRUE(t.ok()) << t.error().to_string();
   EXPECT_EQ(t->kind(), runtime::ChatTemplate::Kind::kChatML);
   const std::string prompt = t->render({{"user", "Where is the enemy?"}});
