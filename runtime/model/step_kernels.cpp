@@ -205,7 +205,12 @@ Model::Impl::StepKernels::StepKernels(const Impl& model, const int64_t* ids, con
                                       bool adapted)
     : model_(model), ids_(ids), segments_(segments), scratch_(Scratch::of_this_thread()) {
   const ModelConfig& c = model.config;
-  for (const StepSegment& segment : segments) n_ += segment.n;
+  bool one_token_each = true;
+  for (const StepSegment& segment : segments) {
+    n_ += segment.n;
+    one_token_each = one_token_each && segment.n == 1;
+  }
+  if (one_token_each) activations_ = model.step->activations;
   const int64_t E = c.n_embd, H = c.n_head, KH = c.n_head_kv, d = c.head_dim, F = c.n_ff, half = d / 2;
   // Sized once per step, so the kernels' pointers into them stay valid.
   Scratch& s = scratch_;

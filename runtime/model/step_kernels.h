@@ -50,13 +50,19 @@ class Model::Impl::StepKernels {
   at::Tensor logits(const float* x, bool all_logits);
 
  private:
-  QuantMatrix::Activations activations() const { return model_.step->activations; }
+  // What the matrices take (ModelParams::int8_activations): int8 only in
+  // decoding steps, one token a segment. A run of several tokens (a
+  // prompt's tail, tokens a schema forces) keeps fp32, as the tiles of a
+  // long pass do: a prompt's keys and values are then the same however its
+  // tokens were split into passes, so reusing a cache changes nothing.
+  QuantMatrix::Activations activations() const { return activations_; }
   struct Scratch;
 
   const Impl& model_;
   const int64_t* ids_;
   const std::vector<StepSegment>& segments_;
   int64_t n_ = 0;  // tokens, over every segment
+  QuantMatrix::Activations activations_ = QuantMatrix::Activations::kFp32;
   Scratch& scratch_;
   // The adapter applied on the fly, and any merged into libtorch's weights
   // (the quantized blocks here do not hold them), in fp32.

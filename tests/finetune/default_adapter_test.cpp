@@ -180,7 +180,7 @@ TEST_P(TheMobaAdapter, KeepsBlockOnFullsFirstToken) {
 INSTANTIATE_TEST_SUITE_P(BothOrders, TheMobaAdapter,
                          ::testing::Values(json_blocker::BlockOrder::kDocument,
                                            json_blocker::BlockOrder::kVolatileLast),
-                         [](const auto& info) { return std::string(json_blocker::block_order_name(info.param)); });
+                         [](const auto& order) { return std::string(json_blocker::block_order_name(order.param)); });
 
 }  // namespace
 }  // namespace kvframe::finetune

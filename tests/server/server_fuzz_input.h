@@ -44,7 +44,9 @@ inline Peer fuzz_peer(uint8_t client) {
 inline HandlerParams fuzz_handler_params(std::function<Clock::time_point()> now) {
   HandlerParams params;
   params.scheduler.session_ids = test_session_ids(1);
-  params.quotas = {6, 1u << 16, 24};
+  params.quotas.sessions = 6;
+  params.quotas.context_tokens = 1u << 16;
+  params.quotas.queued = 24;
   params.rate = {1000, 200};
   params.scheduler.max_queue = 48;
   params.scheduler.max_session_queue = 12;

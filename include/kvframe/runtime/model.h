@@ -93,10 +93,12 @@ struct ModelParams {
   // file's size in memory. false: libtorch over a dense copy of the weights
   // (the reference; the file's size several times over).
   bool step_kernels = true;
-  // Those steps round their activations to int8 per 256 values for the
-  // K-quant matrices (Q4_K, Q6_K; row length a multiple of 256) where the
-  // CPU has AVX2, as llama.cpp does: about a third of the instructions per
-  // weight, at half a step of 1/127 of each 256 values' largest.
+  // Decoding steps (one token a sequence) round their activations to int8
+  // where the CPU has AVX2, as llama.cpp does: per 256 values for the
+  // K-quant matrices (Q4_K, Q6_K), and on CPUs without AVX-512 per 32 for
+  // the 32-value block types. About a third of the instructions per weight,
+  // at half a step of 1/127 of those values' largest. Runs of several
+  // tokens keep fp32, so a prompt's KV does not depend on how it was split.
   // false: fp32 activations (the reference the tests compare against).
   bool int8_activations = true;
   // Decoding steps on CUDA replay a captured CUDA graph (one launch instead

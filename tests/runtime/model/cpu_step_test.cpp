@@ -98,6 +98,15 @@ TEST(CpuStep, Int8ActivationsStepNearTheForwardPass) {
   }
 }
 
+TEST(CpuStep, RunsOfSeveralTokensKeepFp32Activations) {
+  // Only decoding steps round: a prompt's tail run through the steps writes
+  // the keys and values a long pass would, at fp32's tolerance.
+  TinyModelSpec spec;
+  spec.weight_type = GgmlType::kQ4_1;
+  auto [kernels, reference] = both_paths(spec, "fp32", /*int8=*/true);
+  expect_steps_match(*kernels, *reference, {5, 16, 2}, 1e-4);
+}
+
 TEST(CpuStep, Gemma3WindowsAndNormsStepAsTheForwardPass) {
   TinyModelSpec spec;
   spec.arch = "gemma3";
