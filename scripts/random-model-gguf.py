@@ -51,9 +51,8 @@ real ids: the 256 byte tokens, a few merged ones (and their merges: llama.cpp
 requires the merges key, gguf-py refuses an empty array), "<tok_N>" fillers.
 Text tokenizes into bytes and those few merges only; the fixtures feed random
 token ids, so this is enough for both runtimes to load the file. Phi-4-mini:
-the same, under its real pre-tokenizer name (gpt-4o), which kvframe refuses
-(runtime/tokenizer/pre_tokenizer.cpp says why): its model is compared, its
-tokenizer refused.
+the same, under its real pre-tokenizer name (gpt-4o), which kvframe splits as
+llama.cpp does (runtime/tokenizer/pre_tokenizer.cpp).
 
 Phi-4-mini. phi4-mini is the whole shape (a Q4_K_M of ~2.4 GB whose F32 copy,
 which the fixture script makes, is ~15 GB); phi4-mini-4l has the same tensors

@@ -11,6 +11,10 @@
 // Unicode 16, so the 9,392 letters and digits added since (CJK extensions H
 // and I, Egyptian hieroglyphs extension A, Kawi, Nag Mundari...) are
 // "other" here: checked over every code point.
+//
+// Phi-4-mini's gpt-4o is the one split taken from llama.cpp rather than from
+// its tokenizer.json: the two disagree on non-ASCII text (kGpt4o says how),
+// and kvframe's reference for a GGUF file is llama.cpp on that file.
 #include "pre_tokenizer.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -34,6 +38,20 @@ constexpr const char* kQwen2 =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 //   SmolLM2: Digits(individual_digits=true) first, then ByteLevel's GPT-2 regex
 constexpr const char* kEachDigit = R"(\p{N})";
+//   Phi-4-mini (o200k): llama.cpp's rewrite of its tokenizer.json regex
+//   (src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_GPT4O), not the original. The
+//   original splits cased words by \p{Lu} / \p{Ll} and keeps marks (\p{M})
+//   with their letters; the rewrite takes "upper" as a letter other than
+//   a-z and "lower" as a letter other than A-Z, so a non-ASCII letter is
+//   both ("éÉ" one piece there, two in transformers) and a mark is no letter.
+//   llama.cpp spells those classes (?=[\p{L}])([^a-z]); [^\P{L}a-z] is the
+//   same set as one class, which PCRE2 repeats without a backtracking frame
+//   per character (a group per character overflows the JIT stack on long
+//   words). Its contractions are case-sensitive '[sS] classes, not (?i:).
+constexpr const char* kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?[^\P{L}a-z]*[^\P{L}A-Z]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?)"
+    R"(|[^\r\n\p{L}\p{N}]?[^\P{L}a-z]+[^\P{L}A-Z]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Oniguruma's \s is Unicode White_Space; PCRE2's (with UCP) also takes U+180E,
 // which left White_Space in Unicode 6.3 (checked over every code point against
@@ -134,20 +152,12 @@ Result<PreTokenizer> PreTokenizer::create(std::string_view pre) {
   } else if (pre == "gpt2" || pre == "gpt-2" || pre == "default") {
     patterns = {kGpt2};
   } else if (pre == "gpt-4o") {
-    // Phi-4-mini's (o200k). Its tokenizer.json splits cased words by
-    // \p{Lu}/\p{Ll} and keeps combining marks (\p{M}) with their letters;
-    // llama.cpp runs a rewrite that takes any letter outside a-z as upper
-    // case and leaves marks out, so the two split non-ASCII text apart
-    // differently (U+00E9 U+00C9: two pieces there, one in llama.cpp).
-    // Refused until kvframe matches one of them on every string.
-    return Error{ErrorCode::kTokenizer,
-                 "tokenizer.ggml.pre is \"gpt-4o\" (Phi-4-mini), which kvframe does not implement yet: "
-                 "transformers and llama.cpp split non-ASCII text differently with it"};
+    patterns = {kGpt4o};
   } else {
     return Error{ErrorCode::kTokenizer,
                  "tokenizer.ggml.pre is \"" + std::string(pre) +
                      "\", a pre-tokenizer kvframe does not implement (supported: smollm, llama3, llama-bpe, "
-                     "qwen2, gpt2, default)"};
+                     "qwen2, gpt2, default, gpt-4o)"};
   }
   std::vector<std::shared_ptr<const Regex>> steps;
   for (std::string_view p : patterns) {

@@ -14,7 +14,8 @@ namespace kvframe::runtime {
 
 class PreTokenizer {
  public:
-  // "smollm", "llama3" / "llama-bpe", "qwen2", "gpt2" / "gpt-2" / "default";
+  // "smollm", "llama3" / "llama-bpe", "qwen2", "gpt2" / "gpt-2" / "default",
+  // "gpt-4o" (as llama.cpp splits it);
   // anything else is kTokenizer.
   static Result<PreTokenizer> create(std::string_view pre);
 
