@@ -33,7 +33,8 @@ std::unique_ptr<Engine> tiny_engine_of(const kvframe::test::TinyModelSpec& spec,
   auto file = GgufFile::parse(bytes.data(), bytes.size());
   EXPECT_TRUE(file.ok());
   ModelParams fp32;
-  fp32.dtype = "fp32";  // the reference the engine tests compare paths in
+  fp32.dtype = "fp32";  // the reference the engine tests compare paths in,
+  fp32.int8_activations = false;  // decoding steps included
   auto model = Model::load(*file, fp32);
   auto tokenizer = Tokenizer::from_gguf(*file);
   EXPECT_TRUE(model.ok() && tokenizer.ok());
