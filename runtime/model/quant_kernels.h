@@ -67,6 +67,35 @@ __attribute__((target("avx2"))) inline void q6_k_runs(const uint8_t* b, int half
 }
 #endif
 
+#if defined(__x86_64__)
+// What the AVX2 int8 kernels share: the sum of 8 floats, the rounding step
+// of values whose largest |value| is somewhere in `largest`'s lanes
+// (that / 127), and 32 values times 1 / step rounded to int8 at `out`
+// (nearest, ties to even: the default MXCSR; never past 127, so the
+// saturating packs keep them), their int32 roundings left in `rounded`.
+__attribute__((target("avx2"))) inline float reduce_add_avx2(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+__attribute__((target("avx2"))) inline float int8_step_avx2(__m256 largest) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m) / 127.0f;
+}
+__attribute__((target("avx2"))) inline void round_to_int8_avx2(const __m256 (&values)[4], __m256 inverse, int8_t* out,
+                                                                __m256i (&rounded)[4]) {
+  for (int j = 0; j < 4; ++j) rounded[j] = _mm256_cvtps_epi32(_mm256_mul_ps(values[j], inverse));
+  const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(rounded[0], rounded[1]),
+                                           _mm256_packs_epi32(rounded[2], rounded[3]));
+  // packs interleaves the 128-bit lanes; this puts the 32 bytes back in order.
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+#endif
+
 // Rows [begin, end) of y[i, r] = x[i] . W[r] for the n rows of x [n, cols];
 // row r of W at w + (order ? order[r] : r) * row_bytes.
 using RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const float* x,

@@ -19,13 +19,6 @@ constexpr int64_t kSuper = 256;
 #if defined(__x86_64__)
 #define KV_INT8_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-KV_INT8_AVX2 inline float reduce_ps(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 KV_INT8_AVX2 inline int32_t reduce_epi32(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -88,7 +81,7 @@ KV_INT8_AVX2 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
         const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(min_bytes)), _mm256_set1_ps(fp16_at(b + 2)));
         minimums = _mm256_fmadd_ps(mins, _mm256_loadu_ps(x.sum.data() + block * 8), minimums);
       }
-      y[i * y_stride + r] = reduce_ps(acc) - reduce_ps(minimums);
+      y[i * y_stride + r] = reduce_add_avx2(acc) - reduce_add_avx2(minimums);
     }
   }
 }
@@ -137,7 +130,7 @@ KV_INT8_AVX2 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums),
                               _mm256_set1_ps(fp16_at(b + 208) * x.scale[static_cast<size_t>(block)]), acc);
       }
-      y[i * y_stride + r] = reduce_ps(acc);
+      y[i * y_stride + r] = reduce_add_avx2(acc);
     }
   }
 }
@@ -146,37 +139,25 @@ KV_INT8_AVX2 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
 }  // namespace
 
 #if defined(__x86_64__)
-// The same integers as the AVX-512 rounding (nearest, ties to even; never
-// past 127, so the saturating packs do not change them).
+// The same integers as the AVX-512 rounding.
 KV_INT8_AVX2 void quantize(const float* x, int64_t n, int64_t cols, Int8Rows& out) {
   const int64_t blocks = n * (cols / kSuper);
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  // packs interleaves the 128-bit lanes; this puts the 32 bytes back in order.
-  const __m256i unshuffle = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (int64_t k = 0; k < blocks; ++k) {
     const float* v = x + k * kSuper;
     __m256 largest = _mm256_setzero_ps();
     for (int c = 0; c < kSuper; c += 8) largest = _mm256_max_ps(largest, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(v + c)));
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float scale = _mm_cvtss_f32(m) / 127.0f;
+    const float scale = int8_step_avx2(largest);
     const __m256 inverse = _mm256_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
-    int8_t* q = out.q.data() + k * kSuper;
     for (int c = 0; c < kSuper; c += 32) {
+      __m256 values[4];
+      for (int j = 0; j < 4; ++j) values[j] = _mm256_loadu_ps(v + c + 8 * j);
       __m256i rounded[4];
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < 4; ++j) {
-        const __m256 values = _mm256_loadu_ps(v + c + 8 * j);
-        sum = _mm256_add_ps(sum, values);
-        rounded[j] = _mm256_cvtps_epi32(_mm256_mul_ps(values, inverse));
-      }
+      round_to_int8_avx2(values, inverse, out.q.data() + k * kSuper + c, rounded);
       out.qsum16[static_cast<size_t>(k * 16 + c / 16)] = reduce_epi32(_mm256_add_epi32(rounded[0], rounded[1]));
       out.qsum16[static_cast<size_t>(k * 16 + c / 16 + 1)] = reduce_epi32(_mm256_add_epi32(rounded[2], rounded[3]));
-      out.sum[static_cast<size_t>(k * 8 + c / 32)] = reduce_ps(sum);
-      const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(rounded[0], rounded[1]),
-                                               _mm256_packs_epi32(rounded[2], rounded[3]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + c), _mm256_permutevar8x32_epi32(bytes, unshuffle));
+      out.sum[static_cast<size_t>(k * 8 + c / 32)] = reduce_add_avx2(
+          _mm256_add_ps(_mm256_add_ps(values[0], values[1]), _mm256_add_ps(values[2], values[3])));
     }
     out.scale[static_cast<size_t>(k)] = scale;
   }

@@ -21,13 +21,6 @@ constexpr int64_t kQK = 32;
 #if defined(__x86_64__)
 #define KV_BLOCKS_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-KV_BLOCKS_AVX2 inline float reduce_ps(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 // 16 bytes of nibbles as 32 bytes 0..15: low nibbles first (elements 0..15).
 KV_BLOCKS_AVX2 inline __m256i nibbles(const uint8_t* p) {
   const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -101,7 +94,7 @@ KV_BLOCKS_AVX2 void rows_of(const uint8_t* w, int64_t row_bytes, const int32_t* 
         acc[k & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(b.d * scale[k]), acc[k & 1]);
         if constexpr (kUnsigned<T>) offsets += b.m * x.sum[static_cast<size_t>(i * blocks + k)];
       }
-      y[i * y_stride + r] = reduce_ps(_mm256_add_ps(acc[0], acc[1])) + offsets;
+      y[i * y_stride + r] = reduce_add_avx2(_mm256_add_ps(acc[0], acc[1])) + offsets;
     }
   }
 }
@@ -114,7 +107,6 @@ KV_BLOCKS_AVX2 void rows_of(const uint8_t* w, int64_t row_bytes, const int32_t* 
 KV_BLOCKS_AVX2 void quantize(const float* x, int64_t n, int64_t cols, Int8Blocks& out) {
   const int64_t blocks = n * (cols / kQK);
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  const __m256i unshuffle = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   out.n = n;
   out.q.resize(static_cast<size_t>(blocks * kQK));
   out.scale.resize(static_cast<size_t>(blocks));
@@ -127,18 +119,12 @@ KV_BLOCKS_AVX2 void quantize(const float* x, int64_t n, int64_t cols, Int8Blocks
       largest = _mm256_max_ps(largest, _mm256_andnot_ps(sign_bit, values[j]));
       sum = _mm256_add_ps(sum, values[j]);
     }
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float scale = _mm_cvtss_f32(m) / 127.0f;
+    const float scale = int8_step_avx2(largest);
     const __m256 inverse = _mm256_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
     __m256i rounded[4];
-    for (int j = 0; j < 4; ++j) rounded[j] = _mm256_cvtps_epi32(_mm256_mul_ps(values[j], inverse));
-    const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(rounded[0], rounded[1]),
-                                             _mm256_packs_epi32(rounded[2], rounded[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.q.data() + k * kQK), _mm256_permutevar8x32_epi32(bytes, unshuffle));
+    round_to_int8_avx2(values, inverse, out.q.data() + k * kQK, rounded);
     out.scale[static_cast<size_t>(k)] = scale;
-    out.sum[static_cast<size_t>(k)] = reduce_ps(sum);
+    out.sum[static_cast<size_t>(k)] = reduce_add_avx2(sum);
   }
 }
 #endif

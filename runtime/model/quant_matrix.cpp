@@ -193,13 +193,6 @@ KV_AVX2 inline void block_avx2(const uint8_t* b, __m256 (&out)[4]) {
   }
 }
 
-KV_AVX2 inline float reduce_add(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 template <BlockFormat F>
 KV_AVX2 void rows_avx2_of(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const float* x,
                           int64_t n, float* y, int64_t y_stride, int64_t begin, int64_t end) {
@@ -222,7 +215,7 @@ KV_AVX2 void rows_avx2_of(const uint8_t* w, int64_t row_bytes, const int32_t* or
           acc[i][1] = _mm256_fmadd_ps(wb[3], _mm256_loadu_ps(xb + 24), acc[i][1]);
         }
       }
-      for (int64_t i = 0; i < tile; ++i) y[(i0 + i) * y_stride + r] = reduce_add(_mm256_add_ps(acc[i][0], acc[i][1]));
+      for (int64_t i = 0; i < tile; ++i) y[(i0 + i) * y_stride + r] = quant_kernels::reduce_add_avx2(_mm256_add_ps(acc[i][0], acc[i][1]));
     }
   }
 }
