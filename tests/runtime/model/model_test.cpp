@@ -236,19 +236,8 @@ TEST(ModelErrors, WrongShapeNamesTheTensor) {
   ASSERT_TRUE(file.ok());
   // Same tensors, but metadata claiming a wider feed-forward layer.
   test::GgufWriter w;
-  for (const auto& [key, value] : file->metadata()) {
-    if (key == "llama.feed_forward_length") {
-      w.add_u32(key, 128);
-    } else if (const auto* s = std::get_if<std::string>(&value)) {
-      w.add_string(key, *s);
-    } else if (const auto* i = std::get_if<int64_t>(&value)) {
-      w.add_i32(key, static_cast<int32_t>(*i));
-    } else if (const auto* u = std::get_if<uint64_t>(&value)) {
-      w.add_u32(key, static_cast<uint32_t>(*u));
-    } else if (const auto* d = std::get_if<double>(&value)) {
-      w.add_f32(key, static_cast<float>(*d));
-    }
-  }
+  test::copy_scalar_metadata(*file, w, "llama.feed_forward_length");
+  w.add_u32("llama.feed_forward_length", 128);
   for (const GgufTensorInfo& t : file->tensors()) {
     w.add_tensor(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.nbytes));
   }

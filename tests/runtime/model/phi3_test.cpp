@@ -79,17 +79,7 @@ TEST(Phi3, ConfigReadsPartialRotaryAndLongRope) {
 // The file with one tensor's dims (and bytes, F32) replaced.
 std::vector<uint8_t> with_tensor(const GgufFile& file, const std::string& name, const std::vector<int64_t>& dims) {
   test::GgufWriter w;
-  for (const auto& [key, value] : file.metadata()) {
-    if (const auto* s = std::get_if<std::string>(&value)) {
-      w.add_string(key, *s);
-    } else if (const auto* i = std::get_if<int64_t>(&value)) {
-      w.add_i32(key, static_cast<int32_t>(*i));
-    } else if (const auto* u = std::get_if<uint64_t>(&value)) {
-      w.add_u32(key, static_cast<uint32_t>(*u));
-    } else if (const auto* d = std::get_if<double>(&value)) {
-      w.add_f32(key, static_cast<float>(*d));
-    }
-  }
+  test::copy_scalar_metadata(file, w);
   for (const GgufTensorInfo& t : file.tensors()) {
     if (t.name != name) {
       w.add_tensor(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.nbytes));
