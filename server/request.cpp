@@ -29,9 +29,9 @@ Parsed open_session(uint64_t id, const fb::OpenSession& m) {
   open.config.mode = m.mode();
   open.config.system_prompt = text_of(m.system_prompt());
   open.config.context_tokens = m.context_tokens();
-  open.config.fidelity.block_heads = m.block_heads();
-  open.config.fidelity.blend_ratio = m.blend_ratio();
-  open.config.fidelity.block_temperature = m.block_temperature();
+#define KVF_KNOB_FROM_WIRE(name) open.config.fidelity.name = m.name();
+  KVF_FIDELITY_KNOBS(KVF_KNOB_FROM_WIRE)
+#undef KVF_KNOB_FROM_WIRE
   open.config.adapter = text_of(m.adapter());
   const std::string rules = text_of(m.rules_json());
   if (!rules.empty()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kvframe/client/kvframe_client.h"
+#include "kvframe/common/options.h"
 #include "kvframe/protocol/protocol.h"
 
 namespace kvframe::client {
@@ -23,17 +24,17 @@ struct HelloSpec {
   std::string client_name;
 };
 
+// One option as a field of a spec (options.h's X arguments): strings owned,
+// enums the wire's, each at its default.
+#define KVF_SPEC_FIELD(KIND, name, c_type, cpp_type, value) KVF_SPEC_FIELD_##KIND(name, cpp_type, value)
+#define KVF_SPEC_FIELD_STRING(name, cpp_type, value) std::string name;
+#define KVF_SPEC_FIELD_STRINGS(name, cpp_type, value) std::vector<std::string> name;
+#define KVF_SPEC_FIELD_ENUM(name, cpp_type, value) fb::cpp_type name = fb::cpp_type::value;
+#define KVF_SPEC_FIELD_NUMBER(name, cpp_type, value) cpp_type name = value;
+
 // kvf_session_params with owned strings: kept for re-opening after a restart.
 struct OpenSpec {
-  std::string game_id;
-  std::string rules_json;
-  fb::AttentionMode mode = fb::AttentionMode::Block;
-  std::string system_prompt;
-  uint32_t context_tokens = 0;
-  int32_t block_heads = -1;
-  float blend_ratio = -1;
-  float block_temperature = -1;
-  std::string adapter;  // empty: the server's default
+  KVF_SESSION_OPTIONS(KVF_SPEC_FIELD)
 };
 
 struct CloseSpec {};
@@ -47,20 +48,8 @@ struct FrameSpec {
 
 // kvf_query_params with owned strings.
 struct QuerySpec {
-  uint64_t frame_number = 0;
-  fb::TaskKind kind = fb::TaskKind::Text;
-  std::string npc_id;
-  std::string instruction;
-  std::string output_schema;
-  uint32_t max_tokens = 64;
-  float temperature = 0.0f;
-  int32_t top_k = 0;
-  float top_p = 1.0f;
-  uint64_t seed = 0;
-  std::vector<std::string> stop;
-  bool stream = false;
-  uint32_t deadline_ms = 0;
-  uint64_t deadline_frame = 0;
+  KVF_QUERY_OPTIONS(KVF_SPEC_FIELD)
+  KVF_QUERY_SAMPLING_OPTIONS(KVF_SPEC_FIELD)
 };
 
 struct StatsSpec {};
