@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Tuple
 import zmq
 
 from . import patch as _patch
-from . import wire
+from . import options, wire
 from .errors import BadJsonError, ConnectError, ErrorCode, KvframeError, RequestTimeoutError, TooLargeError
 from .messages import Answer, Chunk, FrameFormat, Mode, ServerInfo, TaskKind
 from ._core import FRAME, QUERY, Core, ResultEvent
@@ -113,22 +113,31 @@ def connect_keys(endpoint: str, server_public_key, client_public_key,
     return out[0], out[1], out[2]
 
 
-def open_spec(game_id: str, rules: Optional[Union[str, dict]], mode: Union[Mode, int], system_prompt: str,
-              context_tokens: int, block_heads: int = -1, blend_ratio: float = -1,
-              block_temperature: float = -1, adapter: Optional[str] = None) -> wire.OpenSpec:
+def open_spec(game_id: str, rules: Optional[Union[str, dict]], mode: Union[Mode, int] = Mode.BLOCK,
+              system_prompt: str = "", context_tokens: int = 0, **more: Any) -> wire.OpenSpec:
+    """An OpenSession's fields, each checked against protocol/options.json (kvframe.options.SESSION):
+    ``more`` takes the rest by name (adapter="holdem", a fidelity knob); None: the option's default."""
     if int(mode) not in (0, 1, 2):
         raise ValueError(f"mode {mode!r} is not a kvframe.Mode (FULL, PREFIX or BLOCK)")
-    if context_tokens < 0:
-        raise ValueError("context_tokens must be >= 0 (0: the server's default)")
-    if block_heads < -1:
-        raise ValueError("block_heads must be >= -1 (-1: the server's default, 0: off)")
-    if blend_ratio != -1 and not 0 <= blend_ratio <= 1:
-        raise ValueError("blend_ratio takes 0 (off) .. 1 (every token), or -1 for the server's default")
-    if block_temperature != -1 and not 0.25 <= block_temperature <= 4:
-        raise ValueError("block_temperature takes 0.25 .. 4 (1: off), or -1 for the server's default")
-    rules_json = "" if rules is None else (rules if isinstance(rules, str) else json.dumps(rules))
-    return wire.OpenSpec(game_id or "", rules_json, Mode(int(mode)), system_prompt or "", int(context_tokens),
-                         int(block_heads), float(blend_ratio), float(block_temperature), adapter or "")
+    given = dict(more, game_id=game_id, mode=Mode(int(mode)), system_prompt=system_prompt,
+                 context_tokens=context_tokens,
+                 rules_json=None if rules is None else (rules if isinstance(rules, str) else json.dumps(rules)))
+    known = {o.name: o for o in options.SESSION}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise TypeError(f"open_session() got unknown options {unknown}; it takes {sorted(known)}")
+    fields = {name: known[name].check(value if value is not None else known[name].python_default)
+              for name, value in given.items()}
+    return wire.OpenSpec(**fields)
+
+
+def sized_open_spec(max_message_bytes: int, game_id: str, rules: Optional[Union[str, dict]],
+                    **more: Any) -> wire.OpenSpec:
+    """open_spec, refused with TooLargeError when the message would exceed the server's limit."""
+    spec = open_spec(game_id, rules, **more)
+    check_size(sum(len(getattr(spec, o.name)) for o in options.SESSION if o.type == "string"), max_message_bytes,
+               "session's parameters")
+    return spec
 
 
 def query_spec(instruction: str, *, kind: Union[TaskKind, int], npc_id: str, schema: Optional[Schema],

@@ -21,7 +21,7 @@ reply that cannot be read fails its request with MalformedError.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Optional, Tuple
 
 import flatbuffers
@@ -54,6 +54,7 @@ except ImportError as _e:  # pragma: no cover - a source tree that was never bui
     ) from _e
 
 from . import messages as t
+from . import options
 
 PROTOCOL_VERSION = 1
 """``Message.protocol_version`` this client speaks; the server answers another with WrongVersion."""
@@ -69,19 +70,16 @@ _EMPTY = b""
 # ---- requests as plain data ------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class OpenSpec:
-    """An OpenSession's fields, kept to re-open the session after a server restart."""
+def _wire_default(option: options.Option) -> Any:
+    """An option's default as the wire has it (an enum's member by number)."""
+    if option.enum == "AttentionMode":
+        return t.Mode[option.default.upper()]
+    return option.python_default
 
-    game_id: str = ""
-    rules_json: str = ""
-    mode: int = t.Mode.BLOCK
-    system_prompt: str = ""
-    context_tokens: int = 0
-    block_heads: int = -1
-    blend_ratio: float = -1
-    block_temperature: float = -1
-    adapter: str = ""
+
+OpenSpec = make_dataclass("OpenSpec", [(o.name, Any, field(default=_wire_default(o))) for o in options.SESSION],
+                          frozen=True)
+OpenSpec.__doc__ = "An OpenSession's fields (protocol/options.json), kept to re-open the session after a restart."
 
 
 @dataclass(frozen=True)
@@ -139,22 +137,18 @@ def encode_hello(request_id: int, client_name: str) -> bytes:
     return _finish(b, request_id, _B.Hello, Hello.End(b))
 
 
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
 def encode_open(request_id: int, spec: OpenSpec) -> bytes:
-    b = flatbuffers.Builder(256 + len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id))
-    game = b.CreateString(spec.game_id)
-    rules = b.CreateString(spec.rules_json)
-    system = b.CreateString(spec.system_prompt)
-    adapter = b.CreateString(spec.adapter)
+    texts = {o.name: getattr(spec, o.name) for o in options.SESSION if o.type == "string"}
+    b = flatbuffers.Builder(256 + sum(len(text) for text in texts.values()))
+    strings = {name: b.CreateString(text) for name, text in texts.items()}  # before the table
     OpenSession.Start(b)
-    OpenSession.AddGameId(b, game)
-    OpenSession.AddRulesJson(b, rules)
-    OpenSession.AddMode(b, int(spec.mode))
-    OpenSession.AddSystemPrompt(b, system)
-    OpenSession.AddContextTokens(b, spec.context_tokens)
-    OpenSession.AddBlockHeads(b, spec.block_heads)
-    OpenSession.AddBlendRatio(b, spec.blend_ratio)
-    OpenSession.AddBlockTemperature(b, spec.block_temperature)
-    OpenSession.AddAdapter(b, adapter)
+    for o in options.SESSION:
+        value = strings[o.name] if o.name in strings else getattr(spec, o.name)
+        getattr(OpenSession, "Add" + _pascal(o.name))(b, int(value) if o.enum else value)
     return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
 
 

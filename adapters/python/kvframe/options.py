@@ -1,0 +1,69 @@
+"""The session's and the query's options, as protocol/options.json defines them.
+
+The table is copied into the package at build time (setup.py, beside the
+protocol code flatc generates), so the client checks, encodes and documents
+exactly the options the server and the native client were built with: a new
+one there is a keyword of :meth:`kvframe.Client.open_session` here, with
+nothing written for it in Python.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Option:
+    """One row of the table: a field of OpenSession or Query (and of kvf_session_params, kvf_query_params)."""
+
+    name: str
+    type: str                 # string, strings, enum, int32, uint32, uint64, float or bool
+    default: Any              # None: an empty string
+    doc: str
+    wire: str                 # the field's path in the wire table ("sampling.top_k")
+    enum: Optional[str] = None  # an enum's type in the schema ("AttentionMode"); its default is a member's name
+    knob: Optional[Dict[str, Any]] = None  # a fidelity knob's engine range and flag: -1 asks for the server's default
+
+    @property
+    def python_default(self) -> Any:
+        return "" if self.default is None else self.default
+
+    def check(self, value: Any) -> Any:
+        """`value` as the wire takes it, or ValueError saying the option's range."""
+        if self.type in ("string", "enum", "strings"):
+            return value
+        number = float(value) if self.type == "float" else int(value)
+        if self.knob is not None:
+            lo, hi = self.knob["min"], self.knob.get("wire_max", self.knob["max"])
+            if number != -1 and not (number >= lo and (hi is None or number <= hi)):  # NaN is in no range
+                span = f"{lo} .. {hi}" if hi is not None else f">= {lo}"
+                raise ValueError(f"{self.name} takes {span} ({self.knob['off']}), or -1 for the server's default")
+        elif self.type.startswith("uint") and number < 0:
+            raise ValueError(f"{self.name} must be >= 0 ({self.doc})")
+        return number
+
+
+def _load() -> Dict[str, Any]:
+    with open(Path(__file__).resolve().parent / "protocol" / "options.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _options(group: Dict[str, Any]) -> Tuple[Option, ...]:
+    return tuple(Option(o["name"], o["type"], o["default"], o["doc"], o.get("wire", o["name"]),
+                        enum=o.get("wire_enum"), knob=o.get("knob"))
+                 for o in group["options"])
+
+
+_TABLE = _load()
+SESSION: Tuple[Option, ...] = _options(_TABLE["session"])
+"""OpenSession's fields, in kvf_session_params' order."""
+QUERY: Tuple[Option, ...] = _options(_TABLE["query"])
+"""Query's fields, in kvf_query_params' order."""
+
+
+def docs(options: Tuple[Option, ...]) -> str:
+    """The options as a docstring's argument list."""
+    return "\n".join(f"    {o.name}: {o.doc}." for o in options)
