@@ -25,7 +25,15 @@ CS_ENUMS = {"kvf_mode": "KvframeMode", "kvf_task_kind": "KvframeTaskKind"}
 
 def load(path=TABLE):
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        table = json.load(f)
+    for group in ("session", "query"):
+        for o in table[group]["options"]:
+            # An older library reads a newer caller's unset field as zero bytes (sized_struct.h).
+            newer = tuple(int(n) for n in o["since"].split(".")) >= (0, 5)
+            if newer and o["default"] not in (0, None, False, []):
+                sys.exit(f"{path}: {group} option {o['name']} is from {o['since']}: its default must be zero bytes "
+                         f"(0, null, false), not {o['default']!r}")
+    return table
 
 
 def pascal(name):
