@@ -21,6 +21,7 @@ C_TYPES = {"int32": "int32_t", "uint32": "uint32_t", "uint64": "uint64_t", "floa
 CS_NATIVE = {"int32": "int", "uint32": "uint", "uint64": "ulong", "float": "float", "bool": "int",
              "string": "IntPtr"}
 CS_ENUMS = {"kvf_mode": "KvframeMode", "kvf_task_kind": "KvframeTaskKind"}
+C_ENUM_PREFIXES = {"kvf_mode": "KVF_MODE_", "kvf_task_kind": "KVF_TASK_"}  # kvframe_client.h's enumerators
 
 
 def load(path=TABLE):
@@ -52,17 +53,24 @@ def cpp_number(value, type_):
 # ---- C++ ---------------------------------------------------------------------------------------
 
 
+def c_enumerator(o):
+    """An enum option's default as kvframe_client.h spells it (NpcAction: KVF_TASK_NPC_ACTION)."""
+    snake = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(o["default"]))
+    return C_ENUM_PREFIXES[o["c_enum"]] + snake.upper()
+
+
 def cpp_option_row(o):
-    """X(KIND, name, c_type, cpp_type, default): one option of a list."""
+    """X(KIND, name, c_type, cpp_type, default, c_default): one option of a list."""
     t = o["type"]
     if t == "enum":
-        return f"X(ENUM, {o['name']}, {o['c_enum']}, {o['wire_enum']}, {o['default']})"
+        return f"X(ENUM, {o['name']}, {o['c_enum']}, {o['wire_enum']}, {o['default']}, {c_enumerator(o)})"
     if t == "string":
         default = "nullptr" if o["default"] is None else json.dumps(o["default"])
-        return f"X(STRING, {o['name']}, const char*, std::string, {default})"
+        return f"X(STRING, {o['name']}, const char*, std::string, {default}, {default})"
     if t == "strings":
-        return f"X(STRINGS, {o['name']}, const char* const*, std::vector<std::string>, {{}})"
-    return f"X(NUMBER, {o['name']}, {C_TYPES[t]}, {CPP_TYPES[t]}, {cpp_number(o['default'], t)})"
+        return f"X(STRINGS, {o['name']}, const char* const*, std::vector<std::string>, {{}}, nullptr)"
+    number = cpp_number(o["default"], t)
+    return f"X(NUMBER, {o['name']}, {C_TYPES[t]}, {CPP_TYPES[t]}, {number}, {number})"
 
 
 def cpp_list(macro, options, doc):
@@ -121,8 +129,9 @@ def cpp(table):
         "#define KVF_FIDELITY_KNOBS(X) " + " ".join(f"X({o['name']})" for o in knobs),
         "",
         knob_fields,
-        "// X(KIND, name, c_type, cpp_type, default), KIND one of STRING, STRINGS, ENUM (the types are",
-        "// the C enum and the wire's, the default a wire enumerator) and NUMBER.",
+        "// X(KIND, name, c_type, cpp_type, default, c_default), KIND one of STRING, STRINGS, ENUM (the",
+        "// types are the C enum and the wire's, the defaults a wire enumerator and a C one) and NUMBER;",
+        "// c_default is what kvf_*_params_init sets (a bool as an int32_t, the strings' count 0).",
         cpp_list("KVF_SESSION_OPTIONS", session, "kvf_session_params' fields after struct_size, in order (OpenSession's)."),
         cpp_list("KVF_QUERY_OPTIONS", top_query, "Query's own fields (kvf_query_params' fields but the sampling ones)."),
         cpp_list("KVF_QUERY_SAMPLING_OPTIONS", sampling, "Query.sampling's fields."),

@@ -86,9 +86,9 @@ Parsed query(uint64_t id, const fb::Query& m, const RequestLimits& limits) {
   }
   q.spec.output_schema = text_of(m.output_schema());
   q.session_id = session;
-  q.frame_number = m.frame_number();
-  q.kind = m.kind();
-  q.npc_id = text_of(m.npc_id());
+  q.spec.frame_number = m.frame_number();
+  q.spec.kind = m.kind();
+  q.spec.npc_id = text_of(m.npc_id());
   q.spec.instruction = m.instruction()->str();
   q.spec.max_tokens = m.max_tokens();
   if (const fb::Sampling* s = m.sampling()) {
@@ -104,9 +104,9 @@ Parsed query(uint64_t id, const fb::Query& m, const RequestLimits& limits) {
     q.spec.top_p = s->top_p();
     q.spec.seed = s->seed();
   }
-  q.stream = m.stream();
-  q.deadline_ms = m.deadline_ms();
-  q.deadline_frame = m.deadline_frame();
+  q.spec.stream = m.stream();
+  q.spec.deadline_ms = m.deadline_ms();
+  q.spec.deadline_frame = m.deadline_frame();
   return Request{id, std::move(q)};
 }
 

@@ -6,7 +6,6 @@
 
 #include "kvframe/client/kvframe_client.h"
 #include "kvframe/common/options.h"
-#include "kvframe/protocol/protocol.h"
 
 namespace kvframe::client {
 
@@ -20,13 +19,13 @@ inline kvf_client_params client_defaults() {
   return p;
 }
 
-// One option's default into C struct `p` (options.h's X arguments).
-#define KVF_C_DEFAULT(KIND, name, c_type, cpp_type, value) KVF_C_DEFAULT_##KIND(p.name, c_type, cpp_type, value)
-#define KVF_C_DEFAULT_STRING(field, c_type, cpp_type, value) field = value;
-#define KVF_C_DEFAULT_STRINGS(field, c_type, cpp_type, value)  // NULL, none
-#define KVF_C_DEFAULT_ENUM(field, c_type, cpp_type, value) \
-  field = static_cast<c_type>(protocol::fb::cpp_type::value);
-#define KVF_C_DEFAULT_NUMBER(field, c_type, cpp_type, value) field = static_cast<c_type>(value);
+// One option's default into C struct `p` (options.h's X arguments): the
+// strings' list stays NULL with its count 0.
+#define KVF_C_DEFAULT(KIND, name, c_type, cpp_type, value, c_value) KVF_C_DEFAULT_##KIND(p.name, c_type, c_value)
+#define KVF_C_DEFAULT_STRING(field, c_type, c_value) field = c_value;
+#define KVF_C_DEFAULT_STRINGS(field, c_type, c_value)
+#define KVF_C_DEFAULT_ENUM(field, c_type, c_value) field = c_value;
+#define KVF_C_DEFAULT_NUMBER(field, c_type, c_value) field = static_cast<c_type>(c_value);
 
 inline kvf_session_params session_defaults() {
   kvf_session_params p{};

@@ -21,7 +21,7 @@ flatbuffers::Offset<flatbuffers::String> string_of(flatbuffers::FlatBufferBuilde
 // flatbuffers writes strings before the table pointing at them: the strings
 // (an empty one is left out, which the server reads as empty), then every
 // field into the table's builder.
-#define KVF_WIRE_STRINGS(KIND, name, c_type, cpp_type, value) KVF_WIRE_STRINGS_##KIND(name)
+#define KVF_WIRE_STRINGS(KIND, name, c_type, cpp_type, value, c_value) KVF_WIRE_STRINGS_##KIND(name)
 #define KVF_WIRE_STRINGS_STRING(name) const auto name##_offset = string_or_absent(b, s.name);
 #define KVF_WIRE_STRINGS_STRINGS(name) const auto name##_offset = strings_or_absent(b, s.name);
 #define KVF_WIRE_STRINGS_ENUM(name)
@@ -32,9 +32,9 @@ flatbuffers::Offset<flatbuffers::String> string_of(flatbuffers::FlatBufferBuilde
 #define KVF_WIRE_ADD_STRINGS(builder, name) builder.add_##name(name##_offset);
 #define KVF_WIRE_ADD_ENUM(builder, name) builder.add_##name(s.name);
 #define KVF_WIRE_ADD_NUMBER(builder, name) builder.add_##name(s.name);
-#define KVF_WIRE_ADD_open(KIND, name, c_type, cpp_type, value) KVF_WIRE_ADD_FIELD(open, KIND, name)
-#define KVF_WIRE_ADD_query(KIND, name, c_type, cpp_type, value) KVF_WIRE_ADD_FIELD(query, KIND, name)
-#define KVF_WIRE_ADD_sampling_builder(KIND, name, c_type, cpp_type, value) \
+#define KVF_WIRE_ADD_open(KIND, name, c_type, cpp_type, value, c_value) KVF_WIRE_ADD_FIELD(open, KIND, name)
+#define KVF_WIRE_ADD_query(KIND, name, c_type, cpp_type, value, c_value) KVF_WIRE_ADD_FIELD(query, KIND, name)
+#define KVF_WIRE_ADD_sampling_builder(KIND, name, c_type, cpp_type, value, c_value) \
   KVF_WIRE_ADD_FIELD(sampling_builder, KIND, name)
 
 flatbuffers::Offset<flatbuffers::String> string_or_absent(flatbuffers::FlatBufferBuilder& b, const std::string& s) {
@@ -48,7 +48,7 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>
 }
 
 // The bytes an option's strings take (options.h's X arguments).
-#define KVF_STRING_BYTES(KIND, name, c_type, cpp_type, value) +KVF_STRING_BYTES_##KIND(s.name)
+#define KVF_STRING_BYTES(KIND, name, c_type, cpp_type, value, c_value) +KVF_STRING_BYTES_##KIND(s.name)
 #define KVF_STRING_BYTES_STRING(field) field.size()
 #define KVF_STRING_BYTES_STRINGS(field) strings_bytes(field)
 #define KVF_STRING_BYTES_ENUM(field) 0
@@ -111,7 +111,7 @@ struct SizeBound {
 }  // namespace
 
 // One option from a C params struct into a spec (options.h's X arguments).
-#define KVF_FROM_C(KIND, name, c_type, cpp_type, value) KVF_FROM_C_##KIND(spec.name, p.name, cpp_type)
+#define KVF_FROM_C(KIND, name, c_type, cpp_type, value, c_value) KVF_FROM_C_##KIND(spec.name, p.name, cpp_type)
 #define KVF_FROM_C_STRING(to, from, cpp_type) to = text_or_empty(from);
 #define KVF_FROM_C_STRINGS(to, from, cpp_type) \
   for (size_t i = 0; i < from##_count; ++i) to.push_back(text_or_empty(from[i]));
@@ -135,11 +135,22 @@ QuerySpec query_spec_from(const kvf_query_params& p) {
 // order and the fields past them: tests/adapters/abi_mirrors_test.py).
 #define KVF_C_TYPE_IS(c_struct, name, c_type) \
   static_assert(std::is_same_v<decltype(c_struct::name), c_type>, #c_struct "." #name ": not options.json's type");
-#define KVF_SESSION_C_TYPE(KIND, name, c_type, cpp_type, value) KVF_C_TYPE_IS(kvf_session_params, name, c_type)
-#define KVF_QUERY_C_TYPE(KIND, name, c_type, cpp_type, value) KVF_C_TYPE_IS(kvf_query_params, name, c_type)
+#define KVF_SESSION_C_TYPE(KIND, name, c_type, cpp_type, value, c_value) KVF_C_TYPE_IS(kvf_session_params, name, c_type)
+#define KVF_QUERY_C_TYPE(KIND, name, c_type, cpp_type, value, c_value) KVF_C_TYPE_IS(kvf_query_params, name, c_type)
 KVF_SESSION_OPTIONS(KVF_SESSION_C_TYPE)
 KVF_QUERY_OPTIONS(KVF_QUERY_C_TYPE)
 KVF_QUERY_SAMPLING_OPTIONS(KVF_QUERY_C_TYPE)
+// ... and an enum's C default (kvf_*_params_init's) is the wire's.
+#define KVF_C_ENUM_DEFAULT(KIND, name, c_type, cpp_type, value, c_value) \
+  KVF_C_ENUM_DEFAULT_##KIND(name, cpp_type, value, c_value)
+#define KVF_C_ENUM_DEFAULT_ENUM(name, cpp_type, value, c_value)                     \
+  static_assert(static_cast<int>(c_value) == static_cast<int>(fb::cpp_type::value), \
+                #name ": the C default is not the wire's");
+#define KVF_C_ENUM_DEFAULT_STRING(name, cpp_type, value, c_value)
+#define KVF_C_ENUM_DEFAULT_STRINGS(name, cpp_type, value, c_value)
+#define KVF_C_ENUM_DEFAULT_NUMBER(name, cpp_type, value, c_value)
+KVF_SESSION_OPTIONS(KVF_C_ENUM_DEFAULT)
+KVF_QUERY_OPTIONS(KVF_C_ENUM_DEFAULT)
 
 std::size_t encoded_size_bound(const RequestSpec& spec) { return std::visit(SizeBound{}, spec) + kEnvelopeBytes; }
 

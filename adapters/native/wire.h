@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kvframe/client/kvframe_client.h"
-#include "kvframe/common/options.h"
+#include "kvframe/protocol/option_specs.h"
 #include "kvframe/protocol/protocol.h"
 
 namespace kvframe::client {
@@ -24,18 +24,9 @@ struct HelloSpec {
   std::string client_name;
 };
 
-// One option as a field of a spec (options.h's X arguments): strings owned,
-// enums the wire's, each at its default.
-#define KVF_SPEC_FIELD(KIND, name, c_type, cpp_type, value) KVF_SPEC_FIELD_##KIND(name, cpp_type, value)
-#define KVF_SPEC_FIELD_STRING(name, cpp_type, value) std::string name;
-#define KVF_SPEC_FIELD_STRINGS(name, cpp_type, value) std::vector<std::string> name;
-#define KVF_SPEC_FIELD_ENUM(name, cpp_type, value) fb::cpp_type name = fb::cpp_type::value;
-#define KVF_SPEC_FIELD_NUMBER(name, cpp_type, value) cpp_type name = value;
-
-// kvf_session_params with owned strings: kept for re-opening after a restart.
-struct OpenSpec {
-  KVF_SESSION_OPTIONS(KVF_SPEC_FIELD)
-};
+// Kept for re-opening after a restart (OpenSpec), and until encoded (QuerySpec).
+using protocol::OpenSpec;
+using protocol::QuerySpec;
 
 struct CloseSpec {};
 
@@ -44,12 +35,6 @@ struct FrameSpec {
   fb::FrameFormat format = fb::FrameFormat::Whole;
   std::shared_ptr<const std::string> json;  // shared with the session's replay copy
   std::optional<uint64_t> base_frame;        // a patch's: the frame it was made against
-};
-
-// kvf_query_params with owned strings.
-struct QuerySpec {
-  KVF_QUERY_OPTIONS(KVF_SPEC_FIELD)
-  KVF_QUERY_SAMPLING_OPTIONS(KVF_SPEC_FIELD)
 };
 
 struct StatsSpec {};
