@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from .messages import Mode, TaskKind
+
 
 @dataclass(frozen=True)
 class Option:
@@ -31,10 +33,36 @@ class Option:
     def python_default(self) -> Any:
         return "" if self.default is None else self.default
 
+    @property
+    def wire_default(self) -> Any:
+        """The default as the client keeps it: an enum's member, a list as a tuple."""
+        if self.enum:
+            return _member(self.enum, self.default)
+        if self.type == "strings":
+            return tuple(self.default)
+        return self.python_default
+
     def check(self, value: Any) -> Any:
-        """`value` as the wire takes it, or ValueError saying the option's range."""
-        if self.type in ("string", "enum", "strings"):
+        """`value` as the wire takes it (None: the default), or ValueError (TypeError) saying what it takes."""
+        if value is None:
+            return self.wire_default
+        if self.enum:
+            members = _ENUMS[self.enum]
+            if isinstance(value, bool) or int(value) not in members._value2member_map_:
+                raise ValueError(f"{self.name} {value!r} is not a kvframe.{members.__name__} "
+                                 f"({', '.join(m.name for m in members)})")
+            return members(int(value))
+        if self.type == "strings":
+            values = (value,) if isinstance(value, str) else tuple(value)
+            if not all(isinstance(v, str) for v in values):
+                raise TypeError(f"{self.name} takes str values")
+            return values
+        if self.type == "string":
+            if not isinstance(value, str):
+                raise TypeError(f"{self.name} takes a str ({self.doc})")
             return value
+        if self.type == "bool":
+            return bool(value)
         number = float(value) if self.type == "float" else int(value)
         if self.knob is not None:
             lo, hi = self.knob["min"], self.knob.get("wire_max", self.knob["max"])
@@ -44,6 +72,15 @@ class Option:
         elif self.type.startswith("uint") and number < 0:
             raise ValueError(f"{self.name} must be >= 0 ({self.doc})")
         return number
+
+
+_ENUMS = {"AttentionMode": Mode, "TaskKind": TaskKind}
+"""The schema's enums the options take, as the client's IntEnums."""
+
+
+def _member(enum: str, name: str) -> Any:
+    """An enum's member as the schema names it ("NpcAction": TaskKind.NPC_ACTION)."""
+    return _ENUMS[enum]["".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()]
 
 
 def _load() -> Dict[str, Any]:
