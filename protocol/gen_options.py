@@ -154,28 +154,63 @@ def cs_native_fields(options):
     return out
 
 
-def cs_session_options(options):
+def cs_options(options):
+    """The properties a game sets, backed by the native struct (strings kept aside until ToNative), and
+    ToNative's lines that put the strings in the arena (one left null keeps the library's default)."""
     props, to_native = [], []
     for o in options:
-        name, t, doc = o["name"], o["type"], o["doc"].replace("&", "&amp;").replace("<", "&lt;")
+        name, t, prop = o["name"], o["type"], pascal(o["name"])
+        doc = o["doc"].replace("&", "&amp;").replace("<", "&lt;")
         props.append(f"        /// <summary>{doc}.</summary>")
         if t == "string":
-            props.append(f"        public string {pascal(name)} {{ get; set; }}")
-            to_native.append(f"            if ({pascal(name)} != null) p.{name} = arena.Add({pascal(name)});")
+            props.append(f"        public string {prop} {{ get; set; }}")
+            if o.get("required"):
+                to_native += [f"            if ({prop} == null) throw new ArgumentNullException(\"{prop}\");",
+                              f"            p.{name} = arena.Add({prop});"]
+            else:
+                to_native.append(f"            if ({prop} != null) p.{name} = arena.Add({prop});")
+        elif t == "strings":
+            props.append(f"        public string[] {prop} {{ get; set; }}")
+            to_native += [f"            if ({prop} != null)", "            {",
+                          f"                p.{name} = arena.AddArray({prop});",
+                          f"                p.{name}_count = (UIntPtr){prop}.Length;", "            }"]
+        elif t == "bool":
+            props.append(f"        public bool {prop} {{ get {{ return native.{name} != 0; }} "
+                         f"set {{ native.{name} = value ? 1 : 0; }} }}")
         else:
             cs_type = CS_ENUMS[o["c_enum"]] if t == "enum" else CS_NATIVE[t]
-            props.append(f"        public {cs_type} {pascal(name)} {{ get {{ return native.{name}; }} "
+            props.append(f"        public {cs_type} {prop} {{ get {{ return native.{name}; }} "
                          f"set {{ native.{name} = value; }} }}")
     return props, to_native
 
 
+def cs_options_class(name, native, summary, group, partial=""):
+    props, to_native = cs_options(group["options"])
+    return [
+        f"    /// <summary>{summary}; each starts at the native library's default ({group['c_struct']}_init),",
+        "    /// a string left null keeps it.</summary>",
+        f"    public sealed {partial}class {name}",
+        "    {",
+        f"        private NativeMethods.{native} native = NativeMethods.Default{native}();",
+        "",
+        *props,
+        "",
+        f"        internal NativeMethods.{native} ToNative(Utf8.Arena arena)",
+        "        {",
+        f"            NativeMethods.{native} p = native;",
+        *to_native,
+        "            return p;",
+        "        }",
+        "    }",
+    ]
+
+
 def csharp(table):
     session, query = table["session"]["options"], table["query"]["options"]
-    props, to_native = cs_session_options(session)
     return "\n".join([
         f"// {GENERATED}",
         "// The session's and the query's parameters as the native library reads them",
-        "// (kvf_session_params, kvf_query_params), and the session's options a game sets.",
+        "// (kvf_session_params, kvf_query_params), and the options a game sets.",
         "using System;",
         "using System.Runtime.InteropServices;",
         "",
@@ -196,21 +231,10 @@ def csharp(table):
         "        }",
         "    }",
         "",
-        "    /// <summary>A session's options; each starts at the native library's default (kvf_session_params_init),",
-        "    /// a string left null keeps it.</summary>",
-        "    public sealed class KvframeSessionOptions",
-        "    {",
-        "        private NativeMethods.SessionParams native = NativeMethods.DefaultSessionParams();",
+        *cs_options_class("KvframeSessionOptions", "SessionParams", "A session's options", table["session"]),
         "",
-        *props,
-        "",
-        "        internal NativeMethods.SessionParams ToNative(Utf8.Arena arena)",
-        "        {",
-        "            NativeMethods.SessionParams p = native;",
-        *to_native,
-        "            return p;",
-        "        }",
-        "    }",
+        *cs_options_class("KvframeQuery", "QueryParams", "One question about a session's game state",
+                          table["query"], partial="partial "),
         "}",
         "",
     ])
