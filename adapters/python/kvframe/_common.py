@@ -16,7 +16,7 @@ import zmq
 from . import patch as _patch
 from . import options, wire
 from .errors import BadJsonError, ConnectError, ErrorCode, KvframeError, RequestTimeoutError, TooLargeError
-from .messages import Answer, Chunk, FrameFormat, Mode, ServerInfo, TaskKind
+from .messages import Answer, Chunk, FrameFormat, ServerInfo, TaskKind
 from ._core import FRAME, QUERY, Core, ResultEvent
 
 JsonLike = Union[str, bytes, bytearray, memoryview, dict, list]
