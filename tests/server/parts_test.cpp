@@ -139,5 +139,24 @@ TEST(RequestTest, AQueryWithOnlyItsInstructionHasEveryOtherOptionAtItsDefault) {
 #undef KVF_EXPECT_DEFAULT
 }
 
+TEST(RequestTest, AnEmptyOpenSessionHasEveryOptionAtItsDefault) {
+  flatbuffers::FlatBufferBuilder b;
+  fb::OpenSessionBuilder open(b);
+  protocol::finish_message(b, 2, open.Finish());
+  const auto parsed =
+      parse_request(std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()), {});
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const OpenSessionRequest& o = std::get<OpenSessionRequest>(parsed->body);
+  const protocol::OpenSpec expected;  // the table's defaults
+  EXPECT_EQ(o.game_id, expected.game_id);
+  EXPECT_TRUE(o.config.mode == expected.mode);
+  EXPECT_EQ(o.config.system_prompt, "");
+  EXPECT_EQ(o.config.context_tokens, expected.context_tokens);
+#define KVF_EXPECT_KNOB_DEFAULT(name) EXPECT_EQ(o.config.fidelity.name, expected.name) << #name;
+  KVF_FIDELITY_KNOBS(KVF_EXPECT_KNOB_DEFAULT)
+#undef KVF_EXPECT_KNOB_DEFAULT
+  EXPECT_EQ(o.config.adapter, expected.adapter);
+}
+
 }  // namespace
 }  // namespace kvframe::server
