@@ -2,9 +2,10 @@
 """Block mode's fidelity dial: how close to `full` each setting of its knobs
 brings the answers, and what it costs.
 
-For each setting — `heads:N` (BlockFidelity::block_heads, `all`: every token
-of the blocks from the first change on), `blend:R` (BlockFidelity::blend_ratio)
-or `temp:T` (BlockFidelity::block_temperature) — it runs, on the default model (docs/block_attention.md):
+For each setting — `heads:N` (--block-heads, `all`: every token of the blocks
+from the first change on), `blend:R` (--blend) or `temp:T`
+(--block-temperature); the knobs: protocol/options.json — it runs, on the
+default model (docs/block_attention.md):
 
   - MOBA frames at each --tokens size (bench_game_frames, every frame answered
     in `full` and `block`): tokens encoded per query against `full`'s, time
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-ALL = 1 << 20  # block_heads beyond every block's length: every token of a changed block's successors
+ALL = 1 << 20  # --block-heads beyond every block's length: every token of a changed block's successors
 
 
 def knob_args(setting):

@@ -436,9 +436,9 @@ int main(int argc, char** argv) {
     out["drop"] = o.drop;
     out["layout"] = o.layout;
     out["blocks_after_prefix"] = o.blocks_after_prefix;
-    out["block_heads"] = o.fidelity.block_heads;
-    out["blend"] = o.fidelity.blend_ratio;
-    out["temperature"] = o.fidelity.block_temperature;
+#define KVF_KNOB_JSON(name) out[#name] = o.fidelity.name;
+    KVF_FIDELITY_KNOBS(KVF_KNOB_JSON)
+#undef KVF_KNOB_JSON
     out["order"] = o.order;
     out["changed_block_fraction_mean"] = mean(changed);
     out["modes"] = nlohmann::json::object();
@@ -492,12 +492,12 @@ int main(int argc, char** argv) {
       std::printf("also dropped from every frame (--drop): %s\n", dropped.c_str());
     }
     std::printf("blocks changed per frame: %s%% mean (min %s%%, max %s%%) of %lld blocks; block layout %s, "
-                "blocks after prefix %s, block heads %d, blend %g, temperature %g, prompt order %s\n",
+                "blocks after prefix %s, %s, prompt order %s\n",
                 cell(100.0 * mean(changed), 2).c_str(), cell(100.0 * percentile(changed, 0), 2).c_str(),
                 cell(100.0 * percentile(changed, 100), 2).c_str(),
                 static_cast<long long>(cold.q[2]->blocks_total), o.layout.c_str(),
-                o.blocks_after_prefix ? "true" : "false", o.fidelity.block_heads, o.fidelity.blend_ratio,
-                o.fidelity.block_temperature, o.order.c_str());
+                o.blocks_after_prefix ? "true" : "false", kvframe::common::fidelity_text(o.fidelity).c_str(),
+                o.order.c_str());
     std::printf("\n%-7s %6s %8s %10s %10s %12s %12s %11s %11s %11s %6s\n", "mode", "every", "queried", "TTFT p50",
                 "TTFT p99", "latency p50", "latency p99", "tok enc/q", "blk enc/q", "dirty blk/q", "gen");
     for (int m = 0; m < kModes; ++m) {

@@ -27,17 +27,15 @@ std::string mode_list(const std::vector<fb::AttentionMode>& modes) {
   return out;
 }
 
-// An OpenSession knob: -1 takes the server's default, anything else must lie
-// in [lo, hi] (NaN never does). Why not, naming the field, if it does not;
-// `meaning` says what values mean, e.g. "0: off".
-template <typename T>
-std::optional<std::string> resolve_knob(T& value, T server_default, T lo, T hi, const char* field,
-                                        const char* meaning) {
-  if (value == T(-1)) value = server_default;
-  if (value >= lo && value <= hi) return std::nullopt;
-  using common::knob_text;
-  return std::string("OpenSession.") + field + " is " + knob_text(value) + "; it takes " + knob_text(lo) + " .. " +
-         knob_text(hi) + " (" + meaning + "), or -1 for this server's default (" + knob_text(server_default) + ")";
+// An OpenSession fidelity knob: -1 becomes the server's default; why the value
+// is outside the server's range (the knob's, up to its wire_max; NaN is in
+// none), naming the field, if it is.
+template <class Knob>
+std::optional<std::string> resolve_knob(typename Knob::type& value, typename Knob::type server_default) {
+  if (value == typename Knob::type(-1)) value = server_default;
+  auto bad = common::knob_out_of_range<Knob>(value, Knob::wire_max);
+  if (!bad) return std::nullopt;
+  return "OpenSession." + *bad + ", or -1 for this server's default (" + common::knob_text(server_default) + ")";
 }
 
 // What the backend measured and the caller left unset.
@@ -152,21 +150,12 @@ RequestStatus RequestHandler::resolve_open(OpenSessionRequest& open, const Peer&
                             " (0: its default, " + std::to_string(params_.default_context) + ")",
                         request_id, 0};
   }
-  // Block mode's fidelity knobs.
-  using common::BlockFidelity;
-  BlockFidelity& fidelity = open.config.fidelity;
-  const BlockFidelity& defaults = params_.fidelity;
-  std::optional<std::string> bad_knob =
-      resolve_knob(fidelity.block_heads, defaults.block_heads, 0, kMaxBlockHeads, "block_heads", "0: off");
-  if (!bad_knob) {
-    bad_knob = resolve_knob(fidelity.blend_ratio, defaults.blend_ratio, 0.0f, BlockFidelity::kMaxBlendRatio,
-                            "blend_ratio", "0: off, 1: every token");
-  }
-  if (!bad_knob) {
-    bad_knob = resolve_knob(fidelity.block_temperature, defaults.block_temperature,
-                            BlockFidelity::kMinBlockTemperature, BlockFidelity::kMaxBlockTemperature,
-                            "block_temperature", "1: off");
-  }
+  // Block mode's fidelity knobs: -1 is this server's default.
+  std::optional<std::string> bad_knob;
+#define KVF_RESOLVE_KNOB(name) \
+  if (!bad_knob) bad_knob = resolve_knob<options::knob_##name>(open.config.fidelity.name, params_.fidelity.name);
+  KVF_FIDELITY_KNOBS(KVF_RESOLVE_KNOB)
+#undef KVF_RESOLVE_KNOB
   if (bad_knob) return RequestError{fb::ErrorCode::BadRequest, *bad_knob, request_id, 0};
   if (auto unknown = resolve_adapter(open.config.adapter)) {
     return RequestError{fb::ErrorCode::UnknownAdapter, *unknown, request_id, 0};

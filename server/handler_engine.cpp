@@ -183,19 +183,19 @@ RequestStatus RequestHandler::check_runnable(const Work& work, const QueuedReque
   auto refusal = [&](fb::ErrorCode code, std::string message) {
     return RequestError{code, std::move(message), item.request.request_id, work.session_id};
   };
-  if (query.deadline_frame != 0 && session.latest_frame && *session.latest_frame >= query.deadline_frame) {
+  if (query.spec.deadline_frame != 0 && session.latest_frame && *session.latest_frame >= query.spec.deadline_frame) {
     return refusal(fb::ErrorCode::Deadline, "frame " + std::to_string(*session.latest_frame) +
                                                 " arrived before the query ran (deadline_frame " +
-                                                std::to_string(query.deadline_frame) + ")");
+                                                std::to_string(query.spec.deadline_frame) + ")");
   }
   const double expected_ms = scheduler_.expected_query_ms(session.mode);
-  if (query.deadline_ms != 0 && queue_ms + expected_ms > query.deadline_ms) {
+  if (query.spec.deadline_ms != 0 && queue_ms + expected_ms > query.spec.deadline_ms) {
     return refusal(fb::ErrorCode::Deadline, "waited " + std::to_string(static_cast<long>(queue_ms)) +
                                                 " ms and answering takes about " +
                                                 std::to_string(static_cast<long>(expected_ms)) +
-                                                " ms: past deadline_ms " + std::to_string(query.deadline_ms));
+                                                " ms: past deadline_ms " + std::to_string(query.spec.deadline_ms));
   }
-  if (!session.applied_frame || (query.frame_number != 0 && *session.applied_frame != query.frame_number)) {
+  if (!session.applied_frame || (query.spec.frame_number != 0 && *session.applied_frame != query.spec.frame_number)) {
     return refusal(fb::ErrorCode::OutOfOrder,
                    "the frame this query is about was rejected; " +
                        (session.applied_frame ? "the session is on frame " + std::to_string(*session.applied_frame)
@@ -248,7 +248,7 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
     const auto& query = std::get<QueryRequest>(item.request.body);
     specs.push_back(query.spec);
     sinks.emplace_back();
-    if (query.stream) {
+    if (query.spec.stream) {
       sinks.back() = [&out, &item, &seq = seqs[i], session_id = work.session_id](std::string_view text,
                                                                                bool sentence_end) {
         out.send(item.route, replies::chunk(item.request.request_id, session_id, seq++, text, sentence_end));
@@ -311,7 +311,7 @@ void RequestHandler::run_across(const Work& work, std::vector<Work> companions, 
     Backend::SessionQuery q;
     q.session_id = w.session_id;
     q.spec = query.spec;
-    if (query.stream) {
+    if (query.spec.stream) {
       q.on_chunk = [&out, &item, &seq = seqs[i], session_id = w.session_id](std::string_view text, bool sentence_end) {
         out.send(item.route, replies::chunk(item.request.request_id, session_id, seq++, text, sentence_end));
       };
@@ -350,7 +350,7 @@ void RequestHandler::send_result(ReplySink& out, const Work& work, const QueuedR
   const auto& query = std::get<QueryRequest>(item.request.body);
   std::string action;
   std::optional<std::vector<uint8_t>> parsed;
-  if (query.kind == fb::TaskKind::NpcAction) {
+  if (query.spec.kind == fb::TaskKind::NpcAction) {
     action = query.spec.output_schema.empty() ? action_json_of(answer.text) : without_leading_spaces(answer.text);
     // action_json came from a JSON parser or the schema's decoder, so it parses.
     if (!action.empty()) {
@@ -362,7 +362,7 @@ void RequestHandler::send_result(ReplySink& out, const Work& work, const QueuedR
   const double server_ms = ms_between(item.received, now());
   stats_.add_stage(Stage::kServer, server_ms);
   log_.debug("query answered", {{"session", hex_id(work.session_id)},
-                                {"npc", query.npc_id},
+                                {"npc", query.spec.npc_id},
                                 {"batch", std::to_string(batch_size)},
                                 {"tokens", std::to_string(answer.generated_tokens)},
                                 {"engine_ms", std::to_string(answer.ms.engine)},

@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
   app.add_option("--context", o.context, "context tokens of a session that asks for 0 (capped at --max-context)")
       ->check(CLI::Range(16u, 1u << 24))->capture_default_str();
   kvframe::cli::add_fidelity_options(app, o.fidelity, "for sessions that ask for the server's default",
-                                     srv::kMaxBlockHeads);
+                                     kvframe::cli::KnobLimits::kServer);
   app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
       ->check(CLI::Range(16u, 1u << 24));
   app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")

@@ -29,9 +29,9 @@ Parsed open_session(uint64_t id, const fb::OpenSession& m) {
   open.config.mode = m.mode();
   open.config.system_prompt = text_of(m.system_prompt());
   open.config.context_tokens = m.context_tokens();
-  open.config.fidelity.block_heads = m.block_heads();
-  open.config.fidelity.blend_ratio = m.blend_ratio();
-  open.config.fidelity.block_temperature = m.block_temperature();
+#define KVF_KNOB_FROM_WIRE(name) open.config.fidelity.name = m.name();
+  KVF_FIDELITY_KNOBS(KVF_KNOB_FROM_WIRE)
+#undef KVF_KNOB_FROM_WIRE
   open.config.adapter = text_of(m.adapter());
   const std::string rules = text_of(m.rules_json());
   if (!rules.empty()) {
@@ -57,56 +57,63 @@ Parsed frame(uint64_t id, const fb::Frame& m) {
 constexpr size_t kMaxStopStrings = 16;
 constexpr size_t kMaxStopStringBytes = 256;
 
+// One option from the wire table `table` into `spec` (options.h's X arguments): an
+// absent string is empty, an absent field its default (the schema's, which is the table's).
+#define KVF_FROM_WIRE(KIND, name, c_type, cpp_type, value, c_value) KVF_FROM_WIRE_##KIND(name)
+#define KVF_FROM_WIRE_STRING(name) spec.name = text_of(table.name());
+#define KVF_FROM_WIRE_STRINGS(name) \
+  if (const auto* list = table.name()) \
+    for (const flatbuffers::String* item : *list) spec.name.push_back(text_of(item));
+#define KVF_FROM_WIRE_ENUM(name) spec.name = table.name();
+#define KVF_FROM_WIRE_NUMBER(name) spec.name = table.name();
+
+QuerySpec query_spec_of(const fb::Query& table) {
+  QuerySpec spec;
+  KVF_QUERY_OPTIONS(KVF_FROM_WIRE)
+  return spec;
+}
+
+void read_sampling(const fb::Sampling& table, QuerySpec& spec) { KVF_QUERY_SAMPLING_OPTIONS(KVF_FROM_WIRE) }
+
+#undef KVF_FROM_WIRE
+#undef KVF_FROM_WIRE_STRING
+#undef KVF_FROM_WIRE_STRINGS
+#undef KVF_FROM_WIRE_ENUM
+#undef KVF_FROM_WIRE_NUMBER
+
 Parsed query(uint64_t id, const fb::Query& m, const RequestLimits& limits) {
   const uint64_t session = m.session_id();
-  if (!in_range(m.kind(), fb::TaskKind::MAX)) {
-    return bad_request(id, session, "Query.kind " + std::to_string(static_cast<int>(m.kind())) +
+  QueryRequest q{session, query_spec_of(m)};
+  if (const fb::Sampling* s = m.sampling()) read_sampling(*s, q.spec);
+  const QuerySpec& spec = q.spec;
+  if (!in_range(spec.kind, fb::TaskKind::MAX)) {
+    return bad_request(id, session, "Query.kind " + std::to_string(static_cast<int>(spec.kind)) +
                                         " is not Text, NpcAction or Commentary");
   }
-  if (!m.instruction() || m.instruction()->size() == 0) {
+  if (spec.instruction.empty()) {
     return bad_request(id, session, "Query.instruction is empty: say what the model should do now");
   }
-  if (m.max_tokens() < 1 || m.max_tokens() > limits.max_tokens) {
-    return bad_request(id, session, "Query.max_tokens is " + std::to_string(m.max_tokens()) + "; it must be 1.." +
+  if (spec.max_tokens < 1 || spec.max_tokens > limits.max_tokens) {
+    return bad_request(id, session, "Query.max_tokens is " + std::to_string(spec.max_tokens) + "; it must be 1.." +
                                         std::to_string(limits.max_tokens));
   }
-  QueryRequest q;
-  if (const auto* stops = m.stop()) {
-    if (stops->size() > kMaxStopStrings) {
-      return bad_request(id, session, "Query.stop has " + std::to_string(stops->size()) + " strings; at most " +
-                                          std::to_string(kMaxStopStrings) + " are allowed");
-    }
-    for (const auto* stop : *stops) {
-      if (!stop || stop->size() == 0 || stop->size() > kMaxStopStringBytes) {
-        return bad_request(id, session, "Query.stop strings must be 1.." + std::to_string(kMaxStopStringBytes) +
-                                            " bytes long");
-      }
-      q.spec.stop.push_back(stop->str());
+  if (spec.stop.size() > kMaxStopStrings) {
+    return bad_request(id, session, "Query.stop has " + std::to_string(spec.stop.size()) + " strings; at most " +
+                                        std::to_string(kMaxStopStrings) + " are allowed");
+  }
+  for (const std::string& stop : spec.stop) {
+    if (stop.empty() || stop.size() > kMaxStopStringBytes) {
+      return bad_request(id, session, "Query.stop strings must be 1.." + std::to_string(kMaxStopStringBytes) +
+                                          " bytes long");
     }
   }
-  q.spec.output_schema = text_of(m.output_schema());
-  q.session_id = session;
-  q.frame_number = m.frame_number();
-  q.kind = m.kind();
-  q.npc_id = text_of(m.npc_id());
-  q.spec.instruction = m.instruction()->str();
-  q.spec.max_tokens = m.max_tokens();
-  if (const fb::Sampling* s = m.sampling()) {
-    if (!std::isfinite(s->temperature()) || s->temperature() < 0) {
-      return bad_request(id, session, "Query.sampling.temperature must be a number >= 0 (0: greedy)");
-    }
-    if (s->top_k() < 0) return bad_request(id, session, "Query.sampling.top_k must be >= 0 (0: off)");
-    if (!std::isfinite(s->top_p()) || s->top_p() <= 0 || s->top_p() > 1) {
-      return bad_request(id, session, "Query.sampling.top_p must be in (0, 1]");
-    }
-    q.spec.temperature = s->temperature();
-    q.spec.top_k = s->top_k();
-    q.spec.top_p = s->top_p();
-    q.spec.seed = s->seed();
+  if (!std::isfinite(spec.temperature) || spec.temperature < 0) {
+    return bad_request(id, session, "Query.sampling.temperature must be a number >= 0 (0: greedy)");
   }
-  q.stream = m.stream();
-  q.deadline_ms = m.deadline_ms();
-  q.deadline_frame = m.deadline_frame();
+  if (spec.top_k < 0) return bad_request(id, session, "Query.sampling.top_k must be >= 0 (0: off)");
+  if (!std::isfinite(spec.top_p) || spec.top_p <= 0 || spec.top_p > 1) {
+    return bad_request(id, session, "Query.sampling.top_p must be in (0, 1]");
+  }
   return Request{id, std::move(q)};
 }
 

@@ -112,23 +112,24 @@ RequestStatus Scheduler::check_query(const Session& session, const QueryRequest&
   if (!session.latest_frame) {
     return error(fb::ErrorCode::OutOfOrder, "a query before any frame: send the game state first", item, id);
   }
-  if (query.frame_number != 0 && query.frame_number != *session.latest_frame) {
+  if (query.spec.frame_number != 0 && query.spec.frame_number != *session.latest_frame) {
     return error(fb::ErrorCode::OutOfOrder,
-                 "the query is about frame " + std::to_string(query.frame_number) + " but the last frame sent is " +
-                     std::to_string(*session.latest_frame) + " (0 asks about the latest)",
+                 "the query is about frame " + std::to_string(query.spec.frame_number) +
+                     " but the last frame sent is " + std::to_string(*session.latest_frame) +
+                     " (0 asks about the latest)",
                  item, id);
   }
-  if (query.deadline_frame != 0 && *session.latest_frame >= query.deadline_frame) {
+  if (query.spec.deadline_frame != 0 && *session.latest_frame >= query.spec.deadline_frame) {
     return error(fb::ErrorCode::Deadline,
-                 "deadline_frame " + std::to_string(query.deadline_frame) + " has already been sent", item, id);
+                 "deadline_frame " + std::to_string(query.spec.deadline_frame) + " has already been sent", item, id);
   }
-  if (query.deadline_ms != 0) {
+  if (query.spec.deadline_ms != 0) {
     const double waited = std::chrono::duration<double, std::milli>(now - item.received).count();
     const double expected = waited + queued_work_ms_ + running_work_ms_ + query_estimate(session.mode);
-    if (expected > query.deadline_ms) {
+    if (expected > query.spec.deadline_ms) {
       return error(fb::ErrorCode::Deadline,
                    "the answer is expected in " + std::to_string(static_cast<long>(expected)) +
-                       " ms (queued work included), past deadline_ms " + std::to_string(query.deadline_ms),
+                       " ms (queued work included), past deadline_ms " + std::to_string(query.spec.deadline_ms),
                    item, id);
     }
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kvframe/client/kvframe_client.h"
+#include "kvframe/protocol/option_specs.h"
 #include "kvframe/protocol/protocol.h"
 
 namespace kvframe::client {
@@ -23,18 +24,9 @@ struct HelloSpec {
   std::string client_name;
 };
 
-// kvf_session_params with owned strings: kept for re-opening after a restart.
-struct OpenSpec {
-  std::string game_id;
-  std::string rules_json;
-  fb::AttentionMode mode = fb::AttentionMode::Block;
-  std::string system_prompt;
-  uint32_t context_tokens = 0;
-  int32_t block_heads = -1;
-  float blend_ratio = -1;
-  float block_temperature = -1;
-  std::string adapter;  // empty: the server's default
-};
+// Kept for re-opening after a restart (OpenSpec), and until encoded (QuerySpec).
+using protocol::OpenSpec;
+using protocol::QuerySpec;
 
 struct CloseSpec {};
 
@@ -43,24 +35,6 @@ struct FrameSpec {
   fb::FrameFormat format = fb::FrameFormat::Whole;
   std::shared_ptr<const std::string> json;  // shared with the session's replay copy
   std::optional<uint64_t> base_frame;        // a patch's: the frame it was made against
-};
-
-// kvf_query_params with owned strings.
-struct QuerySpec {
-  uint64_t frame_number = 0;
-  fb::TaskKind kind = fb::TaskKind::Text;
-  std::string npc_id;
-  std::string instruction;
-  std::string output_schema;
-  uint32_t max_tokens = 64;
-  float temperature = 0.0f;
-  int32_t top_k = 0;
-  float top_p = 1.0f;
-  uint64_t seed = 0;
-  std::vector<std::string> stop;
-  bool stream = false;
-  uint32_t deadline_ms = 0;
-  uint64_t deadline_frame = 0;
 };
 
 struct StatsSpec {};

@@ -1,6 +1,7 @@
 """Build step of the kvframe Python client: the protocol code is generated.
 
-The flatbuffers classes under ``kvframe/protocol/fb/`` are never committed or
+The flatbuffers classes under ``kvframe/protocol/fb/`` (and, beside them, a
+copy of ``protocol/options.json``, the options ``kvframe.options`` reads) are never committed or
 copied by hand: every build runs ``flatc --python --gen-object-api`` on the
 one schema the server and the native client are built from,
 ``protocol/kvframe.fbs``, and puts the output into the build tree (or, for an
@@ -55,6 +56,15 @@ def find_schema() -> Path:
     )
 
 
+def find_options(schema: Path) -> Path:
+    """protocol/options.json: the options the schema's OpenSession and Query carry, beside the schema."""
+    path = schema.parent / "options.json"
+    if not path.is_file():
+        raise BuildError(f"{path} not found: protocol/options.json lies beside protocol/kvframe.fbs "
+                         "(with KVFRAME_FBS, put it beside that file)")
+    return path
+
+
 def find_flatc() -> str:
     flatc = os.environ.get("FLATC") or shutil.which("flatc")
     if not flatc:
@@ -87,6 +97,8 @@ def generate_protocol(out_root: Path) -> None:
         shutil.rmtree(target, ignore_errors=True)
         # Only kvframe/protocol/: flatc's empty kvframe/__init__.py must not replace ours.
         shutil.copytree(generated, target)
+    # The session's and query's options (kvframe.options reads them), beside the schema they complete.
+    shutil.copyfile(find_options(schema), target / "options.json")
     digest = hashlib.sha256(schema.read_bytes()).hexdigest()
     (target / "__init__.py").write_text(
         '"""Generated at build time by setup.py: do not edit, do not commit.\n\n'
@@ -123,11 +135,14 @@ class BuildPyWithProtocol(build_py):
 
 
 class SdistWithSchema(sdist):
-    """An sdist carries the schema (not the generated code) so it builds anywhere flatc is."""
+    """An sdist carries the schema and the options table (not the generated code) so it builds anywhere
+    flatc is."""
 
     def make_release_tree(self, base_dir: str, files: list) -> None:
         super().make_release_tree(base_dir, files)
-        shutil.copyfile(find_schema(), Path(base_dir) / "kvframe.fbs")
+        schema = find_schema()
+        shutil.copyfile(schema, Path(base_dir) / "kvframe.fbs")
+        shutil.copyfile(find_options(schema), Path(base_dir) / "options.json")
 
 
 setup(cmdclass={"build_py": BuildPyWithProtocol, "sdist": SdistWithSchema})

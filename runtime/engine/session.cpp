@@ -167,21 +167,7 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
     return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
   }
   if (params.context < 16) return Error{ErrorCode::kInvalidArgument, "a session needs a context of at least 16 tokens"};
-  using common::BlockFidelity;
-  const BlockFidelity& fidelity = params.fidelity;
-  if (!(fidelity.blend_ratio >= 0 && fidelity.blend_ratio <= BlockFidelity::kMaxBlendRatio)) {
-    return Error{ErrorCode::kInvalidArgument, "blend_ratio is " + common::knob_text(fidelity.blend_ratio) +
-                                                  "; it takes 0 (off) to " +
-                                                  common::knob_text(BlockFidelity::kMaxBlendRatio) + " (every token)"};
-  }
-  if (fidelity.block_heads < 0) return Error{ErrorCode::kInvalidArgument, "block_heads is negative; 0 turns it off"};
-  if (!(fidelity.block_temperature >= BlockFidelity::kMinBlockTemperature &&
-        fidelity.block_temperature <= BlockFidelity::kMaxBlockTemperature)) {
-    return Error{ErrorCode::kInvalidArgument,
-                 "block_temperature is " + common::knob_text(fidelity.block_temperature) + "; it takes " +
-                     common::knob_text(BlockFidelity::kMinBlockTemperature) + " .. " +
-                     common::knob_text(BlockFidelity::kMaxBlockTemperature) + " (1: off)"};
-  }
+  if (auto bad = common::fidelity_out_of_range(params.fidelity)) return Error{ErrorCode::kInvalidArgument, *bad};
   auto context = params.mode == AttentionMode::kBlock ? make_block_context(engine, params)
                                                        : make_causal_context(engine.model(), params.mode, params.context);
   if (!context) return context.error();

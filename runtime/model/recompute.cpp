@@ -2,8 +2,8 @@
 // each token attending to every entry at or before its position. The block
 // engine's fidelity knobs use it to re-encode, in context, tokens of blocks
 // that were encoded alone (block_context.cpp): every layer for a few tokens
-// (block_heads), or the first layers for all and the rest for those whose
-// values the context moved most (blend_ratio, a RecomputeSelection).
+// (a block's first tokens), or the first layers for all and the rest for
+// those whose values the context moved most (blending, a RecomputeSelection).
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>

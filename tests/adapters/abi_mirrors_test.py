@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Every hand-written mirror of the C ABI matches include/kvframe/client/kvframe_client.h.
 
-The Unity package's C# structs and enums (P/Invoke reads native memory
-through them), the Python ctypes bench's structs, the Python package's
+protocol/options.json, which defines the session's and the query's options
+(the C structs keep its order, names and types), the Unity package's C#
+structs and enums (P/Invoke reads native memory through them; the params
+structs generated from the table), the Python ctypes bench's structs, the Python package's
 ErrorCode and the Unreal plugin's UENUMs are copies of the header; a field added there and not here would
 shift every field after it without any compiler noticing. This reads the
 header and each mirror and compares layouts field by field (as kinds: a
@@ -11,6 +13,7 @@ header and each mirror and compares layouts field by field (as kinds: a
     python3 tests/adapters/abi_mirrors_test.py [REPO_ROOT]
 """
 import ast
+import json
 import os
 import re
 import sys
@@ -29,7 +32,12 @@ CSHARP_STRUCTS = {"ClientParams": "kvf_client_params", "SessionParams": "kvf_ses
 CSHARP_ENUMS = {"KvframeStatus": "kvf_status", "KvframeMode": "kvf_mode", "KvframeFrameFormat": "kvf_frame_format",
                 "KvframeTaskKind": "kvf_task_kind", "KvframeValueType": "kvf_value_type",
                 "EventType": "kvf_event_type"}
-CTYPES_STRUCTS = {"_ClientParams": "kvf_client_params", "_SessionParams": "kvf_session_params"}
+CTYPES_STRUCTS = {"_ClientParams": "kvf_client_params"}  # _SessionParams: built from the options table
+OPTIONS_TABLE = "protocol/options.json"
+# The options table's groups -> the header's structs (their fields after struct_size).
+TABLE_STRUCTS = {"session": "kvf_session_params", "query": "kvf_query_params"}
+TABLE_KINDS = {"string": ["ptr"], "strings": ["ptr", "usize"], "enum": ["i32"], "int32": ["i32"], "uint32": ["u32"],
+               "uint64": ["u64"], "float": ["f32"], "bool": ["i32"]}
 UNREAL_ENUM_MIRRORS = {"EKvframeFrameFormat": "kvf_frame_format", "EKvframeMode": "kvf_mode"}
 
 C_KINDS = {"uint32_t": "u32", "int32_t": "i32", "uint64_t": "u64", "int64_t": "i64", "float": "f32",
@@ -114,7 +122,8 @@ def ctypes_structs(text):
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ClassDef):
             for item in node.body:
-                if isinstance(item, ast.Assign) and getattr(item.targets[0], "id", "") == "_fields_":
+                if (isinstance(item, ast.Assign) and getattr(item.targets[0], "id", "") == "_fields_"
+                        and isinstance(item.value, ast.List)):  # a literal list, not one built from a table
                     structs[node.name] = [(e.elts[0].value, CTYPES_KINDS[e.elts[1].attr]) for e in item.value.elts]
     return structs
 
@@ -165,10 +174,23 @@ def compare_python_errors(codes, status, problems):
             problems.append(f"Python ErrorCode.{name} = {value} is {status.get(value)} in kvf_status")
 
 
+def compare_table(table, c_structs, problems):
+    """The C params structs hold the table's options, field for field: name and kind, in order."""
+    for group, c_name in TABLE_STRUCTS.items():
+        want = [("struct_size", "u32")]
+        for option in table[group]["options"]:
+            kinds = TABLE_KINDS[option["type"]]
+            names = [option["name"], option["name"] + "_count"][:len(kinds)]
+            want += list(zip(names, kinds))
+        if want != c_structs[c_name]:
+            problems.append(f"{OPTIONS_TABLE} {group} {want}\n  != {c_name} {c_structs[c_name]}")
+
+
 def main():
     header = strip_comments(read(HEADER))
     c_structs, c_enums = header_structs(header), enums(header, C_ENUM)
     problems = []
+    compare_table(json.loads(read(OPTIONS_TABLE)), c_structs, problems)
 
     unity = "".join(strip_comments(read(UNITY + f)) for f in sorted(os.listdir(os.path.join(ROOT, UNITY)))
                     if f.endswith(".cs"))
@@ -199,7 +221,7 @@ def main():
     if not version or int(version.group(1)) != major * 10000 + minor * 100 + patch:
         problems.append(f"C# KvframeClient.BindingsVersion is not KVF_VERSION {major}.{minor}.{patch}")
 
-    checked = len(CSHARP_STRUCTS) + len(CTYPES_STRUCTS) + len(CSHARP_ENUMS) + len(UNREAL_ENUM_MIRRORS) + 1
+    checked = len(TABLE_STRUCTS) + len(CSHARP_STRUCTS) + len(CTYPES_STRUCTS) + len(CSHARP_ENUMS) + len(UNREAL_ENUM_MIRRORS) + 1
     if problems:
         print("The C ABI's mirrors differ from " + HEADER + ":\n" + "\n".join(problems), file=sys.stderr)
         return 1

@@ -75,5 +75,29 @@ TEST(ClientWrapper, AskReturnsTheAnswerAsAFuture) {
   EXPECT_EQ(refused.status.code(), KVF_ERR_UNKNOWN_SESSION);
 }
 
+// SessionParams and QueryParams are made from protocol/options.json's lists: every option of the
+// C struct (block mode's knobs included), each at kvf_*_params_init's default.
+#define KVF_EXPECT_AT_C_DEFAULT(KIND, name, c_type, cpp_type, value, c_value) \
+  KVF_EXPECT_AT_C_DEFAULT_##KIND(name, c_type)
+#define KVF_EXPECT_AT_C_DEFAULT_STRING(name, c_type) EXPECT_EQ(params.name, raw.name ? raw.name : "") << #name;
+#define KVF_EXPECT_AT_C_DEFAULT_STRINGS(name, c_type) \
+  EXPECT_TRUE(params.name.empty() && raw.name == nullptr && raw.name##_count == 0) << #name;
+#define KVF_EXPECT_AT_C_DEFAULT_ENUM(name, c_type) EXPECT_EQ(params.name, raw.name) << #name;
+#define KVF_EXPECT_AT_C_DEFAULT_NUMBER(name, c_type) EXPECT_EQ(static_cast<c_type>(params.name), raw.name) << #name;
+
+TEST(ClientWrapper, ParamsStartAtTheLibrarysDefaults) {
+  {
+    const client::SessionParams params;
+    const kvf_session_params raw = client::defaults(kvf_session_params_init);
+    KVF_SESSION_OPTIONS(KVF_EXPECT_AT_C_DEFAULT)
+  }
+  {
+    const client::QueryParams params;
+    const kvf_query_params raw = client::defaults(kvf_query_params_init);
+    KVF_QUERY_OPTIONS(KVF_EXPECT_AT_C_DEFAULT)
+    KVF_QUERY_SAMPLING_OPTIONS(KVF_EXPECT_AT_C_DEFAULT)
+  }
+}
+
 }  // namespace
 }  // namespace kvframe::test

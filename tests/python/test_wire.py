@@ -116,8 +116,8 @@ def test_query_encoding_carries_every_field():
 def test_open_session_encoding_carries_every_field():
     from kvframe.protocol.fb import OpenSession
 
-    spec = _common.open_spec("holdem", {"min_split_bytes": 0}, kvframe.Mode.PREFIX, "Be brief.", 2048, block_heads=8,
-                             blend_ratio=0.25, block_temperature=1.5)
+    spec = _common.open_spec("holdem", {"min_split_bytes": 0}, mode=kvframe.Mode.PREFIX, system_prompt="Be brief.",
+                             context_tokens=2048, block_heads=8, blend_ratio=0.25, block_temperature=1.5)
     msg = FbMessage.Message.GetRootAs(wire.encode_open(4, spec), 0)
     o = OpenSession.OpenSession()
     body = msg.Body()
@@ -125,18 +125,51 @@ def test_open_session_encoding_carries_every_field():
     assert (o.GameId(), json.loads(o.RulesJson()), o.Mode(), o.SystemPrompt()) == (
         b"holdem", {"min_split_bytes": 0}, int(kvframe.Mode.PREFIX), b"Be brief.")
     assert (o.ContextTokens(), o.BlockHeads(), o.BlendRatio(), o.BlockTemperature()) == (2048, 8, 0.25, 1.5)
-    default = _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0)
+    default = _common.open_spec("", None)
     body = FbMessage.Message.GetRootAs(wire.encode_open(5, default), 0).Body()
     o.Init(body.Bytes, body.Pos)
     assert (o.BlockHeads(), o.BlendRatio(), o.BlockTemperature()) == (-1, -1, -1)  # the server's defaults
     with pytest.raises(ValueError):
-        _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, block_heads=-2)
+        _common.open_spec("", None, block_heads=-2)
     for bad in (-0.5, 1.5, float("nan")):
         with pytest.raises(ValueError):
-            _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, blend_ratio=bad)
+            _common.open_spec("", None, blend_ratio=bad)
     for bad in (0.0, 5.0, float("nan")):
         with pytest.raises(ValueError):
-            _common.open_spec("", None, kvframe.Mode.BLOCK, "", 0, block_temperature=bad)
+            _common.open_spec("", None, block_temperature=bad)
+
+
+def test_unknown_options_are_type_errors_naming_the_valid_ones():
+    with pytest.raises(TypeError, match=r"open_session\(\) got unknown options \['block_head'\]; it takes .*'block_heads'"):
+        _common.open_spec("", None, block_head=3)
+    with pytest.raises(TypeError, match=r"unknown options \['rules_json'\]; it takes .*'rules'"):
+        _common.open_spec("", None, rules_json="{}")  # spelled `rules` here
+    with pytest.raises(TypeError, match=r"query\(\) got unknown options \['max_token'\]; it takes .*'max_tokens'"):
+        _common.query_spec("Act.", max_token=3)
+    with pytest.raises(TypeError, match=r"unknown options \['output_schema'\]; it takes .*'schema'"):
+        _common.query_spec("Act.", output_schema="{}")
+    with pytest.raises(ValueError, match="kind 7 is not a kvframe.TaskKind"):
+        _common.query_spec("Act.", kind=7)
+    with pytest.raises(ValueError, match="instruction is empty"):
+        _common.query_spec("")
+    with pytest.raises(TypeError, match="stop takes str"):
+        _common.query_spec("Act.", stop=[1])
+
+
+def test_empty_strings_are_left_off_the_wire_and_defaults_are_the_tables():
+    from kvframe.protocol.fb import OpenSession, Query
+
+    spec = _common.query_spec("Act.")
+    assert (spec.kind, spec.npc_id, spec.max_tokens, spec.top_p, spec.stop) == (kvframe.TaskKind.TEXT, "", 64, 1, ())
+    body = FbMessage.Message.GetRootAs(wire.encode_query(3, 99, spec), 0).Body()
+    q = Query.Query()
+    q.Init(body.Bytes, body.Pos)
+    assert (q.NpcId(), q.OutputSchema(), q.StopLength(), q.Instruction()) == (None, None, 0, b"Act.")
+    body = FbMessage.Message.GetRootAs(wire.encode_open(4, _common.open_spec("", None)), 0).Body()
+    o = OpenSession.OpenSession()
+    o.Init(body.Bytes, body.Pos)
+    assert (o.GameId(), o.RulesJson(), o.SystemPrompt(), o.Adapter(), o.Mode()) == (
+        None, None, None, None, int(kvframe.Mode.BLOCK))
 
 
 def test_garbage_replies_do_not_decode():

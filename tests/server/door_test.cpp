@@ -54,7 +54,7 @@ TEST_F(HandlerTest, BadFieldsAreBadRequestsNamingTheField) {
   send(query_message(2, session, no_instruction));
   send(open_session_message(3, fb::AttentionMode::Block, 0, R"({"max_depth": "deep"})"));
   send(open_session_message(4, fb::AttentionMode::Block, StateEchoBackend::kMaxContext + 1));
-  send(open_session_message(5, fb::AttentionMode::Block, 0, {}, kMaxBlockHeads + 1));
+  send(open_session_message(5, fb::AttentionMode::Block, 0, {}, options::knob_block_heads::wire_max + 1));
   send(open_session_message(6, fb::AttentionMode::Block, 0, {}, -2));
   send(open_session_message(7, fb::AttentionMode::Block, 0, {}, -1, 1.5f));
   send(open_session_message(8, fb::AttentionMode::Block, 0, {}, -1, std::nanf("")));

@@ -1,4 +1,4 @@
-// The server's small parts on their own: logfmt, stage percentiles, keys.
+// The server's small parts on their own: logfmt, stage percentiles, keys, a request's absent fields.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -9,6 +9,7 @@
 
 #include "kvframe/server_core/curve_keys.h"
 #include "kvframe/server_core/log.h"
+#include "kvframe/server_core/request.h"
 #include "kvframe/server_core/server.h"
 #include "kvframe/server_core/stats.h"
 
@@ -113,6 +114,48 @@ TEST(CurveKeysTest, BadKeyFilesSayWhichLine) {
   ASSERT_FALSE(keys);
   EXPECT_NE(keys.error().message.find(path + ":2"), std::string::npos) << keys.error().message;
   std::remove(path.c_str());
+}
+
+// The clients leave an empty string off the wire (native wire.cpp, Python wire.py): the server
+// reads it, and every other field left off, as protocol/options.json's default.
+TEST(RequestTest, AQueryWithOnlyItsInstructionHasEveryOtherOptionAtItsDefault) {
+  flatbuffers::FlatBufferBuilder b;
+  const auto instruction = b.CreateString("Act.");
+  fb::QueryBuilder query(b);
+  query.add_session_id(7);
+  query.add_instruction(instruction);
+  protocol::finish_message(b, 3, query.Finish());
+  const auto parsed =
+      parse_request(std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()), {});
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const QueryRequest& q = std::get<QueryRequest>(parsed->body);
+  EXPECT_EQ(q.session_id, 7u);
+  QuerySpec expected;  // the table's defaults
+  expected.instruction = "Act.";
+#define KVF_EXPECT_DEFAULT(KIND, name, c_type, cpp_type, value, c_value) \
+  EXPECT_TRUE(q.spec.name == expected.name) << #name;
+  KVF_QUERY_OPTIONS(KVF_EXPECT_DEFAULT)
+  KVF_QUERY_SAMPLING_OPTIONS(KVF_EXPECT_DEFAULT)
+#undef KVF_EXPECT_DEFAULT
+}
+
+TEST(RequestTest, AnEmptyOpenSessionHasEveryOptionAtItsDefault) {
+  flatbuffers::FlatBufferBuilder b;
+  fb::OpenSessionBuilder open(b);
+  protocol::finish_message(b, 2, open.Finish());
+  const auto parsed =
+      parse_request(std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()), {});
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const OpenSessionRequest& o = std::get<OpenSessionRequest>(parsed->body);
+  const protocol::OpenSpec expected;  // the table's defaults
+  EXPECT_EQ(o.game_id, expected.game_id);
+  EXPECT_TRUE(o.config.mode == expected.mode);
+  EXPECT_EQ(o.config.system_prompt, "");
+  EXPECT_EQ(o.config.context_tokens, expected.context_tokens);
+#define KVF_EXPECT_KNOB_DEFAULT(name) EXPECT_EQ(o.config.fidelity.name, expected.name) << #name;
+  KVF_FIDELITY_KNOBS(KVF_EXPECT_KNOB_DEFAULT)
+#undef KVF_EXPECT_KNOB_DEFAULT
+  EXPECT_EQ(o.config.adapter, expected.adapter);
 }
 
 }  // namespace

@@ -128,9 +128,10 @@ TEST(CliModelOptions, LoraFileIsResolveLoras) {
 
 // Block mode's fidelity knobs: their defaults (all off), their ranges.
 TEST(CliFidelityOptions, TheFlagsSetTheKnobsWithinTheirRanges) {
-  auto parse_knobs = [](kvframe::common::BlockFidelity& o, std::vector<std::string> args, int32_t max_heads) {
+  auto parse_knobs = [](kvframe::common::BlockFidelity& o, std::vector<std::string> args,
+                        cli::KnobLimits limits) {
     CLI::App app{"test"};
-    cli::add_fidelity_options(app, o, "for tests", max_heads);
+    cli::add_fidelity_options(app, o, "for tests", limits);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
       app.parse(reversed);
@@ -143,15 +144,16 @@ TEST(CliFidelityOptions, TheFlagsSetTheKnobsWithinTheirRanges) {
   EXPECT_EQ(o.block_heads, 0);
   EXPECT_EQ(o.blend_ratio, 0.0f);
   EXPECT_EQ(o.block_temperature, 1.0f);
-  ASSERT_TRUE(parse_knobs(o, {"--block-heads", "4", "--blend", "0.25", "--block-temperature", "0.5"}, 4096));
+  ASSERT_TRUE(parse_knobs(o, {"--block-heads", "4", "--blend", "0.25", "--block-temperature", "0.5"},
+                          cli::KnobLimits::kServer));
   EXPECT_EQ(o.block_heads, 4);
   EXPECT_FLOAT_EQ(o.blend_ratio, 0.25f);
   EXPECT_FLOAT_EQ(o.block_temperature, 0.5f);
   kvframe::common::BlockFidelity bad;
-  EXPECT_FALSE(parse_knobs(bad, {"--blend", "1.5"}, 4096));
-  EXPECT_FALSE(parse_knobs(bad, {"--block-temperature", "8"}, 4096));
-  EXPECT_FALSE(parse_knobs(bad, {"--block-heads", "5000"}, 4096));
-  EXPECT_TRUE(parse_knobs(bad, {"--block-heads", "5000"}, 1 << 20));
+  EXPECT_FALSE(parse_knobs(bad, {"--blend", "1.5"}, cli::KnobLimits::kServer));
+  EXPECT_FALSE(parse_knobs(bad, {"--block-temperature", "8"}, cli::KnobLimits::kServer));
+  EXPECT_FALSE(parse_knobs(bad, {"--block-heads", "5000"}, cli::KnobLimits::kServer));
+  EXPECT_TRUE(parse_knobs(bad, {"--block-heads", "5000"}, cli::KnobLimits::kEngine));
 }
 
 }  // namespace

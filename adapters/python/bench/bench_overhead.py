@@ -51,6 +51,7 @@ from typing import Dict, List, Tuple
 import zmq
 
 import kvframe
+import kvframe.options
 from kvframe import patch as kpatch
 from kvframe import wire
 from kvframe.aio import AsyncClient
@@ -120,11 +121,13 @@ class _ClientParams(ctypes.Structure):  # kvf_client_params, field for field (te
                 ("client_secret_key", ctypes.c_char_p), ("zmq_context", ctypes.c_void_p)]
 
 
-class _SessionParams(ctypes.Structure):  # kvf_session_params, field for field
-    _fields_ = [("struct_size", ctypes.c_uint32), ("game_id", ctypes.c_char_p), ("rules_json", ctypes.c_char_p),
-                ("mode", ctypes.c_int), ("system_prompt", ctypes.c_char_p), ("context_tokens", ctypes.c_uint32),
-                ("block_heads", ctypes.c_int32), ("blend_ratio", ctypes.c_float),
-                ("block_temperature", ctypes.c_float), ("adapter", ctypes.c_char_p)]
+# An option's C type by its type in protocol/options.json (an enum is an int, a bool an int32_t).
+_CTYPES = {"string": ctypes.c_char_p, "enum": ctypes.c_int, "int32": ctypes.c_int32, "uint32": ctypes.c_uint32,
+           "uint64": ctypes.c_uint64, "float": ctypes.c_float, "bool": ctypes.c_int32}
+
+
+class _SessionParams(ctypes.Structure):  # kvf_session_params: the table's options, which tests/adapters checks
+    _fields_ = [("struct_size", ctypes.c_uint32)] + [(o.name, _CTYPES[o.type]) for o in kvframe.options.SESSION]
 
 
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)

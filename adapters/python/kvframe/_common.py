@@ -14,9 +14,9 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, Tuple
 import zmq
 
 from . import patch as _patch
-from . import wire
+from . import options, wire
 from .errors import BadJsonError, ConnectError, ErrorCode, KvframeError, RequestTimeoutError, TooLargeError
-from .messages import Answer, Chunk, FrameFormat, Mode, ServerInfo, TaskKind
+from .messages import Answer, Chunk, FrameFormat, ServerInfo, TaskKind
 from ._core import FRAME, QUERY, Core, ResultEvent
 
 JsonLike = Union[str, bytes, bytearray, memoryview, dict, list]
@@ -113,43 +113,54 @@ def connect_keys(endpoint: str, server_public_key, client_public_key,
     return out[0], out[1], out[2]
 
 
-def open_spec(game_id: str, rules: Optional[Union[str, dict]], mode: Union[Mode, int], system_prompt: str,
-              context_tokens: int, block_heads: int = -1, blend_ratio: float = -1,
-              block_temperature: float = -1, adapter: Optional[str] = None) -> wire.OpenSpec:
-    if int(mode) not in (0, 1, 2):
-        raise ValueError(f"mode {mode!r} is not a kvframe.Mode (FULL, PREFIX or BLOCK)")
-    if context_tokens < 0:
-        raise ValueError("context_tokens must be >= 0 (0: the server's default)")
-    if block_heads < -1:
-        raise ValueError("block_heads must be >= -1 (-1: the server's default, 0: off)")
-    if blend_ratio != -1 and not 0 <= blend_ratio <= 1:
-        raise ValueError("blend_ratio takes 0 (off) .. 1 (every token), or -1 for the server's default")
-    if block_temperature != -1 and not 0.25 <= block_temperature <= 4:
-        raise ValueError("block_temperature takes 0.25 .. 4 (1: off), or -1 for the server's default")
-    rules_json = "" if rules is None else (rules if isinstance(rules, str) else json.dumps(rules))
-    return wire.OpenSpec(game_id or "", rules_json, Mode(int(mode)), system_prompt or "", int(context_tokens),
-                         int(block_heads), float(blend_ratio), float(block_temperature), adapter or "")
+def _checked(group: Tuple[options.Option, ...], own: Dict[str, Any], more: Dict[str, Any], call: str,
+             spelled: Dict[str, str]) -> Dict[str, Any]:
+    """The options of `group` (protocol/options.json) `call` was given, checked: `own`, its own
+    arguments by option name, and `more`, the rest by name; a name it does not take (an option
+    `spelled` renames, under its option name) is a TypeError naming those it takes."""
+    known = {o.name: o for o in group}
+    unknown = sorted(name for name in more if name not in known or name in spelled)
+    if unknown:
+        takes = sorted(spelled.get(name, name) for name in known)
+        raise TypeError(f"{call}() got unknown options {unknown}; it takes {takes}")
+    return {name: known[name].check(value) for name, value in dict(more, **own).items()}
 
 
-def query_spec(instruction: str, *, kind: Union[TaskKind, int], npc_id: str, schema: Optional[Schema],
-               max_tokens: int, temperature: float, top_k: int, top_p: float, seed: int, stop: Iterable[str],
-               stream: bool, frame_number: int, deadline_ms: int, deadline_frame: int) -> wire.QuerySpec:
+def open_spec(game_id: str, rules: Optional[Union[str, dict]], **more: Any) -> wire.OpenSpec:
+    """An OpenSession's fields, each checked against protocol/options.json (kvframe.options.SESSION):
+    ``more`` takes the rest by name (mode, adapter="holdem", a fidelity knob); None: the option's default."""
+    rules_json = None if rules is None else (rules if isinstance(rules, str) else json.dumps(rules))
+    return wire.OpenSpec(**_checked(options.SESSION, dict(game_id=game_id, rules_json=rules_json), more,
+                                    "open_session", {"rules_json": "rules"}))
+
+
+def sized_open_spec(max_message_bytes: int, game_id: str, rules: Optional[Union[str, dict]],
+                    **more: Any) -> wire.OpenSpec:
+    """open_spec, refused with TooLargeError when the message would exceed the server's limit."""
+    spec = open_spec(game_id, rules, **more)
+    check_size(wire.strings_bytes(spec, options.SESSION), max_message_bytes, "session's parameters")
+    return spec
+
+
+def query_spec(instruction: str, schema: Optional[Schema] = None, **more: Any) -> wire.QuerySpec:
+    """A Query's fields, each checked against protocol/options.json (kvframe.options.QUERY): ``more``
+    takes the rest by name (kind, npc_id, max_tokens, stop...); None: the option's default. A schema
+    (a dict or JSON text, sent as output_schema) makes a TEXT query an NPC_ACTION."""
     if not isinstance(instruction, str) or not instruction:
         raise ValueError("instruction is empty: say what the model should do now")
-    if int(kind) not in (0, 1, 2):
-        raise ValueError(f"kind {kind!r} is not a kvframe.TaskKind")
-    schema_json = schema_text(schema)
-    if schema_json and int(kind) == TaskKind.TEXT:
-        kind = TaskKind.NPC_ACTION  # a schema means an action
-    stops = tuple(stop)
-    for s in stops:
-        if not isinstance(s, str):
-            raise TypeError("stop strings are str")
-    return wire.QuerySpec(instruction=instruction, kind=TaskKind(int(kind)), npc_id=npc_id or "",
-                          output_schema=schema_json, max_tokens=int(max_tokens), temperature=float(temperature),
-                          top_k=int(top_k), top_p=float(top_p), seed=int(seed), stop=stops, stream=bool(stream),
-                          frame_number=int(frame_number), deadline_ms=int(deadline_ms),
-                          deadline_frame=int(deadline_frame))
+    own = dict(instruction=instruction, output_schema=schema_text(schema))
+    fields = _checked(options.QUERY, own, more, "query", {"output_schema": "schema"})
+    if fields["output_schema"] and fields.get("kind", TaskKind.TEXT) == TaskKind.TEXT:
+        fields["kind"] = TaskKind.NPC_ACTION  # a schema means an action
+    return wire.QuerySpec(**fields)
+
+
+def sized_query_spec(max_message_bytes: int, instruction: str, schema: Optional[Schema] = None,
+                     **more: Any) -> wire.QuerySpec:
+    """query_spec, refused with TooLargeError when the message would exceed the server's limit."""
+    spec = query_spec(instruction, schema, **more)
+    check_size(wire.strings_bytes(spec, options.QUERY), max_message_bytes, "query")
+    return spec
 
 
 def check_size(payload_bytes: int, limit: int, what: str) -> None:
@@ -293,36 +304,31 @@ class SessionBase(Generic[Q]):
         """The number of the last frame sent (0: none yet)."""
         return self._last_frame
 
-    def query(self, instruction: str, *, kind: Union[TaskKind, int] = TaskKind.TEXT, npc_id: str = "",
-              schema: Optional[Schema] = None, max_tokens: int = 64, temperature: float = 0.0, top_k: int = 0,
-              top_p: float = 1.0, seed: int = 0, stop: Iterable[str] = (), stream: bool = False,
-              frame_number: int = 0, deadline_ms: int = 0, deadline_frame: int = 0,
-              on_chunk: Optional[Callable[[Chunk], None]] = None) -> Q:
+    def query(self, instruction: str, *, schema: Optional[Schema] = None,
+              on_chunk: Optional[Callable[[Chunk], None]] = None, **options: Any) -> Q:
         """Sends a query about the session's latest frame (or ``frame_number``); returns at once with
         the query in flight (a :class:`kvframe.Query`, or a :class:`kvframe.aio.AsyncQuery` to await).
 
         Args:
             instruction: what the model should do now (the prompt's final block).
-            kind: :class:`TaskKind`; a ``schema`` makes it ``NPC_ACTION``.
-            npc_id: who acts; only labels the server's debug log line for the query (not the prompt,
-                batching or stats: say who acts in the instruction).
             schema: a JSON Schema (dict or text) the answer must satisfy: decoding is
-                constrained to it and :attr:`Answer.action` is the parsed value.
-            max_tokens: most tokens to generate.
-            temperature, top_k, top_p, seed: sampling (temperature 0: greedy).
-            stop: stop strings (up to 16).
-            stream: send the text in chunks as it is decoded (iterate the query, or ``on_chunk``).
-            frame_number: the frame this is about; 0: the latest.
-            deadline_ms: answer within this many ms of the server receiving it, or fail with
-                :class:`~kvframe.DeadlineError` at once; 0: none.
-            deadline_frame: moot once this frame number arrives; 0: none.
-            on_chunk: called with each :class:`Chunk`, on the client's thread (or its event loop).
+                constrained to it, the kind becomes ``NPC_ACTION`` and :attr:`Answer.action` is the
+                parsed value.
+            on_chunk: called with each :class:`Chunk`, on the client's thread (or its event loop);
+                it makes the query streamed.
+            **options: the query's other options by name, each as protocol/options.json defines it
+                (:data:`kvframe.options.QUERY`, docs/protocol.md): ``kind`` (:class:`TaskKind`),
+                ``npc_id`` (only labels the server's debug log line), ``max_tokens``, sampling
+                (``temperature`` 0: greedy, ``top_k``, ``top_p``, ``seed``), ``stop`` (up to 16
+                strings), ``stream`` (iterate the query for its chunks), ``frame_number`` (0: the
+                latest), ``deadline_ms`` (answer within this many ms of the server receiving it, or
+                fail with :class:`~kvframe.DeadlineError` at once; 0: none), ``deadline_frame`` (moot
+                once this frame number arrives; 0: none). A value out of its range raises
+                ValueError, an unknown name TypeError.
         """
-        spec = query_spec(instruction, kind=kind, npc_id=npc_id, schema=schema, max_tokens=max_tokens,
-                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, stop=stop,
-                          stream=stream or on_chunk is not None, frame_number=frame_number,
-                          deadline_ms=deadline_ms, deadline_frame=deadline_frame)
-        check_size(spec.size_bound(), self._client._core.max_message_bytes, "query")
+        if on_chunk is not None:
+            options["stream"] = True
+        spec = sized_query_spec(self._client._core.max_message_bytes, instruction, schema, **options)
         q = self._new_query(on_chunk)
         q._request_id = next_request_id()  # before the client's thread can answer it
         self._client._submit(self._handle, QUERY, spec, q._on_event, check_open=True, rid=q._request_id)

@@ -24,7 +24,7 @@ import zmq
 import zmq.asyncio
 
 from ._common import (END, ClientBase, JsonLike, QueryBase, Schema, SessionBase, check_size, connect_keys,
-                      next_request_id, open_spec)
+                      next_request_id, sized_open_spec)
 from ._core import CLOSE, OPEN, STATS, Request
 from .client import EXPIRY_SCAN_S, MONITOR_EVENTS, configure_socket
 from .errors import ClosedError, ConnectError, ErrorCode, KvframeError, error_for
@@ -192,15 +192,9 @@ class AsyncClient(ClientBase):
         return client
 
     async def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None,
-                           mode: Union[Mode, int] = Mode.BLOCK, system_prompt: str = "",
-                           context_tokens: int = 0, block_heads: int = -1,
-                           blend_ratio: float = -1, block_temperature: float = -1,
-                           adapter: Optional[str] = None) -> AsyncSession:
+                           **options: Any) -> AsyncSession:
         """Opens a session (arguments as :meth:`kvframe.Client.open_session`)."""
-        spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio,
-                         block_temperature, adapter)
-        check_size(len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id),
-                   self._core.max_message_bytes, "session's parameters")
+        spec = sized_open_spec(self._core.max_message_bytes, game_id, rules, **options)
         handle = next(self._session_ids)
         await self._request(handle, OPEN, spec)
         self._open_sessions.add(handle)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Optional, Union
 import zmq
 
 from ._common import (END, ClientBase, JsonLike, QueryBase, Schema, SessionBase, check_size, connect_keys,
-                      next_request_id, open_spec)
+                      next_request_id, sized_open_spec)
 from ._core import CLOSE, OPEN, STATS, Request
 from .errors import ClosedError, ConnectError, ErrorCode, KvframeError, error_for
 from .messages import Answer, Chunk, FrameAck, FrameFormat, Mode, Stats, TaskKind
@@ -318,32 +318,20 @@ class Client(ClientBase):
 
     # ---- public (and ClientBase's endpoint, routing_id, server_info) --------------
 
-    def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None, mode: Union[Mode, int] = Mode.BLOCK,
-                     system_prompt: str = "", context_tokens: int = 0, block_heads: int = -1,
-                     blend_ratio: float = -1, block_temperature: float = -1,
-                     adapter: Optional[str] = None) -> Session:
+    def open_session(self, game_id: str = "", *, rules: Union[str, dict, None] = None, **options: Any) -> Session:
         """Opens a session (waits for the server).
 
         Args:
             game_id: free text for the server's logs and stats ("holdem").
             rules: json_blocker rules (docs/json_blocker.md) as a dict or JSON text; None: the defaults.
-            mode: :class:`Mode` (default BLOCK).
-            system_prompt: "" for the model's default.
-            context_tokens: the session's KV budget in tokens; 0: the server's default.
-            block_heads: block mode's fidelity knob — re-encode the first N tokens of each block whose
-                context changed, in context (docs/block_attention.md); -1: the server's default, 0: off.
-            blend_ratio: block mode's other knob — the share (0..1) of each changed block's tokens, those
-                the context moved most, recomputed in context; -1: the server's default, 0: off, 1: full.
-            block_temperature: block mode's third knob — attention logits against block keys divided by it
-                (0.25..4); -1: the server's default, 1: off.
-            adapter: the LoRA adapter the session's model runs with — a name the server loaded
-                (:attr:`ServerInfo.adapters`), ``"none"`` for the base model; None: the server's default.
-                An unknown name raises :class:`~kvframe.UnknownAdapterError`.
+            **options: the session's other options by name, each as protocol/options.json defines it
+                (:data:`kvframe.options.SESSION`, docs/protocol.md): ``mode`` (:class:`Mode`, default
+                BLOCK), ``system_prompt``, ``context_tokens``, block mode's fidelity knobs
+                (docs/block_attention.md; -1: the server's default), ``adapter`` (a name the server loaded,
+                :attr:`ServerInfo.adapters`; an unknown one raises :class:`~kvframe.UnknownAdapterError`).
+                A value out of its range raises ValueError, an unknown name TypeError.
         """
-        spec = open_spec(game_id, rules, mode, system_prompt, context_tokens, block_heads, blend_ratio,
-                         block_temperature, adapter)
-        check_size(len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id),
-                   self._core.max_message_bytes, "session's parameters")
+        spec = sized_open_spec(self._core.max_message_bytes, game_id, rules, **options)
         handle = next(self._session_ids)
         self._blocking(handle, OPEN, spec)
         with self._lock:

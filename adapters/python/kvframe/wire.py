@@ -21,7 +21,7 @@ reply that cannot be read fails its request with MalformedError.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Optional, Tuple
 
 import flatbuffers
@@ -54,6 +54,7 @@ except ImportError as _e:  # pragma: no cover - a source tree that was never bui
     ) from _e
 
 from . import messages as t
+from . import options
 
 PROTOCOL_VERSION = 1
 """``Message.protocol_version`` this client speaks; the server answers another with WrongVersion."""
@@ -69,19 +70,26 @@ _EMPTY = b""
 # ---- requests as plain data ------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class OpenSpec:
-    """An OpenSession's fields, kept to re-open the session after a server restart."""
+def _spec(name: str, group: Tuple[options.Option, ...], doc: str) -> type:
+    spec = make_dataclass(name, [(o.name, Any, field(default=o.wire_default)) for o in group], frozen=True)
+    spec.__doc__ = doc
+    return spec
 
-    game_id: str = ""
-    rules_json: str = ""
-    mode: int = t.Mode.BLOCK
-    system_prompt: str = ""
-    context_tokens: int = 0
-    block_heads: int = -1
-    blend_ratio: float = -1
-    block_temperature: float = -1
-    adapter: str = ""
+
+OpenSpec = _spec("OpenSpec", options.SESSION,
+                 "An OpenSession's fields (protocol/options.json), kept to re-open the session after a restart.")
+QuerySpec = _spec("QuerySpec", options.QUERY, "A Query's fields, its sampling's among them (protocol/options.json).")
+
+
+def strings_bytes(spec: Any, group: Tuple[options.Option, ...]) -> int:
+    """What a spec's strings take on the wire, at most (the native client's size bound)."""
+    total = 0
+    for o in group:
+        if o.type == "string":
+            total += len(getattr(spec, o.name).encode())
+        elif o.type == "strings":
+            total += sum(len(s.encode()) + 8 for s in getattr(spec, o.name))
+    return total
 
 
 @dataclass(frozen=True)
@@ -92,30 +100,6 @@ class FrameSpec:
     format: int
     json: bytes
     base_frame: Optional[int] = None  # a patch's base: the frame it was made against
-
-
-@dataclass(frozen=True)
-class QuerySpec:
-    """A Query's fields (protocol/kvframe.fbs ``Query``)."""
-
-    instruction: str
-    kind: int = t.TaskKind.TEXT
-    npc_id: str = ""
-    output_schema: str = ""
-    max_tokens: int = 64
-    temperature: float = 0.0
-    top_k: int = 0
-    top_p: float = 1.0
-    seed: int = 0
-    stop: Tuple[str, ...] = ()
-    stream: bool = False
-    frame_number: int = 0
-    deadline_ms: int = 0
-    deadline_frame: int = 0
-
-    def size_bound(self) -> int:
-        return (len(self.npc_id.encode()) + len(self.instruction.encode()) + len(self.output_schema.encode())
-                + sum(len(s.encode()) + 8 for s in self.stop))
 
 
 # ---- encoding --------------------------------------------------------------------
@@ -139,22 +123,44 @@ def encode_hello(request_id: int, client_name: str) -> bytes:
     return _finish(b, request_id, _B.Hello, Hello.End(b))
 
 
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
+
+
+def _strings(b: flatbuffers.Builder, table: Any, spec: Any, group: Tuple[options.Option, ...]) -> dict:
+    """The offsets of a spec's strings, written before its table; an empty one is left off
+    (the server reads an absent string as empty)."""
+    offsets = {}
+    for o in group:
+        value = getattr(spec, o.name)
+        if o.type == "string" and value:
+            offsets[o.name] = b.CreateString(value)
+        elif o.type == "strings" and value:
+            items = [b.CreateString(s) for s in value]
+            getattr(table, "Start" + _pascal(o.name) + "Vector")(b, len(items))
+            for item in reversed(items):
+                b.PrependUOffsetTRelative(item)
+            offsets[o.name] = b.EndVector()
+    return offsets
+
+
+def _add_fields(b: flatbuffers.Builder, table: Any, spec: Any, group: Tuple[options.Option, ...],
+                offsets: dict) -> None:
+    """Every option of `group` into the table being built (its strings by their offsets)."""
+    for o in group:
+        if o.type in ("string", "strings"):
+            if o.name in offsets:
+                getattr(table, "Add" + _pascal(o.name))(b, offsets[o.name])
+            continue
+        value = getattr(spec, o.name)
+        getattr(table, "Add" + _pascal(o.wire.rpartition(".")[2]))(b, int(value) if o.enum else value)
+
+
 def encode_open(request_id: int, spec: OpenSpec) -> bytes:
-    b = flatbuffers.Builder(256 + len(spec.rules_json) + len(spec.system_prompt) + len(spec.game_id))
-    game = b.CreateString(spec.game_id)
-    rules = b.CreateString(spec.rules_json)
-    system = b.CreateString(spec.system_prompt)
-    adapter = b.CreateString(spec.adapter)
+    b = flatbuffers.Builder(256 + strings_bytes(spec, options.SESSION))
+    strings = _strings(b, OpenSession, spec, options.SESSION)
     OpenSession.Start(b)
-    OpenSession.AddGameId(b, game)
-    OpenSession.AddRulesJson(b, rules)
-    OpenSession.AddMode(b, int(spec.mode))
-    OpenSession.AddSystemPrompt(b, system)
-    OpenSession.AddContextTokens(b, spec.context_tokens)
-    OpenSession.AddBlockHeads(b, spec.block_heads)
-    OpenSession.AddBlendRatio(b, spec.blend_ratio)
-    OpenSession.AddBlockTemperature(b, spec.block_temperature)
-    OpenSession.AddAdapter(b, adapter)
+    _add_fields(b, OpenSession, spec, options.SESSION, strings)
     return _finish(b, request_id, _B.OpenSession, OpenSession.End(b))
 
 
@@ -178,39 +184,20 @@ def encode_frame(request_id: int, server_session: int, spec: FrameSpec) -> bytes
     return _finish(b, request_id, _B.Frame, FbFrame.End(b))
 
 
+_QUERY_OWN = tuple(o for o in options.QUERY if "." not in o.wire)
+_QUERY_SAMPLING = tuple(o for o in options.QUERY if o.wire.startswith("sampling."))
+
+
 def encode_query(request_id: int, server_session: int, spec: QuerySpec) -> bytes:
-    b = flatbuffers.Builder(256 + spec.size_bound())
-    npc = b.CreateString(spec.npc_id)
-    instruction = b.CreateString(spec.instruction)
-    schema = b.CreateString(spec.output_schema) if spec.output_schema else 0
-    stop = 0
-    if spec.stop:
-        offsets = [b.CreateString(s) for s in spec.stop]
-        Query.StartStopVector(b, len(offsets))
-        for off in reversed(offsets):
-            b.PrependUOffsetTRelative(off)
-        stop = b.EndVector()
+    b = flatbuffers.Builder(256 + strings_bytes(spec, options.QUERY))
+    strings = _strings(b, Query, spec, _QUERY_OWN)
     Sampling.Start(b)
-    Sampling.AddTemperature(b, spec.temperature)
-    Sampling.AddTopK(b, spec.top_k)
-    Sampling.AddTopP(b, spec.top_p)
-    Sampling.AddSeed(b, spec.seed)
+    _add_fields(b, Sampling, spec, _QUERY_SAMPLING, {})
     sampling = Sampling.End(b)
     Query.Start(b)
     Query.AddSessionId(b, server_session)
-    Query.AddFrameNumber(b, spec.frame_number)
-    Query.AddKind(b, int(spec.kind))
-    Query.AddNpcId(b, npc)
-    Query.AddInstruction(b, instruction)
-    if schema:
-        Query.AddOutputSchema(b, schema)
-    Query.AddMaxTokens(b, spec.max_tokens)
     Query.AddSampling(b, sampling)
-    if stop:
-        Query.AddStop(b, stop)
-    Query.AddStream(b, bool(spec.stream))
-    Query.AddDeadlineMs(b, spec.deadline_ms)
-    Query.AddDeadlineFrame(b, spec.deadline_frame)
+    _add_fields(b, Query, spec, _QUERY_OWN, strings)
     return _finish(b, request_id, _B.Query, Query.End(b))
 
 

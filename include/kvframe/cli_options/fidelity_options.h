@@ -1,22 +1,24 @@
 // Block mode's fidelity knobs (common::BlockFidelity; docs/block_attention.md)
-// as flags — --block-heads, --blend, --block-temperature — defined once for
-// kvframe-serve, kvframe-finetune eval and bench_game_frames.
+// as flags, one per knob of protocol/options.json (its flag, help and range),
+// for kvframe-serve, kvframe-finetune eval and bench_game_frames.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <cstdint>
-#include <limits>
 #include <string>
 
 #include "kvframe/common/block_fidelity.h"
 
 namespace kvframe::cli {
 
-// Adds the three flags to `app`, bound to `fidelity` (whose values are the
-// defaults --help shows) and checked against its ranges. `whose` ends each
+// Whose ranges the flags check: the engine's, or the server's (a knob's
+// wire_max, what a session may ask for, where it is lower).
+enum class KnobLimits { kEngine, kServer };
+
+// Adds a flag per knob to `app`, bound to `fidelity` (whose values are the
+// defaults --help shows) and checked against its range. `whose` ends each
 // help text, e.g. "for sessions that ask for the server's default".
 void add_fidelity_options(CLI::App& app, common::BlockFidelity& fidelity, const std::string& whose = {},
-                          int32_t max_block_heads = std::numeric_limits<int32_t>::max());
+                          KnobLimits limits = KnobLimits::kEngine);
 
 }  // namespace kvframe::cli

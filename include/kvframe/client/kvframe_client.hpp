@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kvframe/client/kvframe_client.h"
+#include "kvframe/common/options.h"  // the options' lists (generated, installed beside this header)
 
 namespace kvframe::client {
 
@@ -217,32 +218,57 @@ struct Answer {
   }
 };
 
+namespace detail {
+
+inline std::string text_or_empty(const char* text) { return text ? text : ""; }
+
+inline std::vector<const char*> pointers_to(const std::vector<std::string>& strings) {
+  std::vector<const char*> out;
+  for (const std::string& s : strings) out.push_back(s.c_str());
+  return out;
+}
+
+}  // namespace detail
+
+// One option as a field of SessionParams or QueryParams (X arguments of
+// kvframe/common/options.h's lists, made from protocol/options.json): the
+// strings owned, each at kvf_*_params_init's default.
+#define KVF_PARAMS_FIELD(KIND, name, c_type, cpp_type, value, c_value) \
+  KVF_PARAMS_FIELD_##KIND(name, c_type, cpp_type, c_value)
+#define KVF_PARAMS_FIELD_STRING(name, c_type, cpp_type, c_value) std::string name = detail::text_or_empty(c_value);
+#define KVF_PARAMS_FIELD_STRINGS(name, c_type, cpp_type, c_value) std::vector<std::string> name;
+#define KVF_PARAMS_FIELD_ENUM(name, c_type, cpp_type, c_value) c_type name = c_value;
+#define KVF_PARAMS_FIELD_NUMBER(name, c_type, cpp_type, c_value) cpp_type name = c_value;
+
+// ... and into the C struct `raw` from `params`, in two passes: the string
+// lists' pointer arrays (alive until the call), then every field.
+#define KVF_PARAMS_POINTERS(KIND, name, c_type, cpp_type, value, c_value) KVF_PARAMS_POINTERS_##KIND(name)
+#define KVF_PARAMS_POINTERS_STRINGS(name) \
+  const std::vector<const char*> name##_pointers = detail::pointers_to(params.name);
+#define KVF_PARAMS_POINTERS_STRING(name)
+#define KVF_PARAMS_POINTERS_ENUM(name)
+#define KVF_PARAMS_POINTERS_NUMBER(name)
+#define KVF_PARAMS_TO_C(KIND, name, c_type, cpp_type, value, c_value) KVF_PARAMS_TO_C_##KIND(name, c_type)
+#define KVF_PARAMS_TO_C_STRING(name, c_type) raw.name = params.name.c_str();
+#define KVF_PARAMS_TO_C_STRINGS(name, c_type) \
+  raw.name = name##_pointers.empty() ? nullptr : name##_pointers.data();  \
+  raw.name##_count = name##_pointers.size();
+#define KVF_PARAMS_TO_C_ENUM(name, c_type) raw.name = params.name;
+#define KVF_PARAMS_TO_C_NUMBER(name, c_type) raw.name = static_cast<c_type>(params.name);
+
+// kvf_session_params' options (game_id, rules_json, mode, system_prompt, context_tokens, block mode's
+// fidelity knobs, adapter: kvframe_client.h says what each does).
 struct SessionParams {
   SessionParams(std::string game = {}) : game_id(std::move(game)) {}  // NOLINT: {"holdem"} reads well
-  std::string game_id;
-  std::string rules_json;  // empty: json_blocker's defaults
-  kvf_mode mode = KVF_MODE_BLOCK;
-  std::string system_prompt;
-  uint32_t context_tokens = 0;
-  std::string adapter;  // a LoRA adapter the server loaded, "none", or empty: the server's default
+  KVF_SESSION_OPTIONS(KVF_PARAMS_FIELD)
 };
 
+// kvf_query_params' options (instruction, kind, npc_id, output_schema, max_tokens, sampling, stop,
+// stream, frame_number, deadlines: kvframe_client.h says what each does).
 struct QueryParams {
   QueryParams(std::string text = {}) : instruction(std::move(text)) {}  // NOLINT: ask({"What now?"})
-  std::string instruction;
-  kvf_task_kind kind = KVF_TASK_TEXT;
-  std::string npc_id;
-  std::string output_schema;
-  uint32_t max_tokens = 64;
-  float temperature = 0.0f;
-  int32_t top_k = 0;
-  float top_p = 1.0f;
-  uint64_t seed = 0;
-  std::vector<std::string> stop;
-  bool stream = false;
-  uint64_t frame_number = 0;
-  uint32_t deadline_ms = 0;
-  uint64_t deadline_frame = 0;
+  KVF_QUERY_OPTIONS(KVF_PARAMS_FIELD)
+  KVF_QUERY_SAMPLING_OPTIONS(KVF_PARAMS_FIELD)
 };
 
 namespace detail {
@@ -303,27 +329,13 @@ class Session {
 
   // Sends a query; its events go to `on_event` (or the poll queue). Returns the request id.
   Expected<uint64_t> query(const QueryParams& params, Callback on_event = {}) {
-    std::vector<const char*> stop;
-    for (const std::string& s : params.stop) stop.push_back(s.c_str());
-    kvf_query_params q = defaults(kvf_query_params_init);
-    q.kind = params.kind;
-    q.npc_id = params.npc_id.c_str();
-    q.instruction = params.instruction.c_str();
-    q.output_schema = params.output_schema.empty() ? nullptr : params.output_schema.c_str();
-    q.max_tokens = params.max_tokens;
-    q.temperature = params.temperature;
-    q.top_k = params.top_k;
-    q.top_p = params.top_p;
-    q.seed = params.seed;
-    q.stop = stop.empty() ? nullptr : stop.data();
-    q.stop_count = stop.size();
-    q.stream = params.stream ? 1 : 0;
-    q.frame_number = params.frame_number;
-    q.deadline_ms = params.deadline_ms;
-    q.deadline_frame = params.deadline_frame;
+    kvf_query_params raw = defaults(kvf_query_params_init);
+    KVF_QUERY_OPTIONS(KVF_PARAMS_POINTERS)
+    KVF_QUERY_OPTIONS(KVF_PARAMS_TO_C)
+    KVF_QUERY_SAMPLING_OPTIONS(KVF_PARAMS_TO_C)
     uint64_t request_id = 0;
     Status status = Status::of_call(detail::with_callback(std::move(on_event), [&](kvf_callback cb, void* user) {
-      return kvf_query(client_, id_, &q, cb, user, &request_id);
+      return kvf_query(client_, id_, &raw, cb, user, &request_id);
     }));
     if (!status) return status;
     return request_id;
@@ -413,15 +425,11 @@ class Client {
   kvf_client* handle() const { return c_; }
 
   Expected<Session> open_session(const SessionParams& params) {
-    kvf_session_params p = defaults(kvf_session_params_init);
-    p.game_id = params.game_id.c_str();
-    p.rules_json = params.rules_json.c_str();
-    p.mode = params.mode;
-    p.system_prompt = params.system_prompt.c_str();
-    p.context_tokens = params.context_tokens;
-    p.adapter = params.adapter.c_str();
+    kvf_session_params raw = defaults(kvf_session_params_init);
+    KVF_SESSION_OPTIONS(KVF_PARAMS_POINTERS)
+    KVF_SESSION_OPTIONS(KVF_PARAMS_TO_C)
     kvf_session id = 0;
-    if (Status status = Status::of_call(kvf_session_open(c_, &p, &id)); !status) return status;
+    if (Status status = Status::of_call(kvf_session_open(c_, &raw, &id)); !status) return status;
     return Session(c_, id);
   }
 

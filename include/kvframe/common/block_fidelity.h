@@ -1,53 +1,29 @@
 // Block mode's fidelity knobs (docs/block_attention.md): how much of full
 // attention a session buys back for the blocks it encoded alone. Defined
-// once, here, for every layer that holds them — the runtime's SessionParams,
-// the server's defaults and SessionConfig, the CLI flags, the evaluation —
-// each copying the struct whole, so a new knob is added here and where it is
-// used (runtime/engine/block_context.cpp) and sent (the wire, the clients).
+// once, in protocol/options.json (each knob's type, default, range, flag and
+// what it does), for every layer that holds them — the runtime's
+// SessionParams, the server's defaults and SessionConfig, the CLI flags, the
+// evaluation — each copying the struct whole or iterating
+// KVF_FIDELITY_KNOBS, so a new knob is added there and where it is used
+// (runtime/engine/block_context.cpp).
 // Header-only and free of torch: the server's core holds it too.
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
+#include "kvframe/common/options.h"
+
 namespace kvframe::common {
 
-// A value outside a knob's range (its limits below; NaN is in none) is
-// refused: by Session::open (kInvalidArgument), by the server at OpenSession
-// (BadRequest), by the flags.
+// A value outside a knob's range (options::knob_<name>::min .. max; NaN is
+// in none) is refused: by Session::open (kInvalidArgument), by the server at
+// OpenSession (BadRequest), by the flags.
 struct BlockFidelity {
-  // After assembling a frame, re-encode the first `block_heads` tokens of
-  // every block whose context changed (its own tokens, an earlier block's
-  // or its position), in context: attending to everything before them, as
-  // full attention would, instead of starting blind like a block encoded
-  // alone (its "attention sink" at the start is what misleads the final
-  // block most; EPIC, arXiv 2410.15332). Costs those tokens per frame,
-  // counted in QueryReport::tokens_encoded. 0: off; at least every block's
-  // length: every block token re-encoded in context, which is `full`
-  // attention (to fp32 rounding). Never negative.
-  int32_t block_heads = 0;
-  // CacheBlend (arXiv 2405.16444): after assembling a frame, every token of
-  // the blocks whose context changed runs the model's first layer in
-  // context; then, in each block, the ceil(blend_ratio x its length) tokens
-  // whose second-layer values moved most from the block's own (besides its
-  // `block_heads` first tokens) run on through every layer, and the others
-  // keep their block KV above the second layer. Costs, in
-  // QueryReport::tokens_encoded, the tokens that run on plus the others'
-  // share of the layers they ran (2 of 30 on the default model, counted
-  // whole). 0: off; kMaxBlendRatio: every block token in context, which is
-  // `full` attention (to fp32 rounding).
-  float blend_ratio = 0;
-  static constexpr float kMaxBlendRatio = 1;
-  // APE's attention temperature (arXiv 2502.05431): blocks' keys are stored
-  // divided by it, so every token that attends to a block — the final
-  // block, the answer — sees that block's attention logits divided by it:
-  // below 1 sharpens what blocks encoded alone spread out. The prefix and
-  // tokens the other knobs recompute in context keep their keys. Free at
-  // query time (the keys are scaled once, when a block is encoded). 1: off.
-  float block_temperature = 1;
-  static constexpr float kMinBlockTemperature = 0.25f;
-  static constexpr float kMaxBlockTemperature = 4;
+  KVF_BLOCK_FIDELITY_FIELDS
 };
 
 // A knob's value or limit as people write it (0.25, 4, 1.5, not
@@ -58,6 +34,35 @@ std::string knob_text(T value) {
   std::ostringstream text;
   text << value;
   return text.str();
+}
+
+// Every knob as "name value", comma-separated, for reports and logs.
+inline std::string fidelity_text(const BlockFidelity& fidelity) {
+  std::string text;
+#define KVF_KNOB_TEXT(name) text += (text.empty() ? "" : ", ") + std::string(#name " ") + knob_text(fidelity.name);
+  KVF_FIDELITY_KNOBS(KVF_KNOB_TEXT)
+#undef KVF_KNOB_TEXT
+  return text;
+}
+
+// Why `value` is outside knob `Knob`'s range [Knob::min, hi], if it is; hi
+// defaults to the engine's limit (the server passes its wire_max).
+template <class Knob>
+std::optional<std::string> knob_out_of_range(typename Knob::type value, typename Knob::type hi = Knob::max) {
+  if (value >= Knob::min && value <= hi) return std::nullopt;
+  std::string range = "at least " + knob_text(Knob::min);
+  if (hi != std::numeric_limits<typename Knob::type>::max()) range = knob_text(Knob::min) + " .. " + knob_text(hi);
+  return std::string(Knob::name) + " is " + knob_text(value) + "; it takes " + range + " (" + Knob::off + ")";
+}
+
+// The first knob of `fidelity` outside its engine range, as knob_out_of_range says it.
+inline std::optional<std::string> fidelity_out_of_range(const BlockFidelity& fidelity) {
+  std::optional<std::string> bad;
+#define KVF_CHECK_KNOB(name) \
+  if (!bad) bad = knob_out_of_range<options::knob_##name>(fidelity.name);
+  KVF_FIDELITY_KNOBS(KVF_CHECK_KNOB)
+#undef KVF_CHECK_KNOB
+  return bad;
 }
 
 }  // namespace kvframe::common

@@ -276,7 +276,7 @@ class Model {
                                       BranchCache& branches) const;
 
   // Recomputes chosen entries of `cache` in context (the block engine's
-  // fidelity knobs, BlockFidelity::block_heads): token tokens[i], at
+  // fidelity knobs, common::BlockFidelity): token tokens[i], at
   // position positions[i], runs through the model and its keys and values
   // are written over entry entries[i]. It attends to every entry e of
   // [0, cache.length) whose position entry_positions[e] is at most its own:
@@ -285,7 +285,7 @@ class Model {
   // of it. entry_positions: int64 [cache.length] on the cache's device (a
   // value above every position hides an entry, as padding does; `padding`
   // itself is not read). The adapter applies when it changes the context.
-  // With a selection (BlockFidelity::blend_ratio), only some tokens run
+  // With a selection (the blend knob), only some tokens run
   // every layer: see RecomputeSelection.
   // kInvalidArgument for sizes that differ, no tokens, entries outside
   // [0, length) or repeated, a selection that does not fit the tokens, or

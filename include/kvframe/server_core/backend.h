@@ -15,6 +15,7 @@
 #include "kvframe/common/block_fidelity.h"
 #include "kvframe/common/result.h"
 #include "kvframe/json_blocker/rules.h"
+#include "kvframe/protocol/option_specs.h"
 #include "kvframe/protocol/protocol.h"
 
 namespace kvframe::server {
@@ -65,16 +66,10 @@ struct FrameSummary {
   uint32_t blocks_removed = 0;
 };
 
-struct QuerySpec {
-  std::string instruction;
-  uint32_t max_tokens = 64;
-  float temperature = 0;
-  int32_t top_k = 0;
-  float top_p = 1;
-  uint64_t seed = 0;
-  std::string output_schema;       // a JSON Schema the answer must satisfy; empty: free text
-  std::vector<std::string> stop;   // stop strings
-};
+// A query as the client sent it (protocol/options.json's fields): the backend
+// runs instruction, output_schema, max_tokens, stop and the sampling; the
+// scheduler reads the rest.
+using QuerySpec = protocol::QuerySpec;
 
 // Milliseconds per engine stage (runtime::StageTimes).
 struct EngineStages {

@@ -56,17 +56,13 @@ struct RateLimit {
   double burst = 2000;
 };
 
-// The most block_heads a session may ask for: beyond a block's length it
-// changes nothing, and blocks are rarely longer.
-inline constexpr int32_t kMaxBlockHeads = 4096;
-
 struct HandlerParams {
   std::vector<fb::AttentionMode> modes = {fb::AttentionMode::Full, fb::AttentionMode::Prefix,
                                           fb::AttentionMode::Block};  // served
   uint32_t default_context = 4096;  // when OpenSession says 0 (capped at max_context)
   // Block mode's fidelity knobs a session gets for each one its OpenSession
-  // says -1 for; it may ask for any value in BlockFidelity's ranges, with
-  // block_heads up to kMaxBlockHeads.
+  // says -1 for; it may ask for any value in each knob's range up to its
+  // wire_max (protocol/options.json).
   common::BlockFidelity fidelity;
   uint32_t max_context = 0;         // 0: the backend's
   // After a frame is applied, when no request waits, encode it at once

@@ -34,13 +34,7 @@ struct FrameRequest {
 
 struct QueryRequest {
   uint64_t session_id = 0;
-  uint64_t frame_number = 0;  // 0: the latest
-  fb::TaskKind kind = fb::TaskKind::Text;
-  std::string npc_id;
-  QuerySpec spec;
-  bool stream = false;
-  uint32_t deadline_ms = 0;
-  uint64_t deadline_frame = 0;
+  QuerySpec spec;  // frame_number 0: the latest
 };
 
 struct CloseSessionRequest {

@@ -14,7 +14,7 @@ using System.Runtime.InteropServices;
 
 namespace Kvframe.Client
 {
-    internal static class NativeMethods
+    internal static partial class NativeMethods
     {
         private const string Library = "kvframe_client";
 
@@ -32,41 +32,7 @@ namespace Kvframe.Client
             public IntPtr zmq_context;  // always IntPtr.Zero: the client's own context
         }
 
-        [StructLayout(LayoutKind.Sequential)]
-        internal struct SessionParams
-        {
-            public uint struct_size;
-            public IntPtr game_id;
-            public IntPtr rules_json;
-            public KvframeMode mode;
-            public IntPtr system_prompt;
-            public uint context_tokens;
-            public int block_heads;
-            public float blend_ratio;
-            public float block_temperature;
-            public IntPtr adapter;
-        }
-
-        [StructLayout(LayoutKind.Sequential)]
-        internal struct QueryParams
-        {
-            public uint struct_size;
-            public KvframeTaskKind kind;
-            public IntPtr npc_id;
-            public IntPtr instruction;
-            public IntPtr output_schema;
-            public uint max_tokens;
-            public float temperature;
-            public int top_k;
-            public float top_p;
-            public ulong seed;
-            public IntPtr stop;
-            public UIntPtr stop_count;
-            public int stream;
-            public ulong frame_number;
-            public uint deadline_ms;
-            public ulong deadline_frame;
-        }
+        // SessionParams and QueryParams: KvframeOptions.Generated.cs (protocol/options.json).
 
         [StructLayout(LayoutKind.Sequential)]
         internal struct ServerInfo
