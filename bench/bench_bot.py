@@ -18,6 +18,8 @@ Prints a table and writes bench_bot.png (action mix beside the target's).
     python3 bench/bench_bot.py --seeds 6001-6004 --hands 500            # the tuned bot, default adapter
     python3 bench/bench_bot.py --seeds 6001-6004 --hands 500 --lora none --tag-baseline
     python3 bench/bench_bot.py --seeds 6001-6002 --jobs 2 --threads 1   # two matches at once, a core each
+    python3 bench/bench_bot.py --seeds 6001-6002 --modes full,block --blend 0.25   # full plays: the same
+                                                       # decisions for every fidelity setting of block
 """
 import argparse
 import concurrent.futures
@@ -50,8 +52,11 @@ def play(args, seed, bots, modes):
         command += ["--threads", str(args.threads)]
     if args.dtype:
         command += ["--dtype", args.dtype]
+    for flag in ("block_heads", "blend", "block_temperature"):
+        if getattr(args, flag) is not None:
+            command += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
     done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode not in (0, 3):  # 3: played, with invalid actions (counted below)
+    if done.returncode not in (0, 4):  # 4: played, with invalid actions (counted below)
         sys.exit(f"bench_bot: {' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     if args.log:
         os.makedirs(args.log, exist_ok=True)
@@ -92,6 +97,9 @@ def main():
     p.add_argument("--jobs", type=int, default=1,
                    help="matches played at once; with --jobs N give each --threads (cores / N)")
     p.add_argument("--dtype", default="")
+    p.add_argument("--block-heads", type=int, help="block mode's fidelity knobs (kvframe-holdem's; default: its own)")
+    p.add_argument("--blend", type=float)
+    p.add_argument("--block-temperature", type=float)
     p.add_argument("--tag-baseline", action="store_true", help="also play the seeds with tag in the LLM's seat")
     p.add_argument("--holdem", default="build/tools/kvframe-holdem")
     p.add_argument("--plot", default="bench_bot.png", help="'' for none")
