@@ -8,8 +8,14 @@ beside it. From them, for any two modes (the reference and the one measured):
 each mode's agreement with the tag bot per class, the direction of every
 disagreement between the two (a matrix), KL(reference || mode) of the action
 distributions, agreement where the reference's top action leads by a margin,
-and the tokens each encoded per decision. bench/bench_bot.py prints it.
+and the tokens each encoded per decision. bench/bench_bot.py prints it; run
+alone, this prints it for records kept by bench_bot.py --records (several
+runs' together: the same table over more decisions):
+
+    python3 bench/bot_decisions.py --modes block,full run1.records.json run2.records.json
 """
+import argparse
+import json
 import math
 
 KINDS = ("fold", "check", "call", "raise")
@@ -129,3 +135,19 @@ def report_text(records, modes):
         lines.append("  tokens encoded per decision: " +
                      ", ".join(f"{m} {v:.1f}" for m, v in c["tokens_encoded"].items()))
     return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description="bench_bot.py's per-decision table from kept records")
+    p.add_argument("records", nargs="+", help="files bench_bot.py --records wrote")
+    p.add_argument("--modes", default="block,full", help="as the runs were played: the first played")
+    args = p.parse_args()
+    records = []
+    for name in args.records:
+        with open(name) as f:
+            records += json.load(f)
+    print(f"{len(records)} decisions\n" + report_text(records, args.modes.split(",")))
+
+
+if __name__ == "__main__":
+    main()
