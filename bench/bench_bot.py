@@ -6,14 +6,20 @@ them) and adds up, for the LLM bot: its action mix; a confusion matrix of its
 action against the tight-aggressive bot's on the same state at each decision,
 with agreement overall and per class; bb/100 against each rule bot and over
 the whole table, with 95% intervals; `full` = `block` agreement live (the
-match plays `block`, `full` answers every same decision beside it); invalid
-actions. With --tag-baseline the same seeds are played with the
+match plays `block`, `full` answers every same decision beside it), and
+per decision (bot_decisions.py): each mode against the tight-aggressive bot
+per class, the direction of every disagreement between the modes, KL(played
+|| other) of the action kinds' probabilities and agreement where the played
+mode's top action leads by a margin; invalid actions. `--modes full,block`
+plays `full`, for both policies' play. With --tag-baseline the same seeds are played with the
 tight-aggressive bot in the LLM's seat, for what a good bot wins there.
 Prints a table and writes bench_bot.png (action mix beside the target's).
 
     python3 bench/bench_bot.py --seeds 6001-6004 --hands 500            # the tuned bot, default adapter
     python3 bench/bench_bot.py --seeds 6001-6004 --hands 500 --lora none --tag-baseline
     python3 bench/bench_bot.py --seeds 6001-6002 --jobs 2 --threads 1   # two matches at once, a core each
+    python3 bench/bench_bot.py --seeds 6001-6002 --modes full,block --blend 0.25   # full plays: the same
+                                                       # decisions for every fidelity setting of block
 """
 import argparse
 import concurrent.futures
@@ -26,8 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bar_chart import bar_chart  # noqa: E402
-
-KINDS = ("fold", "check", "call", "raise")
+from bot_decisions import KINDS, compare_modes, reference_pair, report_text, versus_tag  # noqa: E402
 
 
 def seeds_of(text):
@@ -47,8 +52,11 @@ def play(args, seed, bots, modes):
         command += ["--threads", str(args.threads)]
     if args.dtype:
         command += ["--dtype", args.dtype]
+    for flag in ("block_heads", "blend", "block_temperature"):
+        if getattr(args, flag) is not None:
+            command += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
     done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode not in (0, 3):  # 3: played, with invalid actions (counted below)
+    if done.returncode not in (0, 4):  # 4: played, with invalid actions (counted below)
         sys.exit(f"bench_bot: {' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     if args.log:
         os.makedirs(args.log, exist_ok=True)
@@ -89,10 +97,14 @@ def main():
     p.add_argument("--jobs", type=int, default=1,
                    help="matches played at once; with --jobs N give each --threads (cores / N)")
     p.add_argument("--dtype", default="")
+    p.add_argument("--block-heads", type=int, help="block mode's fidelity knobs (kvframe-holdem's; default: its own)")
+    p.add_argument("--blend", type=float)
+    p.add_argument("--block-temperature", type=float)
     p.add_argument("--tag-baseline", action="store_true", help="also play the seeds with tag in the LLM's seat")
     p.add_argument("--holdem", default="build/tools/kvframe-holdem")
     p.add_argument("--plot", default="bench_bot.png", help="'' for none")
     p.add_argument("--json", default="", help="also write the totals here")
+    p.add_argument("--records", default="", help="also write every decision as each mode answered it here")
     p.add_argument("--log", default="", help="keep each match's play-by-play here (DIR/<first bot>-<seed>.log): "
                    "every LLM decision, and where another mode answered otherwise, its answer")
     args = p.parse_args()
@@ -103,6 +115,7 @@ def main():
     mix = dict.fromkeys(KINDS, 0)
     matrix = {want: dict.fromkeys(KINDS, 0) for want in KINDS}
     decisions = invalid = agree_full = agree_kind = compared_full = 0
+    records = []
     started = time.time()
     done = 0
 
@@ -129,6 +142,7 @@ def main():
             for got in KINDS:
                 matrix[kind][got] += llm["vs_tag"]["matrix"][kind][got]
         decisions += llm["decisions"]
+        records += llm["records"]
         invalid += llm["invalid"]
         for mode in llm["modes"][1:]:  # agreement is a share of the mode's decisions, invalid answers included
             compared_full += mode["decisions"]
@@ -157,11 +171,19 @@ def main():
         print(f"\n`{args.modes.split(',')[1]}` = `{args.modes.split(',')[0]}`: {agree_full} of {compared_full} "
               f"({100 * agree_full / compared_full:.1f}%); the same kind of move (raise sizes aside): {agree_kind} "
               f"({100 * agree_kind / compared_full:.1f}%)")
+    modes = args.modes.split(",")
+    print("\n" + report_text(records, modes))
 
     totals = {"seeds": seeds, "hands": args.hands, "decisions": decisions, "invalid": invalid, "actions": mix,
               "matrix": matrix, "agreement_with_tag": agreed / max(1, compared), "table": table.text(),
               "vs": {k: r.text() for k, r in opponents.items()}, "tag_baseline": baseline.text(),
-              "modes_agree": [agree_full, compared_full], "modes_agree_kind": [agree_kind, compared_full]}
+              "modes_agree": [agree_full, compared_full], "modes_agree_kind": [agree_kind, compared_full],
+              "vs_tag_by_mode": {m: versus_tag(records, m) for m in modes},
+              "compared": {m: {k: v for k, v in compare_modes(records, *reference_pair(modes[0], m)).items()
+                               if k != "directions"} for m in modes[1:]}}
+    if args.records:
+        with open(args.records, "w") as f:
+            json.dump(records, f)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(totals, f, indent=1)

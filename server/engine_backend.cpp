@@ -9,6 +9,7 @@
 #endif
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include <xxhash.h>
 
@@ -55,10 +56,24 @@ fb::StopReason protocol_stop(rt::StopReason stop) {
 
 uint32_t count(int64_t n) { return static_cast<uint32_t>(n); }
 
+// Result.choices_json (protocol/kvframe.fbs); empty when there were none.
+std::string choices_json(const std::vector<rt::ChoicePoint>& choices) {
+  if (choices.empty()) return {};
+  nlohmann::json out = nlohmann::json::array();
+  for (const rt::ChoicePoint& point : choices) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const rt::ChoiceOption& option : point.options) options.push_back({{"text", option.text}, {"p", option.probability}});
+    out.push_back({{"prefix", point.prefix}, {"options", std::move(options)}});
+  }
+  // Token bytes may split a UTF-8 character: replaced, never refused.
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 QueryAnswer answer_of(rt::Answer& a) {
   const rt::QueryReport& r = a.report;
   QueryAnswer out;
   out.text = std::move(a.text);
+  out.choices_json = choices_json(a.choices);
   out.stop = protocol_stop(a.stop);
   out.blocks_total = count(r.blocks_total);
   out.blocks_reused = count(r.blocks_reused);

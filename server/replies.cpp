@@ -67,8 +67,9 @@ Buffer result(uint64_t request_id, const ResultFields& f) {
   auto action_json = b.CreateString(f.action_json.data(), f.action_json.size());
   flatbuffers::Offset<flatbuffers::Vector<uint8_t>> action;
   if (f.action) action = b.CreateVector(*f.action);
+  auto choices = a.choices_json.empty() ? flatbuffers::Offset<flatbuffers::String>() : b.CreateString(a.choices_json);
   return finish(b, request_id,
-                fb::CreateResult(b, f.session_id, f.frame_number, text, action_json, a.stop, report, action));
+                fb::CreateResult(b, f.session_id, f.frame_number, text, action_json, a.stop, report, action, choices));
 }
 
 Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& queue, const CacheStats& cache,

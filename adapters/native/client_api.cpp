@@ -254,6 +254,11 @@ const char* kvf_event_action_json(const kvf_event* e, size_t* len) {
   return e ? e->action_json.c_str() : "";
 }
 
+const char* kvf_event_choices_json(const kvf_event* e, size_t* len) {
+  if (len) *len = e ? e->choices_json.size() : 0;
+  return e ? e->choices_json.c_str() : "";
+}
+
 kvf_status kvf_event_error_code(const kvf_event* e) { return e ? e->error_code : KVF_ERR_INVALID_ARGUMENT; }
 int32_t kvf_event_raw_error_code(const kvf_event* e) { return e ? e->raw_error_code : 0; }
 uint32_t kvf_event_chunk_seq(const kvf_event* e) { return e ? e->chunk_seq : 0; }

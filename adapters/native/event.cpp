@@ -150,6 +150,7 @@ kvf_event event_from_reply(const fb::Message& reply, kvf_session session, uint64
       e.frame_number = result->frame_number();
       e.text = str(result->text());
       e.action_json = str(result->action_json());
+      e.choices_json = str(result->choices_json());
       e.action = stored_action(result->action());
       e.has_report = true;
       e.report = report_from(result->report(), result->stop(), round_trip_ms);

@@ -21,6 +21,7 @@ struct kvf_event {
   uint64_t frame_number = 0;
   std::string text;         // chunk text, result text or error message
   std::string action_json;
+  std::string choices_json;  // Result.choices_json
   std::vector<uint8_t> action;  // Result.action as stored_action() keeps it (action.h); empty: none
   kvf_status error_code = KVF_OK;
   int32_t raw_error_code = 0;  // as the server sent it: error_code, unless that is KVF_ERR_UNKNOWN

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/deterministic_rng.h"
+#include "holdem/action_choice.h"
 #include "holdem/gamecore.h"
 #include "holdem/seat_read.h"
 #include "holdem/table.h"
@@ -38,6 +39,9 @@ struct ModelSample {
   std::string answer;          // the action JSON as the model wrote it
   bool valid = false;          // a legal action
   Action action;               // when valid
+  // How sure the model was of the action's kind (the server's choices,
+  // action_choice.h); nullopt when the server reported none.
+  std::optional<ActionChoice> choice;
 
   // Whether this answer is the action that was played.
   bool chose(const Action& played) const { return valid && action == played; }

@@ -55,6 +55,7 @@ void finish_answer(Answer& answer, Generation generation, const Decoder& decoder
   answer.report.forced_tokens = generation.stats.forced_tokens;
   answer.text = std::move(generation.text);
   answer.tokens = std::move(generation.tokens);
+  answer.choices = std::move(generation.choices);
   answer.stop = generation.stop;
 }
 

@@ -6,6 +6,8 @@
 //          TextStream (whole UTF-8 characters) and TextOutput (stop strings,
 //          sentence ends) to the chunk callback, the schema advances, and
 //          the schema's end, a stop string or the token limit may end it
+#include <ATen/ATen.h>
+
 #include <algorithm>
 
 #include "kvframe/runtime/generate.h"
@@ -14,6 +16,7 @@
 namespace kvframe::runtime {
 
 struct Decoder::Impl {
+  const Tokenizer& tokenizer;
   GenerateParams params;
   ChunkCallback on_chunk;
   Sampler sampler;
@@ -24,11 +27,12 @@ struct Decoder::Impl {
   // Set when decoding ends: done() is done_at.has_value().
   std::optional<std::chrono::steady_clock::time_point> first_token_at, done_at;
 
-  Impl(const Tokenizer& tokenizer, const GenerateParams& p, ChunkCallback callback)
-      : params(p),
+  Impl(const Tokenizer& vocabulary, const GenerateParams& p, ChunkCallback callback)
+      : tokenizer(vocabulary),
+        params(p),
         on_chunk(std::move(callback)),
         sampler(p.sampling),
-        stream(tokenizer),
+        stream(vocabulary),
         output(TextOutputParams{p.stop_strings, p.split_sentences}) {
     if (params.schema) constraint.emplace(params.schema);
   }
@@ -48,6 +52,24 @@ struct Decoder::Impl {
     return mask;
   }
   bool complete() const { return constraint && constraint->complete(); }
+
+  // Records a real choice (kChoicePoints at most): the allowed tokens'
+  // probabilities, the likeliest kChoiceOptions of them.
+  void record_choice(const at::Tensor& logits, const TokenMask& allowed) {
+    if (allowed.ids().size() < 2 || out.choices.size() >= kChoicePoints) return;
+    const std::vector<int64_t> ids(allowed.ids().begin(), allowed.ids().end());
+    const at::Tensor chosen =
+        logits.reshape({-1}).to(at::kCPU, at::kFloat).index_select(0, at::tensor(ids, at::kLong));
+    const auto top = at::softmax(chosen, 0).topk(std::min<int64_t>(kChoiceOptions, chosen.size(0)));
+    const at::Tensor probability = std::get<0>(top).contiguous(), order = std::get<1>(top).contiguous();
+    ChoicePoint point;
+    for (TokenId id : out.tokens) point.prefix += tokenizer.token_bytes(id);
+    for (int64_t k = 0; k < order.size(0); ++k) {
+      const auto id = static_cast<TokenId>(ids[static_cast<size_t>(order.data_ptr<int64_t>()[k])]);
+      point.options.push_back({tokenizer.token_bytes(id), static_cast<double>(probability.data_ptr<float>()[k])});
+    }
+    out.choices.push_back(std::move(point));
+  }
 
   void end(StopReason reason) {
     if (done_at) return;
@@ -90,6 +112,7 @@ TokenId Decoder::pick(const at::Tensor& logits) {
   // Never empty while the budget check in check() held (json_schema.h);
   // an end token is then the only honest answer.
   if (allowed.empty()) return d.params.stop_tokens.empty() ? TokenId{0} : d.params.stop_tokens.front();
+  d.record_choice(logits, allowed);
   return d.sampler.sample(logits, &allowed);
 }
 

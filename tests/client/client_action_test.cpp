@@ -328,5 +328,34 @@ TEST(ClientWrapperAction, AnswerAndEventReadTheAction) {
   EXPECT_TRUE(closing.get());
 }
 
+// The model's choices (Result.choices_json) reach the C event and the C++
+// answer as the server wrote them; a result without them reads "".
+TEST(ClientWrapperAction, AnswerAndEventCarryTheChoices) {
+  Connected c;
+  const std::string choices = R"([{"prefix":"{\"action\":\"","options":[{"text":"r","p":0.75},{"text":"f","p":0.25}]}])";
+  EventPtr event = [&] {
+    c.server.action_result(c.ask(), R"({"action":"raise"})", flex(R"({"action":"raise"})"), choices);
+    return poll_event(c.client.get(), 3000);
+  }();
+  ASSERT_TRUE(event);
+  size_t length = 0;
+  EXPECT_EQ(std::string(kvf_event_choices_json(event.get(), &length)), choices);
+  EXPECT_EQ(length, choices.size());
+  EXPECT_STREQ(kvf_event_choices_json(nullptr, nullptr), "");
+
+  client::Session session(c.client.get(), c.session);
+  client::QueryParams q("Act.");
+  q.kind = KVF_TASK_NPC_ACTION;
+  std::future<client::Answer> with = session.ask(q);
+  c.server.action_result(c.server.expect(fb::Body::Query), R"({"n":1})", flex(R"({"n":1})"), choices);
+  EXPECT_EQ(with.get().choices_json, choices);
+  std::future<client::Answer> without = session.ask(q);
+  c.server.action_result(c.server.expect(fb::Body::Query), R"({"n":1})", flex(R"({"n":1})"));
+  EXPECT_EQ(without.get().choices_json, "");
+  auto closing = std::async(std::launch::async, [&] { return session.close(); });
+  c.server.session_closed(c.server.expect(fb::Body::CloseSession));
+  EXPECT_TRUE(closing.get());
+}
+
 }  // namespace
 }  // namespace kvframe::test

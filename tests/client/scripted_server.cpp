@@ -125,21 +125,23 @@ void ScriptedServer::result(const Incoming& to, const std::string& text) {
 }
 
 void ScriptedServer::action_result(const Incoming& to, const std::string& action_json,
-                                   const std::vector<uint8_t>& action) {
-  send_result(to, action_json, action_json, action, fb::StopReason::Complete);
+                                   const std::vector<uint8_t>& action, const std::string& choices_json) {
+  send_result(to, action_json, action_json, action, fb::StopReason::Complete, choices_json);
 }
 
 void ScriptedServer::send_result(const Incoming& to, const std::string& text, const std::string& action_json,
-                                 const std::vector<uint8_t>& action, fb::StopReason stop) {
+                                 const std::vector<uint8_t>& action, fb::StopReason stop,
+                                 const std::string& choices_json) {
   const fb::Query* query = to.message().body_as_Query();
   flatbuffers::FlatBufferBuilder b;
   auto report = fb::CreateReport(b, fb::AttentionMode::Block, 3, 2, 1);
   auto text_offset = b.CreateString(text);
   auto json_offset = action_json.empty() ? 0 : b.CreateString(action_json);
   auto action_offset = action.empty() ? 0 : b.CreateVector(action);
+  auto choices_offset = choices_json.empty() ? 0 : b.CreateString(choices_json);
   protocol::finish_message(b, to.request_id(),
                            fb::CreateResult(b, query ? query->session_id() : 0, query ? query->frame_number() : 0,
-                                            text_offset, json_offset, stop, report, action_offset));
+                                            text_offset, json_offset, stop, report, action_offset, choices_offset));
   reply(to, b.Release());
 }
 

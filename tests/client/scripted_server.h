@@ -51,8 +51,10 @@ class ScriptedServer {
   void chunk(const Incoming& to, uint32_t seq, const std::string& text);
   void result(const Incoming& to, const std::string& text);
   // An npc_action Result: the action as JSON and as FlexBuffers bytes (any
-  // bytes: tests send corrupt ones too), stopped Complete.
-  void action_result(const Incoming& to, const std::string& action_json, const std::vector<uint8_t>& action);
+  // bytes: tests send corrupt ones too), stopped Complete, with the
+  // model's choices (Result.choices_json) when given.
+  void action_result(const Incoming& to, const std::string& action_json, const std::vector<uint8_t>& action,
+                     const std::string& choices_json = {});
   void error(const Incoming& to, fb::ErrorCode code, const std::string& message);
   void stats(const Incoming& to);
   void pong(const Incoming& to);
@@ -73,7 +75,7 @@ class ScriptedServer {
   void bind(const std::string& endpoint);
   void answer(const Incoming& message, uint64_t instance_id);
   void send_result(const Incoming& to, const std::string& text, const std::string& action_json,
-                   const std::vector<uint8_t>& action, fb::StopReason stop);
+                   const std::vector<uint8_t>& action, fb::StopReason stop, const std::string& choices_json = {});
 
   zmq::context_t context_;
   zmq::socket_t router_;

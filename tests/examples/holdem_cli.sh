@@ -61,6 +61,14 @@ assert llm["decisions"] > 0, llm
 modes = {m["mode"]: m for m in llm["modes"]}
 assert set(modes) == {"block", "full"}, modes
 assert modes["block"]["tokens_encoded"] < modes["full"]["tokens_encoded"], modes
+# Every decision as each mode answered it, with its action kinds' probabilities.
+assert len(llm["records"]) == llm["decisions"], llm["records"]
+for decision in llm["records"]:
+    assert [a["mode"] for a in decision["modes"]] == ["block", "full"], decision
+    for a in (a for a in decision["modes"] if "p" in a):  # none when no likely token named the action
+        assert abs(sum(a["p"].values()) - 1) < 1e-4 and 0 < a["covered"] <= 1 + 1e-6, decision
+        assert a["action"] == "invalid" or a["action"] in a["p"], decision
+assert any("p" in a for d in llm["records"] for a in d["modes"]), llm["records"]
 page = open(sys.argv[2]).read()
 assert "http://" not in page and "https://" not in page, "the replay page must be self-contained"
 record = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', page, re.S).group(1))

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -113,6 +114,15 @@ TEST_F(EngineBackendTest, QueriesOnOneFrameRunAsABatchEachWithItsOwnAnswerOrErro
   ASSERT_TRUE(answers[1]) << answers[1].error().message;
   EXPECT_EQ(answers[1]->stop, fb::StopReason::Complete);
   EXPECT_EQ(answers[1]->text.rfind("{\"bet\":", 0), 0u) << answers[1]->text;
+  // The schema'd answer says how sure the model was at its choices; the free one has none.
+  EXPECT_TRUE(answers[0]->choices_json.empty()) << answers[0]->choices_json;
+  const auto choices = nlohmann::json::parse(answers[1]->choices_json);
+  ASSERT_TRUE(choices.is_array() && !choices.empty()) << answers[1]->choices_json;
+  for (const auto& choice : choices) {
+    EXPECT_EQ(answers[1]->text.rfind(choice["prefix"].get<std::string>(), 0), 0u) << choices;
+    EXPECT_GE(choice["options"].size(), 2u);
+    EXPECT_GT(choice["options"][0]["p"].get<double>(), 0.0);
+  }
   ASSERT_FALSE(answers[2]);
   EXPECT_EQ(answers[2].error().code, fb::ErrorCode::BadRequest);
   EXPECT_NE(answers[2].error().message.find("format"), std::string::npos) << answers[2].error().message;

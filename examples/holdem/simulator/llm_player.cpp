@@ -95,6 +95,7 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
     return sample;
   }
   sample.answer = answer.action_json.empty() ? answer.text : answer.action_json;
+  sample.choice = action_choice(answer.choices_json, legal);
   if (answer.report) {
     const kvf_report& r = *answer.report;
     sample.tokens_encoded = r.tokens_encoded;

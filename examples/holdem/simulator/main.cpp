@@ -20,6 +20,7 @@
 #include "holdem/simulator/report.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
+#include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/server/engine_backend.h"
 #include "kvframe/server_core/server.h"
@@ -60,6 +61,7 @@ struct Options : kvframe::cli::ModelOptions {
   std::string blinds = "5/10";
   std::string hand_history;
   int pace_ms = 0;
+  kvframe::common::BlockFidelity fidelity;  // the in-process server's block sessions (bench/bench_bot.py sweeps it)
 };
 
 // "5/10" as small and big blind; false unless 0 < small <= big.
@@ -95,6 +97,7 @@ class InProcessServer {
     srv::ServerParams params;
     params.bind = "inproc://kvframe-holdem";
     params.handler.default_context = o.context;
+    params.handler.fidelity = o.fidelity;
     auto server = srv::Server::create(*self->backend_, params, self->log_);
     if (!server) {
       *error = "cannot start the in-process server: " + server.error().message;
@@ -319,6 +322,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"block", "prefix", "full"}))
       ->capture_default_str();
+  kvframe::cli::add_fidelity_options(app, o.fidelity, "for the in-process server's block sessions (unused with --server)");
   app.add_option("--history", o.history, "finished hands kept in the gamecore")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--commentary", o.commentary, "auto (on with an LLM bot), notable, off")
       ->check(CLI::IsMember({"auto", "notable", "off"}))

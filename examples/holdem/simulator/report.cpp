@@ -87,6 +87,36 @@ Json against_reference(const std::vector<const DecisionRecord*>& decisions) {
           {"matrix", std::move(matrix)}};
 }
 
+// Each decision as every mode answered it, for what needs more than this
+// report's totals (bench/bench_bot.py: each mode against the tag bot per
+// class, the modes' disagreements by direction, KL between their action
+// distributions): the tag bot's action, then per mode its action's kind
+// ("invalid" when not legal), the action kinds' probabilities and the
+// tokens it encoded.
+Json decision_records(const std::vector<const DecisionRecord*>& decisions) {
+  Json records = Json::array();
+  for (const DecisionRecord* record : decisions) {
+    Json answers = Json::array();
+    for (const ModelSample& s : record->decision.samples) {
+      Json answer = {{"mode", s.mode},
+                     {"action", s.valid ? action_name(s.action.kind) : "invalid"},
+                     {"tokens_encoded", s.tokens_encoded}};
+      if (s.choice) {
+        Json p = Json::object();
+        for (const auto& [name, probability] : s.choice->probability) p[name] = round_to(probability, 6);
+        answer["p"] = std::move(p);
+        answer["covered"] = round_to(s.choice->covered, 6);
+      }
+      answers.push_back(std::move(answer));
+    }
+    records.push_back({{"hand", record->hand},
+                       {"street", street_name(record->street)},
+                       {"tag", record->decision.reference ? action_name(record->decision.reference->kind) : ""},
+                       {"modes", std::move(answers)}});
+  }
+  return records;
+}
+
 Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*>& decisions) {
   std::vector<double> ttft, total;
   double encoded = 0, prompt = 0, reused = 0, blocks = 0;
@@ -173,7 +203,8 @@ Json match_report(const Match& match) {
                              {"actions", action_mix(mine)},
                              {"vs_tag", against_reference(mine)},
                              {"vs", std::move(vs)},
-                             {"modes", std::move(per_mode)}});
+                             {"modes", std::move(per_mode)},
+                             {"records", decision_records(mine)}});
   }
   return report;
 }

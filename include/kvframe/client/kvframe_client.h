@@ -358,6 +358,11 @@ KVF_API const char* kvf_event_text(const kvf_event* event, size_t* len);
 /* Result of an npc_action query: the action JSON ("" otherwise). The same
  * action, parsed: kvf_event_action below. */
 KVF_API const char* kvf_event_action_json(const kvf_event* event, size_t* len);
+/* Result of a query with an output schema: the model's first choices as JSON
+ * (protocol/kvframe.fbs Result.choices_json: each choice's text before it
+ * and its likeliest allowed tokens with their probabilities); "" otherwise,
+ * and from servers before it. */
+KVF_API const char* kvf_event_choices_json(const kvf_event* event, size_t* len);
 /* Error: the protocol's code (a kvf_status value; KVF_ERR_UNKNOWN for one this
  * client does not know); KVF_OK otherwise. */
 KVF_API kvf_status kvf_event_error_code(const kvf_event* event);

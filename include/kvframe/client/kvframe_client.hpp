@@ -156,6 +156,7 @@ class Event {
   uint64_t frame_number() const { return kvf_event_frame_number(e_); }
   std::string_view text() const { return view(kvf_event_text); }
   std::string_view action_json() const { return view(kvf_event_action_json); }
+  std::string_view choices_json() const { return view(kvf_event_choices_json); }
   // The action parsed (a Result of an npc_action query; KVF_ERR_NOT_FOUND otherwise).
   Expected<Value> action() const {
     return detail::read<Value, kvf_value>([&](kvf_value* out) { return kvf_event_action(e_, out); });
@@ -204,6 +205,7 @@ struct Answer {
   Status status;                    // the Error event's code and message, if it failed
   std::string text;
   std::string action_json;
+  std::string choices_json;  // kvf_event_choices_json
   std::optional<kvf_report> report;
   std::vector<std::string> chunks;  // streamed pieces, in order
   // When the first chunk arrived (time to first token as the game sees it).
@@ -357,6 +359,7 @@ class Session {
         case KVF_EVENT_RESULT: {
           answer->text = std::string(e.text());
           answer->action_json = std::string(e.action_json());
+          answer->choices_json = std::string(e.choices_json());
           answer->report = e.report();
           kvf_event* copy = nullptr;
           if (e.action() && kvf_event_clone(e.handle(), &copy) == KVF_OK) {

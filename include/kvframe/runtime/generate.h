@@ -68,8 +68,28 @@ struct GenerateStats {
   double decode_tokens_per_second() const;  // tokens appended (sampled + forced) per second
 };
 
+// A point where the output schema left the model a real choice (more than
+// one token allowed): what a game needs to see how sure the model was of its
+// action (kvframe-holdem measures block mode's action distribution against
+// full mode's with it). The likeliest allowed tokens, with the model's
+// probabilities renormalized over the allowed ones (temperature 1, whatever
+// the sampler's).
+struct ChoiceOption {
+  std::string text;  // the token's bytes
+  double probability = 0;
+};
+struct ChoicePoint {
+  std::string prefix;  // the answer's bytes before this token
+  std::vector<ChoiceOption> options;  // most likely first, at most kChoiceOptions
+};
+// Bounds on what a schema'd answer records: its first choice points (a game
+// action's choices come first: action, then amount), each's likeliest tokens.
+inline constexpr size_t kChoicePoints = 4;
+inline constexpr size_t kChoiceOptions = 8;
+
 struct Generation {
   std::vector<TokenId> tokens;  // generated, without the stop token
+  std::vector<ChoicePoint> choices;  // with an output schema: its first kChoicePoints choices
   std::string text;             // cut before a stop string
   StopReason stop = StopReason::kMaxTokens;
   GenerateStats stats;

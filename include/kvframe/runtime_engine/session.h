@@ -222,6 +222,7 @@ struct Answer {
   std::vector<TokenId> tokens;
   StopReason stop = StopReason::kMaxTokens;
   at::Tensor first_logits;  // fp32 [n_vocab]: the distribution of the first token
+  std::vector<ChoicePoint> choices;  // with an output schema: its first choices (Generation::choices)
   QueryReport report;
 };
 

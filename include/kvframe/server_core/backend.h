@@ -83,6 +83,7 @@ using ChunkSink = std::function<void(std::string_view text, bool sentence_end)>;
 
 struct QueryAnswer {
   std::string text;  // with an output schema: the JSON value, valid against it
+  std::string choices_json;  // with an output schema: protocol Result.choices_json
   fb::StopReason stop = fb::StopReason::MaxTokens;
   uint32_t blocks_total = 0, blocks_reused = 0, blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0;
   uint32_t tokens_encoded = 0, context_tokens = 0, query_tokens = 0, generated_tokens = 0;

@@ -81,6 +81,50 @@ TEST(SchemaGenerate, JumpForwardGivesStepByStepTokensInFewerPasses) {
   EXPECT_GT(forced, 0);  // byte-level tokens: property names and punctuation are forced
 }
 
+// A schema'd answer records its first choices: what came before each, its
+// likeliest allowed tokens most likely first, and greedy decoding took the
+// top one; an answer without a schema records none.
+TEST(SchemaGenerate, RecordsTheFirstChoicesWithTheirProbabilities) {
+  Tiny t = tiny("llama");
+  const std::vector<TokenId> stops = default_stop_tokens(t.tokenizer, "<|im_end|>");
+  auto compiled = compile_schema(
+      R"({"anyOf":[{"type":"object","properties":{"action":{"const":"fold"}},"required":["action"]},)"
+      R"({"type":"object","properties":{"action":{"const":"call"}},"required":["action"]},)"
+      R"({"type":"object","properties":{"action":{"const":"raise"},"amount":{"type":"integer","enum":[40,80,120]}},)"
+      R"("required":["action","amount"]}]})",
+      token_vocabulary(t.tokenizer, stops));
+  ASSERT_TRUE(compiled.ok());
+  GenerateParams params;
+  params.schema = *compiled;
+  params.stop_tokens = stops;
+  params.max_tokens = 40;
+  for (const char* prompt : {"Act:", "Your move, as JSON:", "Fold, call or raise?"}) {
+    auto g = generate(*t.model, t.tokenizer, t.tokenizer.encode(prompt), params);
+    ASSERT_TRUE(g.ok()) << g.error().to_string();
+    ASSERT_FALSE(g->choices.empty()) << prompt;
+    EXPECT_LE(g->choices.size(), kChoicePoints);
+    std::string generated;
+    for (TokenId id : g->tokens) generated += t.tokenizer.token_bytes(id);
+    for (const ChoicePoint& point : g->choices) {
+      ASSERT_GE(point.options.size(), 2u);
+      EXPECT_LE(point.options.size(), kChoiceOptions);
+      double total = 0;
+      for (size_t k = 0; k < point.options.size(); ++k) {
+        EXPECT_GT(point.options[k].probability, 0.0);
+        if (k > 0) EXPECT_LE(point.options[k].probability, point.options[k - 1].probability);
+        total += point.options[k].probability;
+      }
+      EXPECT_LE(total, 1.0 + 1e-6);
+      EXPECT_EQ(generated.rfind(point.prefix + point.options.front().text, 0), 0u) << generated;
+    }
+  }
+  GenerateParams free = params;
+  free.schema = nullptr;
+  auto plain = generate(*t.model, t.tokenizer, t.tokenizer.encode("Act:"), free);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->choices.empty());
+}
+
 TEST(SchemaGenerate, RandomSchemasOnTinyModelsAlwaysGiveValidJson) {
   test::SchemaOutputLog pairs(::testing::TempDir() + "schema_generate_outputs.jsonl");
   for (const char* arch : {"llama", "qwen2"}) {
