@@ -72,21 +72,29 @@ KV_AVX512_INT8 inline __m512i pair_dot(const uint8_t* b0, const uint8_t* b1, __m
   }
 }
 
-// [d0, d1, m0, m1] as fp32 (m 0 for the types without one) times
-// `activations` ([scale0, scale1, sum0, sum1]).
+// [d0, m0, d1, m1] as fp32 (m 0 for the types without one) times
+// `activations` ([scale0, sum0, scale1, sum1]). Where m follows d, one
+// 32-bit load takes both.
 template <GgmlType T>
 KV_AVX512_INT8 inline __m128 pair_factors(const uint8_t* b0, const uint8_t* b1, __m128 activations) {
   constexpr BlockLayout kLayout = block_layout(T);
-  __m128i h = _mm_insert_epi16(_mm_cvtsi32_si128(u16_at(b0)), u16_at(b1), 1);
-  if constexpr (kLayout.minimum >= 0) {
-    h = _mm_insert_epi16(_mm_insert_epi16(h, u16_at(b0 + kLayout.minimum), 2), u16_at(b1 + kLayout.minimum), 3);
+  static_assert(kLayout.minimum < 0 || kLayout.minimum == 2, "m right after d");
+  __m128i h;
+  if constexpr (kLayout.minimum == 2) {
+    uint32_t dm0, dm1;
+    std::memcpy(&dm0, b0, sizeof dm0);
+    std::memcpy(&dm1, b1, sizeof dm1);
+    h = _mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(dm0)), static_cast<int>(dm1), 1);
+  } else {
+    h = _mm_insert_epi16(_mm_cvtsi32_si128(u16_at(b0)), u16_at(b1), 2);
   }
   return _mm_mul_ps(_mm_cvtph_ps(h), activations);
 }
 
-// Lanes 0..7 of a pair's products take factor 0 (b0's), 8..15 factor 1.
+// Lanes 0..7 of a pair's products take factor 0 (b0's d), 8..15 factor 2
+// (b1's); `offsets` gathers lanes 1 and 3 (m times the sums).
 KV_AVX512_INT8 inline void accumulate(__m512i dot, __m128 factors, __m512& acc, __m128& offsets) {
-  const __m512i by_block = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const __m512i by_block = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
   acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(by_block, _mm512_castps128_ps512(factors)), acc);
   offsets = _mm_add_ps(offsets, factors);
 }
@@ -97,8 +105,8 @@ KV_AVX512_INT8 inline void add_pair(const uint8_t* row, int64_t bytes, int64_t k
                                     const float* sum, __m512& acc, __m128& offsets) {
   const uint8_t* b0 = row + k * bytes;
   const __m512i dot = pair_dot<T, Products>(b0, b0 + bytes, _mm512_loadu_si512(a + k * kQK));
-  const __m128 activations = _mm_castpd_ps(
-      _mm_loadh_pd(_mm_load_sd(reinterpret_cast<const double*>(scale + k)), reinterpret_cast<const double*>(sum + k)));
+  const __m128 activations = _mm_unpacklo_ps(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(scale + k))),
+                                             _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(sum + k))));
   accumulate(dot, pair_factors<T>(b0, b0 + bytes, activations), acc, offsets);
 }
 
@@ -112,8 +120,7 @@ KV_AVX512_INT8 inline void rows_of(const uint8_t* w, int64_t row_bytes, const in
       const int8_t* a = x.q.data() + i * cols;
       const float* scale = x.scale.data() + i * blocks;
       const float* sum = x.sum.data() + i * blocks;
-      // Two accumulators: two independent FMA chains. Lanes 2, 3 of
-      // `offsets` gather m times the activations' sums.
+      // Two accumulators: two independent FMA chains.
       __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
       __m128 offsets = _mm_setzero_ps();
       int64_t k = 0;
@@ -128,12 +135,12 @@ KV_AVX512_INT8 inline void rows_of(const uint8_t* w, int64_t row_bytes, const in
       if (k < blocks) {  // an odd count's last block, paired with itself and activations of zero
         const uint8_t* b0 = row + k * bytes;
         const __m512i a0 = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k * kQK)));
-        accumulate(pair_dot<T, Products>(b0, b0, a0), pair_factors<T>(b0, b0, _mm_setr_ps(scale[k], 0, sum[k], 0)), acc1,
+        accumulate(pair_dot<T, Products>(b0, b0, a0), pair_factors<T>(b0, b0, _mm_setr_ps(scale[k], sum[k], 0, 0)), acc1,
                    offsets);
       }
       float total = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
       if constexpr (block_layout(T).minimum >= 0) {
-        total += _mm_cvtss_f32(_mm_add_ss(_mm_movehl_ps(offsets, offsets), _mm_shuffle_ps(offsets, offsets, 3)));
+        total += _mm_cvtss_f32(_mm_add_ss(_mm_shuffle_ps(offsets, offsets, 1), _mm_shuffle_ps(offsets, offsets, 3)));
       }
       y[i * y_stride + r] = total;
     }
