@@ -417,7 +417,8 @@ Model::WeightsMemory Model::weights_memory() const {
     }
     const bool int8 = step->activations == QuantMatrix::Activations::kInt8;
     out.layout = std::string("as stored (") + QuantMatrix::best_kernel_name() + " steps, " +
-                 (int8 ? "int8" : "fp32") + " activations, " + dtype + " tiles)";
+                 (int8 ? (QuantMatrix::int8_vnni() ? "int8 activations (VNNI)" : "int8 activations") : "fp32 activations") +
+                 ", " + dtype + " tiles)";
   } else {
     out.layout = "dense " + dtype;
   }

@@ -11,6 +11,9 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps() and then warn
+// that it may be used uninitialized (a known false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 #include "kvframe/runtime_gguf/gguf.h"
@@ -22,6 +25,9 @@ namespace kvframe::runtime::quant_kernels {
 bool cpu_has_avx512();
 bool cpu_has_avx512_bf16();
 bool cpu_has_avx2();
+// AVX-512 with VNNI (VPDPBUSD, VPDPWSSD): the int8 kernels' products and
+// their sums in one instruction where two or three do without.
+bool cpu_has_avx512_vnni();
 
 #if defined(__x86_64__)
 // A block's fp16 scale (unaligned).
@@ -47,6 +53,29 @@ inline Q4kScales q4_k_scales(const uint8_t* q) {
     out.minimum[j + 4] = (q[j + 8] >> 4) | ((q[j + 4] >> 6) << 4);
   }
   return out;
+}
+
+// The same 12 bytes unpacked four at a time in 32-bit words, as bytes, for
+// the int8 kernels: scales 0-7 in `scales`' low 8 bytes, mins 0-7 in `mins`'.
+struct Q4kBytes {
+  __m128i scales, mins;
+};
+inline Q4kBytes q4_k_bytes(const uint8_t* q) {
+  uint32_t w[3];
+  std::memcpy(w, q, sizeof w);
+  constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kTop2 = 0x30303030;
+  const uint64_t scales = (w[0] & kLow6) | uint64_t{(w[2] & kLow4) | ((w[0] >> 2) & kTop2)} << 32;
+  const uint64_t mins = (w[1] & kLow6) | uint64_t{((w[2] >> 4) & kLow4) | ((w[1] >> 2) & kTop2)} << 32;
+  return {_mm_cvtsi64_si128(static_cast<int64_t>(scales)), _mm_cvtsi64_si128(static_cast<int64_t>(mins))};
+}
+
+// A Q4_K super-block's mins term (dmin times min_j times the activations'
+// fp32 sum over group j), added into `acc`'s lanes: the int8 kernels keep it
+// in a vector summed once per row.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_k_minimums(__m128i mins, float dmin, const float* group_sums,
+                                                                      __m256 acc) {
+  const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mins)), _mm256_set1_ps(dmin));
+  return _mm256_fmadd_ps(scaled, _mm256_loadu_ps(group_sums), acc);
 }
 
 // One half (128 values) of a Q6_K super-block b as four runs of 32 six-bit
@@ -96,6 +125,34 @@ __attribute__((target("avx2"))) inline void round_to_int8_avx2(const __m256 (&va
 }
 #endif
 
+#if defined(__x86_64__)
+#define KV_AVX512_INT8 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
+#define KV_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
+// The AVX-512 int8 kernels' integer products, without VNNI and with it: the
+// same integers (no step saturates at the kernels' magnitudes: at most 2 x
+// 128 x 127 per int16 pair). A kernel is a template over one of these; its
+// VNNI instance is a function of VNNI's target marked `flatten`, so these
+// inline into it.
+struct Avx512Products {
+  // Unsigned bytes times signed bytes, each four products summed to int32.
+  KV_AVX512_INT8 static __m512i dot_bytes(__m512i u, __m512i s) {
+    return _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1));
+  }
+  // acc plus int16 a times int16 b, each two products summed to int32.
+  KV_AVX512_INT8 static __m512i add_dot_words(__m512i acc, __m512i a, __m512i b) {
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
+  }
+};
+struct Avx512VnniProducts {
+  KV_AVX512_VNNI static __m512i dot_bytes(__m512i u, __m512i s) {
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, s);
+  }
+  KV_AVX512_VNNI static __m512i add_dot_words(__m512i acc, __m512i a, __m512i b) {
+    return _mm512_dpwssd_epi32(acc, a, b);
+  }
+};
+#endif
+
 // Rows [begin, end) of y[i, r] = x[i] . W[r] for the n rows of x [n, cols];
 // row r of W at w + (order ? order[r] : r) * row_bytes.
 using RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const float* x,
@@ -126,16 +183,38 @@ struct Int8Rows {
 void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out);
 using Int8RowsFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                             const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end);
-// The int8 kernel of `type` (Q4_K, Q6_K) in AVX-512 (avx512) or AVX2, or
-// null (another type, or a CPU without that instruction set): the caller
-// then multiplies fp32 activations.
+// The int8 kernel of `type` (Q4_K, Q6_K) in AVX-512 (avx512; with VNNI
+// where the CPU has it) or AVX2, or null (another type, or a CPU without
+// that instruction set): the caller then multiplies fp32 activations.
 Int8RowsFn int8_rows(GgmlType type, bool avx512);
+// The AVX-512 one without VNNI or with it (vnni: only where
+// cpu_has_avx512_vnni()); int8_rows() picks by the CPU, tests take both.
+Int8RowsFn int8_rows_avx512(GgmlType type, bool vnni);
 
 // The AVX2 kernels (quant_kernels_int8_avx2.cpp), for the two above.
 namespace int8_avx2 {
 void quantize(const float* x, int64_t n, int64_t cols, Int8Rows& out);
 Int8RowsFn rows(GgmlType type);
 }  // namespace int8_avx2
+
+// Where a 32-value block type keeps its fields (byte offsets in a block):
+// fp16 d at 0; fp16 m (value = d q + m) at `minimum`, or -1; the quants
+// (16 bytes of nibbles, elements 0..15 low, 16..31 high; Q8_0's 32 signed
+// bytes) at `quants`; Q5's fifth bits (bit j for element j) at
+// `fifth_bits`, or -1; and what comes off the unsigned q (value = d (q -
+// offset)).
+struct BlockLayout {
+  int minimum, quants, fifth_bits, offset;
+};
+constexpr BlockLayout block_layout(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0: return {-1, 2, -1, 8};
+    case GgmlType::kQ4_1: return {2, 4, -1, 0};
+    case GgmlType::kQ5_0: return {-1, 6, 2, 16};
+    case GgmlType::kQ5_1: return {2, 8, 4, 0};
+    default: return {-1, 2, -1, 0};  // Q8_0
+  }
+}
 
 // Activation rows rounded to int8 per 32 values (quant_kernels_int8_blocks.cpp),
 // for the 32-value block types: block k's values are q[32 k ..] * scale[k],
@@ -147,13 +226,19 @@ struct Int8Blocks {
 };
 using Int8BlocksFn = void (*)(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                               const Int8Blocks& x, float* y, int64_t y_stride, int64_t begin, int64_t end);
-// AVX2 only: on a CPU with AVX-512 the fp32 kernels keep these types (the
-// int8 ones were measured against AVX2's fp32 kernels only).
+// AVX2 (quant_kernels_int8_blocks.cpp) and AVX-512, VNNI where the CPU has
+// it (quant_kernels_int8_blocks_avx512.cpp): the same integers in both.
 namespace int8_blocks {
 // x [n, cols] (cols a multiple of 32) into out; only where cpu_has_avx2().
+// The AVX-512 kernels read the same rounding.
 void quantize(const float* x, int64_t n, int64_t cols, Int8Blocks& out);
-// The kernel of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0), or null.
-Int8BlocksFn rows(GgmlType type);
+// The kernel of `type` (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) in AVX-512 (avx512)
+// or AVX2, or null (another type, or a CPU without that instruction set).
+Int8BlocksFn rows(GgmlType type, bool avx512);
+// The AVX2 and AVX-512 kernels, for rows() above; the AVX-512 one without
+// VNNI or with it (vnni: only where cpu_has_avx512_vnni()).
+Int8BlocksFn rows_avx2(GgmlType type);
+Int8BlocksFn rows_avx512(GgmlType type, bool vnni);
 }  // namespace int8_blocks
 
 }  // namespace kvframe::runtime::quant_kernels

@@ -6,7 +6,9 @@
 // summed to int16; VPMADDWD by the groups' scales, to int32) and turned to
 // float once per super-block. A step reads every weight once per token, so
 // fewer instructions per weight is its speed; the price is the activations'
-// rounding (half a step of 1/127 of each 256 values' largest).
+// rounding (half a step of 1/127 of each 256 values' largest). Where the CPU
+// has AVX-512-VNNI, VPDPWSSD does VPMADDWD's work and the sum's in one.
+// These kernels and quant_kernels_int8_avx2.cpp's sum the same integers.
 #include "quant_kernels.h"
 
 #if defined(__x86_64__)
@@ -24,48 +26,52 @@ namespace {
 constexpr int64_t kSuper = 256;
 
 #if defined(__x86_64__)
-#define KV_INT8 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
-
-// Two int16 scales, one for each 32-value half of a 64-value run.
-KV_INT8 inline __m512i halves_epi16(int lo, int hi) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(static_cast<int16_t>(lo))),
-                            _mm256_set1_epi16(static_cast<int16_t>(hi)), 1);
-}
+#define KV_INT8 KV_AVX512_INT8
 
 // Q4_K: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
-// nibbles; value = d scale_j q - dmin min_j for group j of 32.
-KV_INT8 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const Int8Rows& x,
-                       float* y, int64_t y_stride, int64_t begin, int64_t end) {
+// nibbles; value = d scale_j q - dmin min_j for group j of 32. Each 32 bytes
+// of nibbles hold group 2 p (low nibbles) and 2 p + 1 (high): one 512-bit
+// register, whose int16 products take their groups' scales by one byte
+// shuffle of the eight (unpacked four at a time, q4_k_bytes()); the mins'
+// term is kept in a vector of its own, summed once per row.
+template <class Products>
+KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                              const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 144;
   const int64_t supers = cols / kSuper;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
+  // For nibble run p: group 2 p's int16 scale (bytes 4 p, 4 p + 1 of the
+  // eight widened to int16) into the low 256 bits, 2 p + 1's into the high.
+  __m512i spread[4];
+  for (int p = 0; p < 4; ++p) {
+    spread[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(static_cast<int16_t>((4 * p) | ((4 * p + 1) << 8)))),
+                                   _mm256_set1_epi16(static_cast<int16_t>((4 * p + 2) | ((4 * p + 3) << 8))), 1);
+  }
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
     for (int64_t i = 0; i < x.n; ++i) {
       __m512 acc = _mm512_setzero_ps();
-      float minimums = 0;
+      __m256 minimums = _mm256_setzero_ps();
       for (int64_t s = 0; s < supers; ++s) {
         const uint8_t* b = row + s * kBytes;
         const int64_t block = i * supers + s;
         const int8_t* a = x.q.data() + block * kSuper;
-        const float* group_sums = x.sum.data() + block * 8;
-        const auto [scale, minimum] = q4_k_scales(b + 4);
+        const Q4kBytes six_bits = q4_k_bytes(b + 4);
+        const __m512i scales16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(six_bits.scales));
         __m512i sums = _mm512_setzero_si512();
-        for (int pair = 0; pair < 4; ++pair) {
-          const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
+        for (int p = 0; p < 4; ++p) {
+          const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * p));
           const __m512i weights = _mm512_inserti64x4(
               _mm512_castsi256_si512(_mm256_and_si256(packed, low4)),
               _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), 1);
-          const __m512i products = _mm512_maddubs_epi16(weights, _mm512_loadu_si512(a + 64 * pair));
-          sums = _mm512_add_epi32(sums, _mm512_madd_epi16(products, halves_epi16(scale[2 * pair], scale[2 * pair + 1])));
+          const __m512i products = _mm512_maddubs_epi16(weights, _mm512_loadu_si512(a + 64 * p));
+          sums = Products::add_dot_words(sums, products, _mm512_shuffle_epi8(scales16, spread[p]));
         }
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_set1_ps(fp16_at(b) * x.scale[static_cast<size_t>(block)]),
                               acc);
-        float m = 0;
-        for (int j = 0; j < 8; ++j) m += static_cast<float>(minimum[j]) * group_sums[j];
-        minimums += fp16_at(b + 2) * m;
+        minimums = q4_k_minimums(six_bits.mins, fp16_at(b + 2), x.sum.data() + block * 8, minimums);
       }
-      y[i * y_stride + r] = _mm512_reduce_add_ps(acc) - minimums;
+      y[i * y_stride + r] = _mm512_reduce_add_ps(acc) - reduce_add_avx2(minimums);
     }
   }
 }
@@ -73,8 +79,9 @@ KV_INT8 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
 // Q6_K: 128 bytes of low nibbles, 64 of high 2-bit pairs, 16 int8 scales,
 // fp16 d; value = d scale_k (q - 32) for group k of 16. The products take q
 // unsigned (0..63); 32 times each group's activation sum comes off.
-KV_INT8 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const Int8Rows& x,
-                       float* y, int64_t y_stride, int64_t begin, int64_t end) {
+template <class Products>
+KV_INT8 inline void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
+                              const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 210;
   const int64_t supers = cols / kSuper;
   // For each 64 values (runs k, k + 1 of a half), the int16 lanes' group of
@@ -94,12 +101,13 @@ KV_INT8 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
         const int64_t block = i * supers + s;
         const int8_t* a = x.q.data() + block * kSuper;
         const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
-        // 16 x 16-value activation sums times the groups' scales, as int32.
+        // -32 times the groups' scales times their 16-value activation sums
+        // (one multiply, then a shift).
         const __m128i scale_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales));
-        const __m512i scales32 = _mm512_cvtepi8_epi32(scale_bytes);
         const __m512i scales16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(scale_bytes));
-        __m512i sums = _mm512_mullo_epi32(
-            _mm512_mullo_epi32(scales32, _mm512_loadu_si512(x.qsum16.data() + block * 16)), _mm512_set1_epi32(-32));
+        const __m512i offsets =
+            _mm512_mullo_epi32(_mm512_cvtepi8_epi32(scale_bytes), _mm512_loadu_si512(x.qsum16.data() + block * 16));
+        __m512i sums = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(offsets, 5));
         for (int half = 0; half < 2; ++half) {
           __m256i runs[4];  // ggml's q1..q4: 32 values each, 0..63
           q6_k_runs(b, half, runs);
@@ -107,8 +115,7 @@ KV_INT8 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
             // Runs k and k + 1 (64 values); each run's halves of 16 have their own scale.
             const __m512i weights = _mm512_inserti64x4(_mm512_castsi256_si512(runs[k]), runs[k + 1], 1);
             const __m512i products = _mm512_maddubs_epi16(weights, _mm512_loadu_si512(a + 128 * half + 32 * k));
-            const __m512i scale16 = _mm512_permutexvar_epi16(spread[2 * half + k / 2], scales16);
-            sums = _mm512_add_epi32(sums, _mm512_madd_epi16(products, scale16));
+            sums = Products::add_dot_words(sums, products, _mm512_permutexvar_epi16(spread[2 * half + k / 2], scales16));
           }
         }
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums),
@@ -118,6 +125,21 @@ KV_INT8 void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order
     }
   }
 }
+
+// Each kernel without VNNI and with it (quant_kernels.h, Avx512Products).
+#define KV_INT8_INSTANCES(kernel)                                                                                   \
+  KV_INT8 void kernel##_plain(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,              \
+                              const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end) {          \
+    kernel<Avx512Products>(w, row_bytes, order, cols, x, y, y_stride, begin, end);                                  \
+  }                                                                                                                 \
+  __attribute__((flatten)) KV_AVX512_VNNI void kernel##_vnni(const uint8_t* w, int64_t row_bytes,                  \
+                                                             const int32_t* order, int64_t cols, const Int8Rows& x, \
+                                                             float* y, int64_t y_stride, int64_t begin, int64_t end) { \
+    kernel<Avx512VnniProducts>(w, row_bytes, order, cols, x, y, y_stride, begin, end);                              \
+  }
+KV_INT8_INSTANCES(rows_q4_k)
+KV_INT8_INSTANCES(rows_q6_k)
+#undef KV_INT8_INSTANCES
 
 KV_INT8 void quantize_avx512(const float* x, int64_t n, int64_t cols, Int8Rows& out) {
   const int64_t blocks = n * (cols / kSuper);
@@ -160,19 +182,28 @@ void quantize_rows(const float* x, int64_t n, int64_t cols, Int8Rows& out) {
 #endif
 }
 
-Int8RowsFn int8_rows(GgmlType type, bool avx512) {
+Int8RowsFn int8_rows_avx512(GgmlType type, bool vnni) {
 #if defined(__x86_64__)
-  if (!avx512) return cpu_has_avx2() ? int8_avx2::rows(type) : nullptr;
-  if (!cpu_has_avx512()) return nullptr;
   switch (type) {
-    case GgmlType::kQ4_K: return int8_kernels::rows_q4_k;
-    case GgmlType::kQ6_K: return int8_kernels::rows_q6_k;
+    case GgmlType::kQ4_K: return vnni ? int8_kernels::rows_q4_k_vnni : int8_kernels::rows_q4_k_plain;
+    case GgmlType::kQ6_K: return vnni ? int8_kernels::rows_q6_k_vnni : int8_kernels::rows_q6_k_plain;
     default: break;
   }
 #endif
   (void)type;
+  (void)vnni;
+  return nullptr;
+}
+
+Int8RowsFn int8_rows(GgmlType type, bool avx512) {
+#if defined(__x86_64__)
+  if (!avx512) return cpu_has_avx2() ? int8_avx2::rows(type) : nullptr;
+  return cpu_has_avx512() ? int8_rows_avx512(type, cpu_has_avx512_vnni()) : nullptr;
+#else
+  (void)type;
   (void)avx512;
   return nullptr;
+#endif
 }
 
 }  // namespace kvframe::runtime::quant_kernels

@@ -26,25 +26,11 @@ KV_INT8_AVX2 inline int32_t reduce_epi32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-// Q4_K's 12 bytes of six-bit scales and mins (q4_k_scales()) unpacked
-// four at a time in 32-bit words, as bytes: scales 0-3 in the low word of
-// `scales`, 4-7 in the next; the same for `mins`.
-struct Q4kPacked {
-  uint32_t scales[2], mins[2];
-};
-inline Q4kPacked q4_k_packed(const uint8_t* q) {
-  uint32_t w[3];
-  std::memcpy(w, q, sizeof w);
-  constexpr uint32_t kLow6 = 0x3F3F3F3F, kLow4 = 0x0F0F0F0F, kTop2 = 0x30303030;
-  return {{w[0] & kLow6, (w[2] & kLow4) | ((w[0] >> 2) & kTop2)},
-          {w[1] & kLow6, ((w[2] >> 4) & kLow4) | ((w[1] >> 2) & kTop2)}};
-}
-
 // Q4_K (layout in quant_kernels_int8.cpp): each 32 bytes of nibbles hold
 // group 2 p (low nibbles) and group 2 p + 1 (high), 32 values each. The
 // groups' scales are spread to int16 lanes by a byte shuffle, and the mins'
 // term (mins times the activations' group sums) is kept in a vector of its
-// own, summed once per row.
+// own, summed once per row (both unpacked as the AVX-512 kernel does).
 KV_INT8_AVX2 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols, const Int8Rows& x,
                             float* y, int64_t y_stride, int64_t begin, int64_t end) {
   constexpr int64_t kBytes = 144;
@@ -61,10 +47,8 @@ KV_INT8_AVX2 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
         const uint8_t* b = row + s * kBytes;
         const int64_t block = i * supers + s;
         const int8_t* a = x.q.data() + block * kSuper;
-        const Q4kPacked packed6 = q4_k_packed(b + 4);
-        const __m128i scale_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(packed6.scales[0] | (uint64_t{packed6.scales[1]} << 32)));
-        const __m128i min_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(packed6.mins[0] | (uint64_t{packed6.mins[1]} << 32)));
-        const __m256i scales16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scale_bytes));
+        const Q4kBytes six_bits = q4_k_bytes(b + 4);
+        const __m256i scales16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(six_bits.scales));
         __m256i sums = _mm256_setzero_si256();
         for (int pair = 0; pair < 4; ++pair) {
           const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * pair));
@@ -78,8 +62,7 @@ KV_INT8_AVX2 void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* 
         }
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(fp16_at(b) * x.scale[static_cast<size_t>(block)]),
                               acc);
-        const __m256 mins = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(min_bytes)), _mm256_set1_ps(fp16_at(b + 2)));
-        minimums = _mm256_fmadd_ps(mins, _mm256_loadu_ps(x.sum.data() + block * 8), minimums);
+        minimums = q4_k_minimums(six_bits.mins, fp16_at(b + 2), x.sum.data() + block * 8, minimums);
       }
       y[i * y_stride + r] = reduce_add_avx2(acc) - reduce_add_avx2(minimums);
     }

@@ -59,21 +59,19 @@ struct Block {
 
 template <GgmlType T>
 KV_BLOCKS_AVX2 inline Block block_of(const uint8_t* b) {
-  if constexpr (T == GgmlType::kQ4_0) {
-    return {_mm256_sub_epi8(nibbles(b + 2), _mm256_set1_epi8(8)), fp16_at(b), 0};
-  } else if constexpr (T == GgmlType::kQ4_1) {
-    return {nibbles(b + 4), fp16_at(b), fp16_at(b + 2)};
-  } else if constexpr (T == GgmlType::kQ5_0) {
-    return {_mm256_sub_epi8(_mm256_or_si256(nibbles(b + 6), fifth_bits(b + 2)), _mm256_set1_epi8(16)), fp16_at(b), 0};
-  } else if constexpr (T == GgmlType::kQ5_1) {
-    return {_mm256_or_si256(nibbles(b + 8), fifth_bits(b + 4)), fp16_at(b), fp16_at(b + 2)};
+  constexpr BlockLayout kLayout = block_layout(T);
+  if constexpr (T == GgmlType::kQ8_0) {
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + kLayout.quants)), fp16_at(b), 0};
   } else {
-    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), fp16_at(b), 0};
+    __m256i q = nibbles(b + kLayout.quants);
+    if constexpr (kLayout.fifth_bits >= 0) q = _mm256_or_si256(q, fifth_bits(b + kLayout.fifth_bits));
+    if constexpr (kLayout.offset != 0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(kLayout.offset));
+    return {q, fp16_at(b), kLayout.minimum >= 0 ? fp16_at(b + kLayout.minimum) : 0};
   }
 }
 
 template <GgmlType T>
-constexpr bool kUnsigned = T == GgmlType::kQ4_1 || T == GgmlType::kQ5_1;
+constexpr bool kUnsigned = block_layout(T).minimum >= 0;
 
 template <GgmlType T>
 KV_BLOCKS_AVX2 void rows_of(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
@@ -129,7 +127,7 @@ KV_BLOCKS_AVX2 void quantize(const float* x, int64_t n, int64_t cols, Int8Blocks
 }
 #endif
 
-Int8BlocksFn rows(GgmlType type) {
+Int8BlocksFn rows_avx2(GgmlType type) {
 #if defined(__x86_64__)
   switch (type) {
     case GgmlType::kQ4_0: return rows_of<GgmlType::kQ4_0>;
@@ -142,6 +140,11 @@ Int8BlocksFn rows(GgmlType type) {
 #endif
   (void)type;
   return nullptr;
+}
+
+Int8BlocksFn rows(GgmlType type, bool avx512) {
+  if (avx512) return cpu_has_avx512() ? rows_avx512(type, cpu_has_avx512_vnni()) : nullptr;
+  return cpu_has_avx2() ? rows_avx2(type) : nullptr;
 }
 
 }  // namespace int8_blocks

@@ -15,9 +15,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps() and then warn
-// that it may be used uninitialized (a known false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 namespace kvframe::runtime {
@@ -423,6 +420,8 @@ const char* QuantMatrix::best_kernel_name() {
   return cpu_has_avx512() ? "avx512" : cpu_has_avx2() ? "avx2" : "portable";
 }
 
+bool QuantMatrix::int8_vnni() { return quant_kernels::cpu_has_avx512_vnni(); }
+
 void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, Activations activations) const {
   RowsKernel rows_kernel = rows_portable;
 #if defined(__x86_64__)
@@ -441,11 +440,11 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, A
   const bool int8 = activations == Activations::kInt8;
   const bool avx512 = kernel == Kernel::kAvx512;
   const bool per_256 = int8 && (avx512 || kernel == Kernel::kAvx2) && cols_ % 256 == 0;
-  const bool per_32 = int8 && kernel == Kernel::kAvx2;
+  const bool per_32 = int8 && (avx512 || kernel == Kernel::kAvx2);
   bool rounded_256 = false, rounded_32 = false;
   for (const Part& p : parts_) {
     if (per_256 && quant_kernels::int8_rows(p.type, avx512)) rounded_256 = true;
-    else if (per_32 && quant_kernels::int8_blocks::rows(p.type)) rounded_32 = true;
+    else if (per_32 && quant_kernels::int8_blocks::rows(p.type, avx512)) rounded_32 = true;
   }
   if (rounded_256) quant_kernels::quantize_rows(x, n, cols_, rounded);
   if (rounded_32) quant_kernels::int8_blocks::quantize(x, n, cols_, rounded_blocks);
@@ -460,7 +459,7 @@ void QuantMatrix::multiply(const float* x, int64_t n, float* y, Kernel kernel, A
       float* y_part = y + p.first_row;
       if (auto integer = per_256 ? quant_kernels::int8_rows(p.type, avx512) : nullptr) {
         integer(p.data, p.row_bytes, order, cols_, x8, y_part, rows_, from, to);
-      } else if (auto blocks = per_32 ? quant_kernels::int8_blocks::rows(p.type) : nullptr) {
+      } else if (auto blocks = per_32 ? quant_kernels::int8_blocks::rows(p.type, avx512) : nullptr) {
         blocks(p.data, p.row_bytes, order, cols_, x8_blocks, y_part, rows_, from, to);
       } else if (auto format = block_format_of(p.type)) {
         rows_kernel(*format, p.data, p.row_bytes, order, cols_, x, n, y_part, rows_, from, to);
@@ -557,6 +556,15 @@ bool cpu_has_avx512() {
 bool cpu_has_avx512_bf16() {
 #if defined(__x86_64__)
   static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__)
+  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
   return has;
 #else
   return false;

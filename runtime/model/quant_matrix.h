@@ -68,7 +68,9 @@ class QuantMatrix {
   // (and cols a multiple of 256), x is rounded to int8 per 256 values (as llama.cpp's
   // Q8_K activations are) and a super-block's groups are multiplied and
   // scaled as integers: a third of the instructions per weight, at half a
-  // step of 1/127 of each 256 values' largest. Other parts take fp32.
+  // step of 1/127 of each 256 values' largest; where a part is Q4_0, Q4_1,
+  // Q5_0, Q5_1 or Q8_0, per 32 values (Q8_0's and Q8_1's activations).
+  // Both instruction sets round to the same integers. Other parts take fp32.
   enum class Activations { kFp32, kInt8 };
   void multiply(const float* x, int64_t n, float* y, Kernel kernel = Kernel::kBest,
                 Activations activations = Activations::kFp32) const;
@@ -86,6 +88,8 @@ class QuantMatrix {
   static bool supported(Kernel kernel);
   // The instruction set multiply() picks here: "avx512", "avx2" or "portable".
   static const char* best_kernel_name();
+  // Whether its int8 products take AVX-512-VNNI here.
+  static bool int8_vnni();
 
  private:
   struct Part {

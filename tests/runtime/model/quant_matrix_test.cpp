@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
@@ -113,18 +114,18 @@ TEST(QuantMatrix, EveryKernelMatchesDequantizeThenMultiplyForEveryType) {
   }
 }
 
-// y within the rounding of x to int8 per 256 values (half a step, 1/254 of
-// its 256 values' largest |x|, per value) times |w|, summed, and a little
-// for fp32 sums.
+// y within the rounding of x to int8 per `group` values (half a step, 1/254
+// of its group's largest |x|, per value) times |w|, summed, and a little
+// for fp32 sums. Rounding per 32 values is within the bound per 256.
 void expect_within_int8_rounding(const std::vector<float>& w, const std::vector<float>& x,
                                  const std::vector<double>& want, const std::vector<float>& y, int64_t rows,
-                                 int64_t cols, int64_t n) {
+                                 int64_t cols, int64_t n, int64_t group) {
   for (int64_t i = 0; i < n; ++i) {
     std::vector<double> half_step(static_cast<size_t>(cols));
-    for (int64_t c = 0; c < cols; c += 256) {
+    for (int64_t c = 0; c < cols; c += group) {
       float largest = 0;
-      for (int64_t k = 0; k < 256; ++k) largest = std::max(largest, std::abs(x[i * cols + c + k]));
-      std::fill_n(half_step.begin() + c, 256, largest / 254.0);
+      for (int64_t k = 0; k < group; ++k) largest = std::max(largest, std::abs(x[i * cols + c + k]));
+      std::fill_n(half_step.begin() + c, group, largest / 254.0);
     }
     for (int64_t r = 0; r < rows; ++r) {
       double bound = 0, magnitude = 0;
@@ -140,39 +141,88 @@ void expect_within_int8_rounding(const std::vector<float>& w, const std::vector<
 
 TEST(QuantMatrix, Int8ActivationsStayWithinTheirRounding) {
   // With the AVX-512 and AVX2 kernels, Q4_K and Q6_K multiply activations
-  // rounded to int8 per 256 values; with the AVX2 kernel the 32-value block
-  // types per 32 values (a smaller step); every other type (and kernel) fp32
-  // ones, so the bound holds for all.
-  const int64_t rows = 37, cols = 512;
-  for (GgmlType type : kEveryType) {
-    const Stored s = stored_of(type, rows, cols);
-    const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
-    const std::vector<float> w = reference_rows(m);
-    for (int64_t n : {1, 3, 5}) {
-      const std::vector<float> x = normal_values(n * cols, 21);
-      const std::vector<double> want = reference_product(w, rows, cols, x, n);
-      std::vector<float> avx512_result;
-      for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2, QuantMatrix::Kernel::kPortable}) {
-        if (!QuantMatrix::supported(kernel)) continue;
-        const bool avx512 = kernel == QuantMatrix::Kernel::kAvx512;
-        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(n) + " rows, kernel " +
-                     std::to_string(static_cast<int>(kernel)));
-        std::vector<float> y(static_cast<size_t>(n * rows));
-        m.multiply(x.data(), n, y.data(), kernel, QuantMatrix::Activations::kInt8);
-        expect_within_int8_rounding(w, x, want, y, rows, cols, n);
-        const bool per_256 = kernel != QuantMatrix::Kernel::kPortable && quant_kernels::int8_rows(type, avx512);
-        const bool per_32 = kernel == QuantMatrix::Kernel::kAvx2 && quant_kernels::int8_blocks::rows(type);
-        if (per_256 || per_32) {  // it took an int8 kernel: not fp32's result
-          std::vector<float> fp32(y.size());
-          m.multiply(x.data(), n, fp32.data(), kernel);
-          EXPECT_NE(y, fp32);
+  // rounded to int8 per 256 values, the 32-value block types per 32 values
+  // (a smaller step); every other type (and the portable kernel) fp32 ones,
+  // so the bound holds for all. Odd shapes: rows no multiple of a task, an
+  // odd count of 32-value blocks (288 columns, too few for a K-quant), three
+  // super-blocks; one thread and two.
+  struct Shape {
+    int64_t rows, cols;
+  };
+  const int threads = at::get_num_threads();
+  for (const Shape shape : {Shape{37, 512}, Shape{77, 768}, Shape{29, 288}}) {
+    const int64_t rows = shape.rows, cols = shape.cols;
+    for (int thread_count : {1, 2}) {
+      at::set_num_threads(thread_count);
+      for (GgmlType type : kEveryType) {
+        if (cols % ggml_type_size(type).block_size != 0) continue;
+        const Stored s = stored_of(type, rows, cols);
+        const QuantMatrix m = *QuantMatrix::from_tensor(s.info, nullptr);
+        const std::vector<float> w = reference_rows(m);
+        for (int64_t n : {1, 3, 5}) {
+          const std::vector<float> x = normal_values(n * cols, 21);
+          const std::vector<double> want = reference_product(w, rows, cols, x, n);
+          std::vector<float> avx512_result;
+          for (auto kernel : {QuantMatrix::Kernel::kAvx512, QuantMatrix::Kernel::kAvx2, QuantMatrix::Kernel::kPortable}) {
+            if (!QuantMatrix::supported(kernel)) continue;
+            const bool avx512 = kernel == QuantMatrix::Kernel::kAvx512;
+            SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(rows) + " x " + std::to_string(cols) + ", " +
+                         std::to_string(n) + " rows, " + std::to_string(thread_count) + " threads, kernel " +
+                         std::to_string(static_cast<int>(kernel)));
+            std::vector<float> y(static_cast<size_t>(n * rows));
+            m.multiply(x.data(), n, y.data(), kernel, QuantMatrix::Activations::kInt8);
+            expect_within_int8_rounding(w, x, want, y, rows, cols, n, cols % 256 == 0 ? 256 : 32);
+            const bool portable = kernel == QuantMatrix::Kernel::kPortable;
+            const bool int8 = !portable && (quant_kernels::int8_rows(type, avx512) != nullptr ||
+                                            quant_kernels::int8_blocks::rows(type, avx512) != nullptr);
+            if (int8) {  // it took an int8 kernel: not fp32's result
+              std::vector<float> fp32(y.size());
+              m.multiply(x.data(), n, fp32.data(), kernel);
+              EXPECT_NE(y, fp32);
+            }
+            // Both instruction sets round to the same integers and sum them
+            // exactly: they differ only in the fp32 sums' order.
+            if (int8 && avx512) avx512_result = y;
+            if (int8 && !avx512 && !avx512_result.empty()) {
+              double scale = 0;
+              for (double v : want) scale = std::max(scale, std::abs(v));
+              for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], avx512_result[k], 1e-5 * (1 + scale));
+            }
+          }
         }
-        // Both instruction sets round to the same integers and sum them
-        // exactly: they differ only in the fp32 sums' order.
-        if (per_256 && avx512) avx512_result = y;
-        if (per_256 && !avx512 && !avx512_result.empty()) {
-          for (size_t k = 0; k < y.size(); ++k) ASSERT_NEAR(y[k], avx512_result[k], 1e-5 * (1 + std::abs(y[k])));
+      }
+    }
+  }
+  at::set_num_threads(threads);
+}
+
+TEST(QuantMatrix, Avx512Int8KernelsSumTheSameIntegersWithAndWithoutVnni) {
+  // multiply() takes the VNNI kernels where the CPU has them; the others
+  // (AVX-512 CPUs without VNNI) sum the same integers in more instructions:
+  // the same result, bit for bit. Both called directly, every int8 type.
+  if (!quant_kernels::cpu_has_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX-512-VNNI";
+  for (int64_t cols : {288, 768}) {
+    const int64_t rows = 23;
+    for (int64_t n : {1, 3}) {
+      const std::vector<float> x = normal_values(n * cols, 5);
+      quant_kernels::Int8Blocks per_32;
+      quant_kernels::int8_blocks::quantize(x.data(), n, cols, per_32);
+      quant_kernels::Int8Rows per_256;
+      if (cols % 256 == 0) quant_kernels::quantize_rows(x.data(), n, cols, per_256);
+      for (GgmlType type : kEveryType) {
+        const auto blocks = [&](bool vnni) { return quant_kernels::int8_blocks::rows_avx512(type, vnni); };
+        const auto supers = [&](bool vnni) { return quant_kernels::int8_rows_avx512(type, vnni); };
+        if (!blocks(false) && !(supers(false) && cols % 256 == 0)) continue;
+        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(cols) + " columns, " + std::to_string(n) + " rows");
+        const Stored s = stored_of(type, rows, cols);
+        const int64_t row_bytes = static_cast<int64_t>(s.bytes.size()) / rows;
+        std::vector<float> plain(static_cast<size_t>(n * rows)), vnni(plain.size());
+        for (bool with_vnni : {false, true}) {
+          float* y = with_vnni ? vnni.data() : plain.data();
+          if (blocks(with_vnni)) blocks(with_vnni)(s.bytes.data(), row_bytes, nullptr, cols, per_32, y, rows, 0, rows);
+          else supers(with_vnni)(s.bytes.data(), row_bytes, nullptr, cols, per_256, y, rows, 0, rows);
         }
+        EXPECT_EQ(plain, vnni);
       }
     }
   }
@@ -257,7 +307,7 @@ TEST(QuantMatrix, RowOrdersAreReadThroughNotCopied) {
 }
 
 TEST(QuantMatrix, Int8ActivationsReadEachPartThroughItsRowOrder) {
-  // A reordered Q4_1 part (rounded per 32 with the AVX2 kernel), a Q4_K part
+  // A reordered Q4_1 part (rounded per 32), a Q4_K part
   // (per 256) and an F32 part (fp32 activations) stacked: each part's
   // columns of the product are that part's product alone, exactly.
   const Stored a = stored_of(GgmlType::kQ4_1, 5, 256), b = stored_of(GgmlType::kQ4_K, 4, 256),
