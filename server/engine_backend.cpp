@@ -89,13 +89,14 @@ QueryAnswer answer_of(rt::Answer& a) {
   return out;
 }
 
-rt::Task task_of(const QuerySpec& query, const ChunkSink& on_chunk) {
+rt::Task task_of(const QuerySpec& query, const ChunkSink& on_chunk, const std::function<void()>& between_steps) {
   rt::Task task;
   task.instruction = query.instruction;
   task.output_schema = query.output_schema;
   task.generate.max_tokens = static_cast<int32_t>(query.max_tokens);
   task.generate.sampling = {query.temperature, query.top_k, query.top_p, query.seed};
   task.generate.stop_strings = query.stop;
+  task.generate.between_steps = between_steps;
   if (on_chunk) task.on_chunk = [on_chunk](const rt::TextChunk& c) { on_chunk(c.text, c.sentence_end); };
   return task;
 }
@@ -246,7 +247,7 @@ BackendResult<QueryAnswer> EngineBackend::run_query(uint64_t session_id, const Q
   rt::Session* session = find(session_id);
   if (!session) return unknown_session(session_id);
   try {
-    auto answer = session->query(task_of(query, on_chunk));
+    auto answer = session->query(task_of(query, on_chunk, between_steps_));
     if (!answer) return from_runtime(answer.error());
     return answer_of(*answer);
   } catch (const std::exception& e) {
@@ -266,7 +267,7 @@ std::vector<BackendResult<QueryAnswer>> EngineBackend::run_queries(uint64_t sess
   rt::Session* session = find(session_id);
   if (!session) return fail_all(unknown_session(session_id));
   std::vector<rt::Task> tasks;
-  for (size_t i = 0; i < queries.size(); ++i) tasks.push_back(task_of(queries[i], on_chunk[i]));
+  for (size_t i = 0; i < queries.size(); ++i) tasks.push_back(task_of(queries[i], on_chunk[i], between_steps_));
   try {
     for (auto& answer : session->query_batch(tasks)) {
       out.push_back(answer ? BackendResult<QueryAnswer>(answer_of(*answer))
@@ -293,10 +294,10 @@ void EngineBackend::run_across(const std::vector<SessionQuery>& queries) {
       answer(i, unknown_session(queries[i].session_id));
       continue;
     }
-    tasks.push_back({session, task_of(queries[i].spec, queries[i].on_chunk), [&answer, i](Result<rt::Answer>& a) {
-                       answer(i, a ? BackendResult<QueryAnswer>(answer_of(*a))
-                                   : BackendResult<QueryAnswer>(from_runtime(a.error())));
-                     }});
+    auto on_answer = [&answer, i](Result<rt::Answer>& a) {
+      answer(i, a ? BackendResult<QueryAnswer>(answer_of(*a)) : BackendResult<QueryAnswer>(from_runtime(a.error())));
+    };
+    tasks.push_back({session, task_of(queries[i].spec, queries[i].on_chunk, between_steps_), on_answer});
   }
   BackendError unstarted{fb::ErrorCode::Internal, "the engine did not run the query"};
   try {

@@ -58,7 +58,10 @@ RequestHandler::RequestHandler(Backend& backend, HandlerParams params, Log& log)
   adapters_ = {info.adapters, info.default_adapter};
   max_context_ = params_.max_context != 0 ? params_.max_context : info.max_context;
   params_.default_context = std::min(params_.default_context, max_context_);
+  backend_.set_between_steps([this] { turn_between_steps(); });
 }
+
+RequestHandler::~RequestHandler() { backend_.set_between_steps({}); }
 
 Clock::time_point RequestHandler::now() const { return params_.now ? params_.now() : Clock::now(); }
 

@@ -11,6 +11,11 @@ namespace kvframe::server {
 
 namespace {
 
+// The least engine time a request keeps before another principal's turn may
+// come between its decoding steps: a light game's answer still waits little,
+// and tenants with equal loads do not cut into every step of each other's.
+constexpr double kTurnSliceMs = 50;
+
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
@@ -68,37 +73,9 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
   expire_idle_sessions();
   std::optional<Work> work = scheduler_.take(warming_.empty() ? wait : std::chrono::milliseconds(0));
   if (!work) return warm_a_step();
-  const Clock::time_point started = now();
-  Outcome outcome = Outcome::kDone;
-  try {
-    const RequestBody& body = work->item.request.body;
-    if (std::holds_alternative<OpenSessionRequest>(body)) {
-      outcome = open_session(*work, out);
-    } else if (std::holds_alternative<FrameRequest>(body)) {
-      outcome = apply_frame(*work, out);
-    } else if (std::holds_alternative<QueryRequest>(body)) {
-      outcome = run_query(*work, out);
-    } else {
-      outcome = close_session(*work, out);
-    }
-  } catch (const std::exception& e) {
-    // The backend promises not to throw; if it does, the client still gets its one reply
-    // (a query batch is answered after the backend returns, so none of it was yet).
-    fail(out, *work, fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what());
-    for (const QueuedRequest& item : work->batch) {
-      refuse(out, item.route, item.principal,
-             {fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what(), item.request.request_id,
-              work->session_id});
-    }
-    const RequestBody& body = work->item.request.body;
-    const bool session_unknown =
-        std::holds_alternative<OpenSessionRequest>(body) || std::holds_alternative<CloseSessionRequest>(body);
-    outcome = session_unknown ? Outcome::kSessionGone : Outcome::kDone;
-  }
-  for (const QueuedRequest& left : scheduler_.finish(*work, outcome, ms_between(started, now()))) {
-    refuse(out, left.route, left.principal,
-           {fb::ErrorCode::UnknownSession, "the session did not open", left.request.request_id, work->session_id});
-  }
+  running_ = {&out, work->item.principal, now(), 0, false};
+  const Outcome outcome = run_work(*work, out);
+  running_.out = nullptr;
   // Idle time goes to the frame just applied: its query, when it comes,
   // finds the blocks encoded. A request that arrives meanwhile waits for at
   // most one frame's changed blocks, work its own query would have done.
@@ -107,6 +84,57 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
     if (warm(work->session_id, params_.step_tokens) > 0 && !queued) warming_.push_back(work->session_id);
   }
   return true;
+}
+
+Outcome RequestHandler::run_work(const Work& work, ReplySink& out) {
+  const Clock::time_point started = now();
+  const double lent_before = running_.lent_ms;
+  Outcome outcome = Outcome::kDone;
+  try {
+    const RequestBody& body = work.item.request.body;
+    if (std::holds_alternative<OpenSessionRequest>(body)) {
+      outcome = open_session(work, out);
+    } else if (std::holds_alternative<FrameRequest>(body)) {
+      outcome = apply_frame(work, out);
+    } else if (std::holds_alternative<QueryRequest>(body)) {
+      outcome = run_query(work, out);
+    } else {
+      outcome = close_session(work, out);
+    }
+  } catch (const std::exception& e) {
+    // The backend promises not to throw; if it does, the client still gets its one reply
+    // (a query batch is answered after the backend returns, so none of it was yet).
+    fail(out, work, fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what());
+    for (const QueuedRequest& item : work.batch) {
+      refuse(out, item.route, item.principal,
+             {fb::ErrorCode::Internal, std::string("unexpected failure: ") + e.what(), item.request.request_id,
+              work.session_id});
+    }
+    const RequestBody& body = work.item.request.body;
+    const bool session_unknown =
+        std::holds_alternative<OpenSessionRequest>(body) || std::holds_alternative<CloseSessionRequest>(body);
+    outcome = session_unknown ? Outcome::kSessionGone : Outcome::kDone;
+  }
+  // The turns other principals took between its decoding steps are theirs.
+  const double engine_ms = ms_between(started, now()) - (running_.lent_ms - lent_before);
+  for (const QueuedRequest& left : scheduler_.finish(work, outcome, engine_ms)) {
+    refuse(out, left.route, left.principal,
+           {fb::ErrorCode::UnknownSession, "the session did not open", left.request.request_id, work.session_id});
+  }
+  return outcome;
+}
+
+void RequestHandler::turn_between_steps() {
+  if (!running_.out || running_.in_turn) return;
+  const double running_ms = ms_between(running_.started, now()) - running_.lent_ms;
+  if (running_ms < kTurnSliceMs) return;
+  std::optional<Work> turn = scheduler_.take_ahead_of(running_.principal, running_ms);
+  if (!turn) return;
+  running_.in_turn = true;
+  const Clock::time_point started = now();
+  run_work(*turn, *running_.out);
+  running_.lent_ms += ms_between(started, now());
+  running_.in_turn = false;
 }
 
 uint64_t RequestHandler::warm(uint64_t session_id, uint32_t max_tokens) {
@@ -216,7 +244,8 @@ Outcome RequestHandler::run_query(const Work& work, ReplySink& out) {
   }
   // The steps that finished its frame this turn: encoding, not queueing.
   const double encoded_now_ms = ms_between(encoding_started, now());
-  if (work.batch.empty() && params_.max_sessions_together > 1) {
+  // A turn taken inside another's query answers its own session only.
+  if (work.batch.empty() && params_.max_sessions_together > 1 && !running_.in_turn) {
     std::vector<Work> companions = scheduler_.take_companions(params_.max_sessions_together - 1);
     if (!companions.empty()) {
       run_across(work, std::move(companions), encoded_now_ms, out);

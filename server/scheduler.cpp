@@ -288,13 +288,14 @@ void Scheduler::catch_up(const std::string& principal, uint64_t session_id) {
   if (least) tenants_[principal].charged = std::max(tenants_[principal].charged, *least - kHair);
 }
 
-std::deque<uint64_t>::iterator Scheduler::next_turn() {
-  auto best = ready_.begin();
+std::deque<uint64_t>::iterator Scheduler::next_turn(const std::string& passed_over) {
+  auto best = ready_.end();
   double best_charged = 0;
   for (auto it = ready_.begin(); it != ready_.end(); ++it) {
-    const auto tenant = tenants_.find(sessions_.at(*it).principal);
-    const double charged = tenant == tenants_.end() ? 0 : tenant->second.charged;
-    if (it == ready_.begin() || charged < best_charged) best = it, best_charged = charged;
+    const std::string& principal = sessions_.at(*it).principal;
+    if (principal == passed_over) continue;
+    const double charge = charged(principal);
+    if (best == ready_.end() || charge < best_charged) best = it, best_charged = charge;
   }
   return best;
 }
@@ -303,7 +304,29 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mutex_);
   work_ready_.wait_for(lock, wait, [&] { return shutting_down_ || !ready_.empty(); });
   if (shutting_down_ || ready_.empty()) return std::nullopt;
-  const auto turn = next_turn();
+  return take_turn(next_turn());
+}
+
+std::optional<Work> Scheduler::take_ahead_of(const std::string& running, double running_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (shutting_down_) return std::nullopt;
+  const auto turn = next_turn(running);
+  if (turn == ready_.end()) return std::nullopt;
+  if (charged(sessions_.at(*turn).principal) >= charged(running) + running_ms / weight(running)) return std::nullopt;
+  return take_turn(turn);
+}
+
+double Scheduler::charged(const std::string& principal) const {
+  const auto tenant = tenants_.find(principal);
+  return tenant == tenants_.end() ? 0 : tenant->second.charged;
+}
+
+double Scheduler::weight(const std::string& principal) const {
+  const auto weight = quotas_.weights.find(principal);
+  return weight == quotas_.weights.end() ? 1.0 : weight->second;
+}
+
+Work Scheduler::take_turn(std::deque<uint64_t>::iterator turn) {
   const uint64_t id = *turn;
   ready_.erase(turn);
   Session& session = sessions_.at(id);
@@ -312,7 +335,6 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   session.queue.pop_front();
   --queued_;
   dequeued(work.item);
-  running_work_ms_ = work.item.expected_ms;
   if (std::holds_alternative<QueryRequest>(work.item.request.body)) {
     while (work.batch.size() + 1 < limits_.max_batch && !session.queue.empty() &&
            std::holds_alternative<QueryRequest>(session.queue.front().request.body)) {
@@ -320,11 +342,18 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
       session.queue.pop_front();
       --queued_;
       dequeued(work.batch.back());
-      running_work_ms_ += work.batch.back().expected_ms;
     }
   }
-  queued_work_ms_ = std::max(0.0, queued_work_ms_ - running_work_ms_);
+  const double expected = expected_of(work);
+  running_work_ms_ += expected;
+  queued_work_ms_ = std::max(0.0, queued_work_ms_ - expected);
   return work;
+}
+
+double Scheduler::expected_of(const Work& work) {
+  double ms = work.item.expected_ms;
+  for (const QueuedRequest& item : work.batch) ms += item.expected_ms;
+  return ms;
 }
 
 std::vector<Work> Scheduler::take_companions(std::size_t max) {
@@ -359,7 +388,7 @@ void Scheduler::requeue_front(Session& session, const QueuedRequest& item) {
 
 std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, double engine_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
-  running_work_ms_ = 0;
+  running_work_ms_ = std::max(0.0, running_work_ms_ - expected_of(work));
   const RequestBody& body = work.item.request.body;
   if (outcome == Outcome::kDeferred) {
     // Its engine time so far is a step of encoding, not a query's.
@@ -374,8 +403,7 @@ std::vector<QueuedRequest> Scheduler::finish(const Work& work, Outcome outcome, 
   Session& session = found->second;
   session.running = false;
   if (auto tenant = tenants_.find(session.principal); tenant != tenants_.end()) {
-    const auto weight = quotas_.weights.find(session.principal);
-    tenant->second.charged += engine_ms / (weight == quotas_.weights.end() ? 1.0 : weight->second);
+    tenant->second.charged += engine_ms / weight(session.principal);
   }
   if (outcome == Outcome::kDeferred) {
     // The encoding step was their wait's work, not queueing.

@@ -146,6 +146,13 @@ std::optional<TokenId> Decoder::forced() {
 
 void Decoder::stop(StopReason reason) { impl_->end(reason); }
 
+double Decoder::pause() {
+  if (!impl_->params.between_steps) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  impl_->params.between_steps();
+  return seconds_since(start);
+}
+
 bool Decoder::done() const { return impl_->done_at.has_value(); }
 
 std::optional<std::chrono::steady_clock::time_point> Decoder::first_token_at() const { return impl_->first_token_at; }

@@ -117,15 +117,17 @@ void count_step(GenerateStats& stats, const std::vector<int64_t>& run) {
 
 Status decode(const Model& model, KvCache& cache, at::Tensor logits, Decoder& decoder, GenerateStats& stats) {
   const auto start = std::chrono::steady_clock::now();
+  double paused = 0;
   while (true) {
     const std::vector<int64_t> run = next_run(decoder, logits, cache);
     if (run.empty()) break;
+    paused += decoder.pause();
     auto step = model.forward(at::tensor(run, at::kLong), cache);
     if (!step) return step.error();
     count_step(stats, run);
     logits = std::move(step).value();
   }
-  stats.decode_seconds += seconds_since(start);
+  stats.decode_seconds += seconds_since(start) - paused;
   return {};
 }
 
@@ -136,6 +138,7 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
   std::vector<bool> finished(sequences.size(), false);
   std::vector<SequenceStep> steps;
   std::vector<size_t> stepping;  // steps[k] is sequence stepping[k]'s
+  double paused = 0;
   while (true) {
     steps.clear();
     stepping.clear();
@@ -146,7 +149,7 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
           sequence.decoder->done() ? std::vector<int64_t>{} : next_run(*sequence.decoder, logits[i], *sequence.cache);
       if (run.empty()) {  // its answer is complete
         finished[i] = true;
-        sequence.stats.decode_seconds += seconds_since(start);
+        sequence.stats.decode_seconds += seconds_since(start) - paused;
         if (sequence.on_done) sequence.on_done();
         continue;
       }
@@ -154,6 +157,7 @@ Status decode_together(const Model& model, std::vector<DecodingSequence>& sequen
       stepping.push_back(i);
     }
     if (steps.empty()) break;
+    paused += sequences[stepping[0]].decoder->pause();
     auto step = model.forward_sequences(steps);
     if (!step) return step.error();
     const at::Tensor rows = step->to(at::kCPU);
@@ -171,6 +175,7 @@ Status decode_branches(const Model& model, const KvCache& shared, BranchCache& b
   at::Tensor rows = logits.to(at::kCPU, at::kFloat);
   const auto n = static_cast<int64_t>(decoders.size());
   std::vector<std::vector<int32_t>> next(decoders.size());
+  double paused = 0;
   while (true) {
     bool any = false;
     for (int64_t b = 0; b < n; ++b) {
@@ -188,12 +193,13 @@ Status decode_branches(const Model& model, const KvCache& shared, BranchCache& b
       any = true;
     }
     if (!any) break;
+    paused += decoders.front().pause();
     auto step = model.forward_branches(next, shared, branches);
     if (!step) return step.error();
     ++stats.decode_steps;
     rows = step->to(at::kCPU);
   }
-  stats.decode_seconds += seconds_since(start);
+  stats.decode_seconds += seconds_since(start) - paused;
   return {};
 }
 

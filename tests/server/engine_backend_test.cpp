@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -129,6 +131,51 @@ TEST_F(EngineBackendTest, QueriesOnOneFrameRunAsABatchEachWithItsOwnAnswerOrErro
   ASSERT_FALSE(answers[3]);
   EXPECT_EQ(answers[3].error().code, fb::ErrorCode::Unsatisfiable);
   backend_->close_session(5);
+}
+
+// The handler's hook runs between decoding steps of every kind of query
+// (lone, batched, joined), and another session's whole query may run there
+// without changing the interrupted answer.
+TEST_F(EngineBackendTest, TheHookBetweenStepsRunsInEveryKindOfQuery) {
+  for (uint64_t id : {21, 22}) {
+    ASSERT_TRUE(backend_->open_session(id, config(fb::AttentionMode::Block)).ok());
+    ASSERT_TRUE(backend_->apply_frame(id, fb::FrameFormat::Whole, kState));
+  }
+  QuerySpec forced = spec(6);
+  forced.stop = {};
+  auto alone = backend_->run_query(21, forced, {});
+  ASSERT_TRUE(alone) << alone.error().message;
+  if (alone->generated_tokens < 2) GTEST_SKIP() << "the tiny model ended its answer at once: no step to pause at";
+
+  int calls = 0;
+  bool in_turn = false;  // the turn's own steps call the hook too: no turn inside it (as the handler)
+  std::optional<BackendResult<QueryAnswer>> inside;
+  backend_->set_between_steps([&] {
+    if (in_turn) return;
+    ++calls;
+    if (inside) return;
+    in_turn = true;
+    inside = backend_->run_query(22, spec(), {});  // a turn of another session's
+    in_turn = false;
+  });
+  auto interrupted = backend_->run_query(21, forced, {});
+  ASSERT_TRUE(interrupted) << interrupted.error().message;
+  EXPECT_EQ(interrupted->text, alone->text);
+  EXPECT_GE(calls, 1);
+  ASSERT_TRUE(inside && *inside) << "the turn's query was answered";
+
+  calls = 0;
+  backend_->run_queries(21, {forced, forced}, {{}, {}});
+  EXPECT_GE(calls, 1) << "batched";
+  calls = 0;
+  std::vector<Backend::SessionQuery> joined(1);
+  joined[0].session_id = 21;
+  joined[0].spec = forced;
+  joined[0].on_answer = [](BackendResult<QueryAnswer>) {};
+  backend_->run_across(joined);
+  EXPECT_GE(calls, 1) << "joined";
+  backend_->set_between_steps({});
+  for (uint64_t id : {21, 22}) backend_->close_session(id);
 }
 
 // One query of each of several sessions, answered together: each answer

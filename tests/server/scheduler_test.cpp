@@ -334,6 +334,69 @@ TEST_F(FairShareTest, WeightsAreHonoured) {
   run_all();
 }
 
+// Turns between decoding steps: each query takes 100 ms, then 5 steps of 20.
+class TurnsBetweenStepsTest : public FairShareTest {
+ protected:
+  void SetUp() override {
+    FairShareTest::SetUp();
+    backend.decoding_steps = 5;
+    backend.during_step = [this](uint64_t session) {
+      now += std::chrono::milliseconds(20);
+      if (session == asking_in && !arrivals.empty()) {  // they arrive while it decodes
+        for (const auto& [query_session, route] : arrivals) send(query_message(next_id++, query_session), route);
+        arrivals.clear();
+      }
+    };
+  }
+  uint64_t asking_in = 0;  // the session whose first step the arrivals come in
+  std::vector<std::pair<uint64_t, std::string>> arrivals;
+  // The sessions' Results, in the order they went out.
+  std::vector<uint64_t> results() {
+    std::vector<uint64_t> out;
+    for (const fb::Message* m : take()) {
+      if (m->body_type() == fb::Body::Result) out.push_back(m->body_as_Result()->session_id());
+    }
+    return out;
+  }
+};
+
+TEST_F(TurnsBetweenStepsTest, ALightQueryIsAnsweredBetweenTheStepsOfAHeavyOne) {
+  const std::vector<uint64_t> heavy = sessions("heavy", 4), light = sessions("light", 1);
+  ask(heavy, "heavy", 1);
+  asking_in = heavy[0];
+  arrivals = {{light[0], "light"}};
+  ASSERT_TRUE(handler->run_next(replies));  // one turn: heavy[0]'s query
+  // The light query ran to its end inside it, and its Result went out first;
+  // the heavy tenant's other sessions waited for turns of their own.
+  EXPECT_EQ(backend.answered, (std::vector<uint64_t>{light[0], heavy[0]}));
+  EXPECT_EQ(results(), (std::vector<uint64_t>{light[0], heavy[0]}));
+  run_all();
+  EXPECT_EQ(backend.answered.size(), 5u);
+}
+
+TEST_F(TurnsBetweenStepsTest, ATurnTakenBetweenStepsIsNotChargedToTheQueryItInterrupted) {
+  const std::vector<uint64_t> heavy = sessions("heavy", 1), light = sessions("light", 1);
+  ask(heavy, "heavy", 1);
+  asking_in = heavy[0];
+  arrivals = {{light[0], "light"}};
+  handler->run_next(replies);
+  // Both took 100 + 5 x 20 ms of their own; the heavy one's 200 ms more of
+  // wall time were the light one's.
+  EXPECT_DOUBLE_EQ(handler->scheduler().expected_query_ms(fb::AttentionMode::Block), 200.0);
+}
+
+TEST_F(TurnsBetweenStepsTest, NoTurnIsTakenInsideATurn) {
+  const std::vector<uint64_t> heavy = sessions("heavy", 1), one = sessions("light-1", 1),
+                              two = sessions("light-2", 1);
+  ask(heavy, "heavy", 1);
+  asking_in = heavy[0];
+  arrivals = {{one[0], "light-1"}, {two[0], "light-2"}};
+  handler->run_next(replies);
+  // light-1's query ran between two heavy steps and light-2's between the
+  // next two, not inside light-1's (it would then have finished first).
+  EXPECT_EQ(backend.answered, (std::vector<uint64_t>{one[0], two[0], heavy[0]}));
+}
+
 TEST_F(HandlerTest, FramesAndQueriesOutOfOrderAreRefusedAtOnce) {
   const uint64_t session = open();
   send(query_message(1, session));

@@ -51,6 +51,10 @@ BackendResult<QueryAnswer> StateEchoBackend::run_query(uint64_t session_id, cons
     return BackendError{fb::ErrorCode::ContextFull, "instruction + max_tokens exceed the session's context"};
   }
   if (before_answer) before_answer(session_id);
+  for (uint32_t step = 0; step < decoding_steps; ++step) {
+    if (during_step) during_step(session_id);
+    if (between_steps_) between_steps_();
+  }
   found->second.steps_left = 0;
   answered.push_back(session_id);
   QueryAnswer out;

@@ -22,6 +22,10 @@ class StateEchoBackend : public Backend {
 
   std::function<void(uint64_t session_id)> before_answer;
   std::function<void(uint64_t session_id)> during_warm_step;  // e.g. moves a fake clock
+  // Decoding steps a query takes after before_answer, each calling
+  // during_step and then the handler's hook between steps (set_between_steps).
+  uint32_t decoding_steps = 0;
+  std::function<void(uint64_t session_id)> during_step;
   std::string answer;                 // non-empty: every query's text
   std::vector<uint64_t> answered;     // session ids, in the order their queries ran
   std::vector<std::string> scopes;    // the cache scope of each session opened, in order
@@ -49,6 +53,7 @@ class StateEchoBackend : public Backend {
   void warm(uint64_t session_id) override { warmed.push_back(session_id); }
   uint64_t warm_step(uint64_t session_id, uint32_t max_tokens) override;
   CacheStats cache_stats(const std::string&) const override { return {}; }
+  void set_between_steps(std::function<void()> hook) override { between_steps_ = std::move(hook); }
 
   std::size_t open_sessions() const { return sessions_.size(); }
 
@@ -60,6 +65,7 @@ class StateEchoBackend : public Backend {
     uint64_t steps_left = 0;  // of the current frame's encoding
   };
   std::map<uint64_t, Session> sessions_;
+  std::function<void()> between_steps_;
 };
 
 }  // namespace kvframe::server::test

@@ -51,6 +51,12 @@ struct GenerateParams {
   bool split_sentences = true;  // streamed chunks end at sentence ends (TextChunk::sentence_end)
   int64_t prefill_chunk = 0;    // prompt tokens per forward pass (bounds memory); 0: kPrefillChunkAuto
   int64_t context = 0;          // KV cache size; 0: prompt + max_tokens
+  // Called between two decoding steps (a token picked, not yet run through
+  // the model): a server runs other sessions' work there, so one long
+  // answer does not hold every other game behind it. It must leave this
+  // sequence's cache alone. Its time is not counted as decoding
+  // (GenerateStats::decode_seconds); the answer's wall times include it.
+  std::function<void()> between_steps;
 };
 
 enum class StopReason { kStopToken, kMaxTokens, kContextFull, kStopString, kComplete };
@@ -128,6 +134,8 @@ class Decoder {
   // no schema, a real choice, or done). pick() would choose it whatever the
   // logits, so decode() takes such runs without a step each (jump-forward).
   std::optional<TokenId> forced();
+  // Runs GenerateParams::between_steps, if set; the seconds it took.
+  double pause();
   // Ends decoding early (the cache is full).
   void stop(StopReason reason);
   bool done() const;

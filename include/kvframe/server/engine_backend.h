@@ -43,6 +43,7 @@ class EngineBackend : public Backend {
   std::vector<BackendResult<QueryAnswer>> run_queries(uint64_t session_id, const std::vector<QuerySpec>& queries,
                                                       const std::vector<ChunkSink>& on_chunk) override;
   CacheStats cache_stats(const std::string& scope) const override;
+  void set_between_steps(std::function<void()> hook) override { between_steps_ = std::move(hook); }
   // The most KV a session of `mode` and `context` tokens comes to hold
   // (SchedulerLimits::kv_bytes_of).
   uint64_t session_kv_bytes(fb::AttentionMode mode, uint32_t context) const;
@@ -55,6 +56,7 @@ class EngineBackend : public Backend {
   std::map<std::string, std::shared_ptr<runtime::LoraAdapter>> adapters_;
   double least_query_ms_ = 0;  // one decoding step, timed at construction
   std::unordered_map<uint64_t, std::unique_ptr<runtime::Session>> sessions_;
+  std::function<void()> between_steps_;  // every query's GenerateParams::between_steps
 };
 
 }  // namespace kvframe::server

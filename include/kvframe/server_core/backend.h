@@ -148,6 +148,12 @@ class Backend {
     warm(session_id);
     return 0;
   }
+  // Called by the engine between two decoding steps of any query (lone,
+  // batched or joined): the handler serves another principal's waiting
+  // work there, so one long answer does not hold other games behind it.
+  // The hook may call every member above for other sessions, never for
+  // the ones being answered. A backend that cannot pause ignores it.
+  virtual void set_between_steps(std::function<void()> /*hook*/) {}
   // Thread-safe: the I/O thread reads it for Stats. One scope's share, or
   // with an empty scope the whole store's.
   virtual CacheStats cache_stats(const std::string& scope) const = 0;

@@ -103,6 +103,9 @@ struct HandlerParams {
 class RequestHandler {
  public:
   RequestHandler(Backend& backend, HandlerParams params, Log& log);
+  ~RequestHandler();
+  RequestHandler(const RequestHandler&) = delete;
+  RequestHandler& operator=(const RequestHandler&) = delete;
 
   // I/O thread: one message as received. Refusals, Hello, StatsRequest and
   // Ping are answered on `door` at once; the rest is queued for the engine.
@@ -135,6 +138,14 @@ class RequestHandler {
 
   // Closes the sessions whose client fell silent (HandlerParams::session_idle).
   void expire_idle_sessions();
+  // A taken request run to its end and finished with the scheduler: a turn
+  // of run_next's, or one taken between another's decoding steps.
+  Outcome run_work(const Work& work, ReplySink& out);
+  // The backend's hook between two decoding steps (Backend::set_between_steps):
+  // a request of a principal charged less than the running one's, whose turn
+  // came while that answer decoded, runs to its end there. One at a time:
+  // never a turn inside a turn.
+  void turn_between_steps();
   // Engine-thread steps, one per request kind; each returns how it ended.
   Outcome open_session(const Work& work, ReplySink& out);
   Outcome apply_frame(const Work& work, ReplySink& out);
@@ -170,6 +181,13 @@ class RequestHandler {
   Clock::time_point last_sweep_{};
   std::deque<uint64_t> warming_;  // engine thread only: sessions whose frames idle time goes on encoding
   Clock::time_point next_idle_check_{};  // engine thread only: expiry looks at the sessions once a second
+  struct Running {
+    ReplySink* out = nullptr;  // where its replies go; null between turns
+    std::string principal;
+    Clock::time_point started;
+    double lent_ms = 0;    // what the turns taken between its steps took: not its engine time
+    bool in_turn = false;  // such a turn is running
+  } running_;              // engine thread only: the request run_next runs
   uint64_t instance_id_;
   uint32_t max_context_;
   std::string model_;

@@ -121,6 +121,12 @@ class Scheduler {
   // queries batched behind it); nothing when none came or after shut_down().
   // The session is busy until finish().
   std::optional<Work> take(std::chrono::milliseconds wait);
+  // While a request of principal `running` runs (between two decoding steps
+  // of its query, `running_ms` of engine time into it): the next request as
+  // take() would give it, if that is another principal's charged less than
+  // `running` with that time counted — one whose turn came while `running`'s
+  // answer was still decoding. Never waits.
+  std::optional<Work> take_ahead_of(const std::string& running, double running_ms);
   // After take() gave a Query alone (no batch behind it): up to `max` other
   // sessions whose next request is a Query too, each taken as take() would
   // (the session busy until finish()), in turn order — their answers then
@@ -191,8 +197,14 @@ class Scheduler {
   // A principal whose work starts again is charged at least what the
   // least-charged busy principal is, less a hair: its turn comes first.
   void catch_up(const std::string& principal, uint64_t session_id);
-  // The ready session whose turn it is (an iterator into ready_).
-  std::deque<uint64_t>::iterator next_turn();
+  // The ready session whose turn it is (an iterator into ready_), among
+  // the sessions of principals other than `passed_over`; end() if none.
+  std::deque<uint64_t>::iterator next_turn(const std::string& passed_over = {});
+  // Takes that session's next request (and the queries batched behind it).
+  Work take_turn(std::deque<uint64_t>::iterator turn);
+  double charged(const std::string& principal) const;  // 0 for one with nothing held
+  double weight(const std::string& principal) const;   // quotas_.weights, else 1
+  static double expected_of(const Work& work);  // its requests' expected engine time
 
   RequestStatus check_room(const Session* session, const QueuedRequest& item, uint64_t session_id) const;
   RequestStatus check_open_quota(const QueuedRequest& item, uint32_t context_tokens) const;
@@ -217,7 +229,7 @@ class Scheduler {
   uint64_t kv_held_ = 0;  // the open sessions' kv_bytes, summed
   std::size_t high_water_ = 0;
   double queued_work_ms_ = 0;   // expected engine time of everything queued
-  double running_work_ms_ = 0;  // ... and of the request being run
+  double running_work_ms_ = 0;  // ... and of the requests being run
   double query_ms_[3] = {0, 0, 0};  // moving average of engine time per attention mode
   double frame_ms_ = 0;
   bool shutting_down_ = false;

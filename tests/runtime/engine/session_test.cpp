@@ -414,6 +414,39 @@ TEST(QueryTogether, EachSessionAnswersAsAlone) {
   EXPECT_EQ(foreign[1].error().code, ErrorCode::kInvalidArgument);
 }
 
+// A server answers other sessions between the decoding steps of one
+// (GenerateParams::between_steps): neither the interrupted answer nor the
+// ones run inside it change, in tokens or first-token logits.
+TEST(BetweenSteps, OtherSessionsAnsweredBetweenStepsChangeNoAnswer) {
+  auto engine = tiny_engine(), alone_engine = tiny_engine();
+  auto running = open(*engine, session_params(AttentionMode::kBlock));
+  auto running_alone = open(*alone_engine, session_params(AttentionMode::kBlock));
+  std::vector<std::unique_ptr<Session>> others, others_alone;
+  for (AttentionMode mode : {AttentionMode::kBlock, AttentionMode::kFull}) {
+    others.push_back(open(*engine, session_params(mode)));
+    others_alone.push_back(open(*alone_engine, session_params(mode)));
+  }
+  test::FrameEdits frames(11), other_frames(12);
+  for (int round = 0; round < 3; ++round) {
+    frames.edit();
+    std::vector<Answer> inside;  // the other sessions' answers, run between steps
+    Task interrupted = task(10);
+    interrupted.generate.between_steps = [&] {
+      if (inside.size() >= others.size()) return;
+      other_frames.edit();
+      inside.push_back(ask(*others[inside.size()], other_frames.json(), task(3)));
+      const Answer want = ask(*others_alone[inside.size() - 1], other_frames.json(), task(3));
+      EXPECT_EQ(inside.back().tokens, want.tokens) << "round " << round;
+      EXPECT_LE(relative_error(inside.back().first_logits, want.first_logits), kRelativeTolerance);
+    };
+    const Answer answer = ask(*running, frames.json(), interrupted);
+    const Answer want = ask(*running_alone, frames.json(), task(10));
+    EXPECT_EQ(inside.size(), others.size()) << "the hook ran between steps";
+    EXPECT_EQ(answer.tokens, want.tokens) << "round " << round;
+    EXPECT_LE(relative_error(answer.first_logits, want.first_logits), kRelativeTolerance);
+  }
+}
+
 TEST(CacheScope, SessionsShareBlocksWithinTheirScopeOnlyAndAnswerAlike) {
   auto engine = tiny_engine();
   SessionParams scoped = session_params(AttentionMode::kBlock);
