@@ -33,6 +33,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bar_chart import bar_chart  # noqa: E402
 from bot_decisions import KINDS, compare_modes, reference_pair, report_text, versus_tag  # noqa: E402
+import exit_codes  # noqa: E402 bench/exit_codes.py
 
 
 def seeds_of(text):
@@ -57,7 +58,8 @@ def play(args, seed, bots, modes):
             command += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode not in (0, 4):  # 4: played, with invalid actions (counted below)
-        sys.exit(f"bench_bot: {' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        print(f"bench_bot: {' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}", file=sys.stderr)
+        sys.exit(exit_codes.RUN_FAILED)
     if args.log:
         os.makedirs(args.log, exist_ok=True)
         with open(os.path.join(args.log, f"{bots.split(',')[0]}-{seed}.log"), "w") as f:

@@ -23,7 +23,8 @@ the CPU it ran on, and writes a PNG (gnuplot).
     python3 bench/bench_contention.py --busy 0,1 --questions 20 --configs fit,1
 
 Needs the kvframe Python package installed (adapters/python/README.md: a
-venv; run this with its python). Exit 0, or 1 when a run failed.
+venv; run this with its python). Exit codes: docs/tools.md (2: no kvframe package or
+server binary, 3: a run failed).
 """
 import argparse
 import os
@@ -34,6 +35,7 @@ import time
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
 from sample_stats import percentile  # bench/sample_stats.py
+import exit_codes  # bench/exit_codes.py
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -129,7 +131,7 @@ def main():
     args = parser.parse_args()
     kvframe = client_for("bench_contention", args.serve)
     if kvframe is None:
-        return 1
+        return exit_codes.BAD_INPUT
     busy_counts = [int(b) for b in args.busy.split(",")]
     configs = args.configs.split(",")
     for config in configs:
@@ -165,7 +167,7 @@ def main():
     if ok:
         print(f"\nbench_contention: wrote {args.plot}")
     failed = any(not lat for lat in cells.values())
-    return 1 if failed or not ok else 0
+    return exit_codes.RUN_FAILED if failed or not ok else exit_codes.OK
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ game's share.
 
 Needs the kvframe Python package installed (adapters/python/README.md: a
 venv; run this with its python). Prints a table and writes a PNG
-(gnuplot). Exit 0, or 1 when a run failed.
+(gnuplot). Exit codes: docs/tools.md (2: no kvframe package or server
+binary, 3: a run failed).
 """
 import argparse
 import os
@@ -29,6 +30,7 @@ import time
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
 from bench_contention import QUESTION, SCHEMA, client_for, cpu_description  # bench_contention's NPC question
 from sample_stats import percentile  # bench/sample_stats.py
+import exit_codes  # bench/exit_codes.py
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 WARMUP = 2  # the light game's first questions encode its whole state: not counted
@@ -123,7 +125,7 @@ def main():
     args = parser.parse_args()
     kvframe = client_for("bench_fair_share", args.serve)
     if kvframe is None:
-        return 1
+        return exit_codes.BAD_INPUT
     print(f"bench_fair_share: {cpu_description()}; heavy tenant: {args.heavy} sessions", flush=True)
     rows, labels, alone_p99, beside_p99 = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="bench-fair-share-") as work:
@@ -133,11 +135,11 @@ def main():
                                                                       args.questions, work)
             except Exception as e:
                 print(f"bench_fair_share: --threads {threads} failed: {e}", file=sys.stderr)
-                return 1
+                return exit_codes.RUN_FAILED
             if not beside:
                 print(f"bench_fair_share: --threads {threads}: the light game beside the heavy tenant failed",
                       file=sys.stderr)
-                return 1
+                return exit_codes.RUN_FAILED
             rows.append((threads, alone, beside, heavy_alone, heavy_beside))
             labels.append(f"{threads} thread{'s' if threads > 1 else ''}")
             alone_p99.append(percentile(alone, 99))

@@ -18,7 +18,8 @@ default model (docs/block_attention.md):
     python3 bench/bench_fidelity.py --settings heads:0,blend:0.5 --lora auto --frames 4 --holdem-limit 48
 
 Prints a table and writes a PNG plot (gnuplot): agreement with `full` and
-KL against cost, a line per game. Exit 0, or 1 when a run failed.
+KL against cost, a line per game. Exit codes: docs/tools.md (1: a bad --settings or --tokens,
+2: no Hold'em data, 3: a run failed).
 """
 import argparse
 import json
@@ -27,6 +28,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import exit_codes  # bench/exit_codes.py, beside this file
 
 ALL = 1 << 20  # --block-heads beyond every block's length: every token of a changed block's successors
 
@@ -158,13 +161,13 @@ def main():
     if not os.path.exists(args.holdem_data):
         sys.stderr.write(f"bench_fidelity: no {args.holdem_data}; run scripts/train-default-adapter.sh (its data "
                          "step) or give --holdem-data\n")
-        return 1
+        return exit_codes.BAD_INPUT
     try:
         settings = [(name, knob_args(name)) for name in args.settings.split(",")]
         sizes = [int(t) for t in args.tokens.split(",")]
     except ValueError as e:
         sys.stderr.write(f"bench_fidelity: {e}\n")
-        return 2
+        return exit_codes.USAGE
 
     rows = []
     for name, knob in settings:
@@ -175,7 +178,7 @@ def main():
         sys.stderr.write(f"[bench_fidelity] {name}: Hold'em\n")
         row["holdem"] = holdem(args.build, knob, args)
         if any(v is None for v in row.values()):
-            return 1
+            return exit_codes.RUN_FAILED
         rows.append(row)
         if args.json:  # after each setting: a long run keeps what it measured
             with open(args.json, "w") as f:

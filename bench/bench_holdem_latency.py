@@ -19,7 +19,7 @@ Latency is from sending the decision's frame to the first answer token
     python3 bench/bench_holdem_latency.py                 # paces 0,300; 3 seeds x 12 hands
     python3 bench/bench_holdem_latency.py --paces 0,150,300 --seeds 3001,3002 --hands 20
 
-Prints a table and writes a PNG plot (gnuplot). Exit 0, or 1 when a run failed.
+Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md (3: a run failed).
 """
 import argparse
 import json
@@ -31,6 +31,7 @@ import tempfile
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
 from sample_stats import percentile  # bench/sample_stats.py
+import exit_codes  # bench/exit_codes.py
 
 
 
@@ -75,7 +76,7 @@ def main():
         for pace in paces:  # alternating: both paces meet the same machine load
             got = run_match(args.holdem, pace, seed, args.hands, args.extra)
             if got is None:
-                return 1
+                return exit_codes.RUN_FAILED
             samples[pace] += got
             print(f"  seed {seed} pace {pace} ms: {len(got)} decisions", file=sys.stderr, flush=True)
 

@@ -10,7 +10,8 @@ and reads VmRSS again a moment later. Prints the three figures.
     bench/bench_memory_return.py --sessions 32 --kb 48
 
 Needs the kvframe Python package installed (adapters/python/README.md: a
-venv; run this with its python). Exit 0, or 1 when a run failed.
+venv; run this with its python). Exit codes: docs/tools.md (2: no kvframe package or
+server binary, 3: a run failed).
 """
 import argparse
 import os
@@ -18,6 +19,7 @@ import sys
 import time
 
 from bench_contention import QUESTION, SCHEMA, client_for  # bench_contention's NPC question
+import exit_codes  # bench/exit_codes.py
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -47,7 +49,7 @@ def main():
     args = parser.parse_args()
     kvframe = client_for("bench_memory_return", args.serve)
     if kvframe is None:
-        return 1
+        return exit_codes.BAD_INPUT
     with kvframe.ServerProcess(args.serve) as server:
         pid = server.process.pid
         time.sleep(1.0)

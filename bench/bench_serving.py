@@ -33,7 +33,7 @@ package importable (adapters/python/README.md: a venv, or PYTHONPATH).
     python3 bench/bench_serving.py --matches 1,4 --together 1 --step-tokens 1024 --openblas openmp,pthread
     /tmp/venv/bin/python bench/bench_serving.py --matches 4 --together 1 --step-tokens 0,256 --casters 1
 
-Prints a table and writes a PNG plot (gnuplot). Exit 0, or 1 when a run failed.
+Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md (3: a run failed).
 """
 import argparse
 import itertools
@@ -48,6 +48,7 @@ import time
 
 from bar_chart import bar_chart  # bench/bar_chart.py, beside this file
 from sample_stats import percentile  # bench/sample_stats.py
+import exit_codes  # bench/exit_codes.py
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -204,7 +205,7 @@ def main():
                                                          f"m{n}-t{t}-s{step}-{blas}", casters)
             except RuntimeError as e:
                 print(f"bench_serving: {e}", file=sys.stderr)
-                return 1
+                return exit_codes.RUN_FAILED
             finally:
                 server.terminate()
                 server.wait(timeout=30)

@@ -32,6 +32,8 @@ import os
 import statistics
 import sys
 
+import exit_codes  # bench/exit_codes.py, beside this file
+
 
 def minified(value):
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -264,7 +266,8 @@ def main():
 
     frames = load_frames(args.source, args.seat)
     if len(frames) < 2:
-        sys.exit("frame_sizes: fewer than two frames in " + args.source)
+        print("frame_sizes: fewer than two frames in " + args.source, file=sys.stderr)
+        sys.exit(exit_codes.BAD_INPUT)
     if args.keyed:
         paths = set()
         if args.keyed == "all":

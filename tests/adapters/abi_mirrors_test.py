@@ -174,6 +174,25 @@ def compare_python_errors(codes, status, problems):
             problems.append(f"Python ErrorCode.{name} = {value} is {status.get(value)} in kvf_status")
 
 
+EXIT_HEADER = "include/kvframe/common/exit_codes.h"
+EXIT_MIRROR = "bench/exit_codes.py"
+EXIT_NAMES = {"kExitOk": "OK", "kExitUsage": "USAGE", "kExitBadInput": "BAD_INPUT", "kExitFailed": "RUN_FAILED",
+              "kExitCheckFailed": "CHECK_FAILED"}
+
+
+def compare_exit_codes(header, mirror, problems):
+    """The Python benches' exit codes are the C++ programs' (one convention, docs/tools.md)."""
+    cpp = {name: int(value) for name, value in re.findall(r"(kExit\w+) = (\d+)", strip_comments(header))}
+    python = {node.targets[0].id: node.value.value for node in ast.parse(mirror).body
+              if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)}
+    if set(cpp) != set(EXIT_NAMES):
+        problems.append(f"{EXIT_HEADER}: ExitCode is {sorted(cpp)}, this test knows {sorted(EXIT_NAMES)}")
+    for cpp_name, value in cpp.items():
+        name = EXIT_NAMES.get(cpp_name)
+        if name and python.get(name) != value:
+            problems.append(f"{EXIT_MIRROR}: {name} is {python.get(name)}, {cpp_name} is {value}")
+
+
 def compare_table(table, c_structs, problems):
     """The C params structs hold the table's options, field for field: name and kind, in order."""
     for group, c_name in TABLE_STRUCTS.items():
@@ -214,6 +233,7 @@ def main():
             compare_enum(where, mirror_name, found[mirror_name], c_name, c_enums[c_name], problems)
 
     compare_python_errors(python_error_codes(read(PYTHON_ERRORS)), c_enums["kvf_status"], problems)
+    compare_exit_codes(read(EXIT_HEADER), read(EXIT_MIRROR), problems)
 
     version = re.search(r"BindingsVersion = (\d+);", unity)
     major, minor, patch = (int(re.search(rf"#define KVF_VERSION_{p} (\d+)", header).group(1))
@@ -221,7 +241,7 @@ def main():
     if not version or int(version.group(1)) != major * 10000 + minor * 100 + patch:
         problems.append(f"C# KvframeClient.BindingsVersion is not KVF_VERSION {major}.{minor}.{patch}")
 
-    checked = len(TABLE_STRUCTS) + len(CSHARP_STRUCTS) + len(CTYPES_STRUCTS) + len(CSHARP_ENUMS) + len(UNREAL_ENUM_MIRRORS) + 1
+    checked = len(TABLE_STRUCTS) + len(CSHARP_STRUCTS) + len(CTYPES_STRUCTS) + len(CSHARP_ENUMS) + len(UNREAL_ENUM_MIRRORS) + 2
     if problems:
         print("The C ABI's mirrors differ from " + HEADER + ":\n" + "\n".join(problems), file=sys.stderr)
         return 1
