@@ -14,6 +14,7 @@ game's share.
 
     python3 bench/bench_fair_share.py                        # --threads 1,2 --heavy 16
     python3 bench/bench_fair_share.py --threads 1 --heavy 64 --questions 30
+    python3 bench/bench_fair_share.py --equal 2,8                # two busy tenants: equal shares?
 
 Needs the kvframe Python package installed (adapters/python/README.md: a
 venv; run this with its python). Prints a table and writes a PNG
@@ -114,6 +115,43 @@ def run_server(kvframe, serve, threads, heavy, questions, work):
         server.stop()
 
 
+def equal_shares(kvframe, serve, threads, counts, seconds, work):
+    """Answers/s of two heavy tenants of counts[0] and counts[1] sessions, side by side on one server."""
+    server = kvframe.ServerProcess(serve, args=["--threads", str(threads)],
+                                   log_path=os.path.join(work, f"serve-equal-{threads}.log"))
+    server.start()
+    try:
+        with HeavyTenant(kvframe, server.endpoint, counts[0]) as a, \
+                HeavyTenant(kvframe, server.endpoint, counts[1]) as b:
+            rates = {}
+            timers = [threading.Thread(target=lambda k=k, t=t: rates.update({k: t.rate_over(seconds)}))
+                      for k, t in (("a", a), ("b", b))]
+            for t in timers:
+                t.start()
+            for t in timers:
+                t.join()
+            return rates["a"], rates["b"]
+    finally:
+        server.stop()
+
+
+def main_equal(kvframe, args):
+    """--equal A,B: the issue's bar that two principals with equal load get equal shares (within 10%)."""
+    counts = [int(n) for n in args.equal.split(",")]
+    print("\n| threads | sessions A / B | answers/s A / B | B / A (bar 0.9 .. 1.1) |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="bench-fair-share-") as work:
+        for threads in (int(t) for t in args.threads.split(",")):
+            try:
+                rate_a, rate_b = equal_shares(kvframe, args.serve, threads, counts, args.questions, work)
+            except Exception as e:
+                print(f"bench_fair_share: --equal, --threads {threads} failed: {e}", file=sys.stderr)
+                return exit_codes.RUN_FAILED
+            ratio = rate_b / rate_a if rate_a > 0 else float("nan")
+            print(f"| {threads} | {counts[0]} / {counts[1]} | {rate_a:.2f} / {rate_b:.2f} | {ratio:.2f} |", flush=True)
+    return exit_codes.OK
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -122,10 +160,15 @@ def main():
     parser.add_argument("--heavy", type=int, default=16, help="the heavy tenant's sessions")
     parser.add_argument("--questions", type=int, default=20, help="the light game's counted questions per run")
     parser.add_argument("--plot", default="bench_fair_share.png")
+    parser.add_argument("--equal", default="",
+                        help="A,B: instead, two heavy tenants of A and B sessions side by side for --questions "
+                             "seconds: their answers/s (equal shares whatever their sessions)")
     args = parser.parse_args()
     kvframe = client_for("bench_fair_share", args.serve)
     if kvframe is None:
         return exit_codes.BAD_INPUT
+    if args.equal:
+        return main_equal(kvframe, args)
     print(f"bench_fair_share: {cpu_description()}; heavy tenant: {args.heavy} sessions", flush=True)
     rows, labels, alone_p99, beside_p99 = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="bench-fair-share-") as work:
