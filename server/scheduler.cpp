@@ -304,7 +304,7 @@ std::optional<Work> Scheduler::take(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mutex_);
   work_ready_.wait_for(lock, wait, [&] { return shutting_down_ || !ready_.empty(); });
   if (shutting_down_ || ready_.empty()) return std::nullopt;
-  return take_turn(next_turn());
+  return take_turn(next_turn(), limits_.max_batch);
 }
 
 std::optional<Work> Scheduler::take_ahead_of(const std::string& running, double running_ms) {
@@ -313,7 +313,7 @@ std::optional<Work> Scheduler::take_ahead_of(const std::string& running, double 
   const auto turn = next_turn(running);
   if (turn == ready_.end()) return std::nullopt;
   if (charged(sessions_.at(*turn).principal) >= charged(running) + running_ms / weight(running)) return std::nullopt;
-  return take_turn(turn);
+  return take_turn(turn, limits_.max_batch);
 }
 
 double Scheduler::charged(const std::string& principal) const {
@@ -326,7 +326,7 @@ double Scheduler::weight(const std::string& principal) const {
   return weight == quotas_.weights.end() ? 1.0 : weight->second;
 }
 
-Work Scheduler::take_turn(std::deque<uint64_t>::iterator turn) {
+Work Scheduler::take_turn(std::deque<uint64_t>::iterator turn, std::size_t max_batch) {
   const uint64_t id = *turn;
   ready_.erase(turn);
   Session& session = sessions_.at(id);
@@ -336,7 +336,7 @@ Work Scheduler::take_turn(std::deque<uint64_t>::iterator turn) {
   --queued_;
   dequeued(work.item);
   if (std::holds_alternative<QueryRequest>(work.item.request.body)) {
-    while (work.batch.size() + 1 < limits_.max_batch && !session.queue.empty() &&
+    while (work.batch.size() + 1 < max_batch && !session.queue.empty() &&
            std::holds_alternative<QueryRequest>(session.queue.front().request.body)) {
       work.batch.push_back(std::move(session.queue.front()));
       session.queue.pop_front();
@@ -359,22 +359,13 @@ double Scheduler::expected_of(const Work& work) {
 std::vector<Work> Scheduler::take_companions(std::size_t max) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Work> out;
-  for (auto it = ready_.begin(); it != ready_.end() && out.size() < max;) {
-    Session& session = sessions_.at(*it);
+  for (std::size_t i = 0; i < ready_.size() && out.size() < max;) {
+    const Session& session = sessions_.at(ready_[i]);
     if (session.queue.empty() || !std::holds_alternative<QueryRequest>(session.queue.front().request.body)) {
-      ++it;
+      ++i;
       continue;
     }
-    const uint64_t id = *it;
-    it = ready_.erase(it);
-    session.running = true;
-    Work work{id, std::move(session.queue.front()), {}, {session.mode, session.latest_frame, session.applied_frame}};
-    session.queue.pop_front();
-    --queued_;
-    dequeued(work.item);
-    running_work_ms_ += work.item.expected_ms;
-    queued_work_ms_ = std::max(0.0, queued_work_ms_ - work.item.expected_ms);
-    out.push_back(std::move(work));
+    out.push_back(take_turn(ready_.begin() + static_cast<std::ptrdiff_t>(i), 1));  // ready_[i] is now the next
   }
   return out;
 }

@@ -200,8 +200,9 @@ class Scheduler {
   // The ready session whose turn it is (an iterator into ready_), among
   // the sessions of principals other than `passed_over`; end() if none.
   std::deque<uint64_t>::iterator next_turn(const std::string& passed_over = {});
-  // Takes that session's next request (and the queries batched behind it).
-  Work take_turn(std::deque<uint64_t>::iterator turn);
+  // Takes that session's next request and, up to max_batch in all, the
+  // queries batched behind it; the session runs until finish().
+  Work take_turn(std::deque<uint64_t>::iterator turn, std::size_t max_batch);
   double charged(const std::string& principal) const;  // 0 for one with nothing held
   double weight(const std::string& principal) const;   // quotas_.weights, else 1
   static double expected_of(const Work& work);  // its requests' expected engine time
