@@ -164,6 +164,7 @@ BackendInfo EngineBackend::info() const {
   for (const auto& named : adapters_) info.adapters.push_back(named.first);
   const rt::Model::WeightsMemory weights = engine_->model().weights_memory();
   info.weights_bytes = static_cast<uint64_t>(weights.stored_bytes + weights.dense_bytes);
+  info.dense_weights_bytes = static_cast<uint64_t>(weights.dense_bytes);
   return info;
 }
 

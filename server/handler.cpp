@@ -55,6 +55,7 @@ RequestHandler::RequestHandler(Backend& backend, HandlerParams params, Log& log)
   const BackendInfo info = backend_.info();
   model_ = info.model;
   weights_bytes_ = info.weights_bytes;
+  dense_weights_bytes_ = info.dense_weights_bytes;
   adapters_ = {info.adapters, info.default_adapter};
   max_context_ = params_.max_context != 0 ? params_.max_context : info.max_context;
   params_.default_context = std::min(params_.default_context, max_context_);
@@ -198,20 +199,28 @@ uint32_t RequestHandler::session_idle_ms() const {
   return static_cast<uint32_t>(std::min<std::chrono::milliseconds::rep>(ms, UINT32_MAX));
 }
 
+MemoryUse RequestHandler::memory_use() const {
+  MemoryUse use{weights_bytes_, scheduler_.kv_bytes(), backend_.cache_stats("").bytes};
+  const ResidentMemory resident = resident_memory();
+  use.resident = resident.total_bytes;
+  use.scratch = scratch_bytes(resident, dense_weights_bytes_, use.session_kv, use.store);
+  return use;
+}
+
 flatbuffers::DetachedBuffer RequestHandler::stats_reply(uint64_t request_id, const Peer& peer) const {
   if (peer.is_operator) {
     const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions()),
                                      static_cast<uint32_t>(scheduler_.queue_depth()),
                                      static_cast<uint32_t>(scheduler_.queue_high_water())};
-    return replies::stats(request_id, stats_.snapshot(), queue, backend_.cache_stats(""),
-                          {weights_bytes_, scheduler_.kv_bytes()}, true);
+    return replies::stats(request_id, stats_.snapshot(), queue, backend_.cache_stats(""), memory_use(), true);
   }
-  // A client's own figures only: nothing here moves with another's work.
+  // A client's own figures only: nothing here moves with another's work
+  // (the process's resident memory and scratch do: left at 0).
   const replies::QueueFields queue{static_cast<uint32_t>(scheduler_.sessions_of(peer.principal)),
                                    static_cast<uint32_t>(scheduler_.queue_depth_of(peer.principal)), 0};
-  return replies::stats(request_id, stats_.snapshot_of(peer.principal), queue,
-                        backend_.cache_stats(cache_scope_of(peer.principal)),
-                        {weights_bytes_, scheduler_.kv_bytes_of(peer.principal)}, false);
+  const CacheStats cache = backend_.cache_stats(cache_scope_of(peer.principal));
+  return replies::stats(request_id, stats_.snapshot_of(peer.principal), queue, cache,
+                        {weights_bytes_, scheduler_.kv_bytes_of(peer.principal), cache.bytes}, false);
 }
 
 void RequestHandler::shut_down(ReplySink& door) {

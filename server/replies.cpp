@@ -73,7 +73,7 @@ Buffer result(uint64_t request_id, const ResultFields& f) {
 }
 
 Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& queue, const CacheStats& cache,
-             const MemoryFields& memory, bool server_wide) {
+             const MemoryUse& memory, bool server_wide) {
   flatbuffers::FlatBufferBuilder b(1024);
   std::vector<flatbuffers::Offset<fb::StageStats>> stages;
   for (const StageSummary& stage : s.stages) {
@@ -84,7 +84,8 @@ Buffer stats(uint64_t request_id, const StatsSnapshot& s, const QueueFields& que
   auto body = fb::CreateStats(b, s.uptime_s, queue.sessions, c.frames, c.frames_superseded, c.queries,
                               c.deadline_missed, c.errors, c.busy_rejected, queue.depth, queue.high_water, cache.hits,
                               cache.misses, cache.bytes, b.CreateVector(stages), c.undeliverable, server_wide,
-                              c.sessions_expired, memory.weights, memory.session_kv);
+                              c.sessions_expired, memory.weights, memory.session_kv, memory.resident,
+                              memory.scratch);
   return finish(b, request_id, body);
 }
 

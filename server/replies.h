@@ -8,6 +8,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "kvframe/server_core/backend.h"
+#include "kvframe/server_core/memory_use.h"
 #include "kvframe/server_core/stats.h"
 
 namespace kvframe::server::replies {
@@ -49,11 +50,7 @@ struct QueueFields {
   uint32_t sessions, depth, high_water;
 };
 // server_wide: the whole server's figures (an operator's view), else one client's.
-// The weights and the sessions' KV (Stats's memory fields), in bytes.
-struct MemoryFields {
-  uint64_t weights = 0, session_kv = 0;
-};
 Buffer stats(uint64_t request_id, const StatsSnapshot& snapshot, const QueueFields& queue, const CacheStats& cache,
-             const MemoryFields& memory, bool server_wide);
+             const MemoryUse& memory, bool server_wide);
 
 }  // namespace kvframe::server::replies

@@ -282,6 +282,13 @@ void Server::Impl::log_stats() {
                       {"busy", std::to_string(s.counters.busy_rejected)},
                       {"deadline_missed", std::to_string(s.counters.deadline_missed)},
                       {"undeliverable", std::to_string(s.counters.undeliverable)}});
+  const MemoryUse memory = handler.memory_use();
+  auto mb = [](uint64_t bytes) { return std::to_string(bytes >> 20); };
+  log.debug("memory", {{"resident_mb", mb(memory.resident)},
+                       {"weights_mb", mb(memory.weights)},
+                       {"session_kv_mb", mb(memory.session_kv)},
+                       {"store_mb", mb(memory.store)},
+                       {"scratch_mb", mb(memory.scratch)}});
 }
 
 bool Server::run() {

@@ -187,7 +187,9 @@ std::string stats_to_json(const fb::Stats& s) {
                          {"undeliverable", s.undeliverable()},
                          {"sessions_expired", s.sessions_expired()},
                          {"weights_bytes", s.weights_bytes()},
-                         {"session_kv_bytes", s.session_kv_bytes()}};
+                         {"session_kv_bytes", s.session_kv_bytes()},
+                         {"resident_bytes", s.resident_bytes()},
+                         {"scratch_bytes", s.scratch_bytes()}};
   return json.dump();
 }
 

@@ -244,6 +244,8 @@ def test_stats(client):
     assert any(s.name == "engine" and s.count > 0 for s in after.stages)
     # memory: the weights as stored, and the open session's KV as --max-memory-mb counts it
     assert after.weights_bytes > 0 and after.session_kv_bytes > 0
+    # and the rest of the process: activations, kernels' scratch, the runtime's own
+    assert after.scratch_bytes > 0 and after.resident_bytes > after.scratch_bytes
 
 
 def test_reconnects_and_reopens_sessions_after_a_server_restart():

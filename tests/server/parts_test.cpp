@@ -9,6 +9,7 @@
 
 #include "kvframe/server_core/curve_keys.h"
 #include "kvframe/server_core/log.h"
+#include "kvframe/server_core/memory_use.h"
 #include "kvframe/server_core/request.h"
 #include "kvframe/server_core/server.h"
 #include "kvframe/server_core/stats.h"
@@ -156,6 +157,28 @@ TEST(RequestTest, AnEmptyOpenSessionHasEveryOptionAtItsDefault) {
   KVF_FIDELITY_KNOBS(KVF_EXPECT_KNOB_DEFAULT)
 #undef KVF_EXPECT_KNOB_DEFAULT
   EXPECT_EQ(o.config.adapter, expected.adapter);
+}
+
+}  // namespace
+}  // namespace kvframe::server
+
+namespace kvframe::server {
+namespace {
+
+TEST(MemoryUse, ReadsResidentAndAnonymousMemoryFromProcStatus) {
+  const ResidentMemory m = parse_resident_memory(
+      "Name:\tkvframe-serve\nVmHWM:\t  900 kB\nVmRSS:\t  800 kB\nRssAnon:\t  300 kB\nRssFile:\t  500 kB\n");
+  EXPECT_EQ(m.total_bytes, 800u << 10);
+  EXPECT_EQ(m.anonymous_bytes, 300u << 10);
+  EXPECT_EQ(parse_resident_memory("Name:\tx\n").total_bytes, 0u);
+  EXPECT_GT(resident_memory().total_bytes, 0u) << "this process's own /proc/self/status";
+}
+
+TEST(MemoryUse, ScratchIsTheAnonymousMemoryNotCountedElsewhere) {
+  const ResidentMemory m{1000, 600};
+  EXPECT_EQ(scratch_bytes(m, 100, 200, 50), 250u);
+  // Sessions' KV counted at its most, not yet written: never below zero.
+  EXPECT_EQ(scratch_bytes(m, 100, 900, 50), 0u);
 }
 
 }  // namespace

@@ -292,6 +292,10 @@ class Stats:
         weights_bytes: what the model's weights take (the same for every client).
         session_kv_bytes: the most KV the open sessions may come to hold (this
             client's own unless ``server_wide``), as ``--max-memory-mb`` counts them.
+        resident_bytes: the server process's resident memory (0 unless ``server_wide``).
+        scratch_bytes: its anonymous memory that is neither dense weights, sessions'
+            KV nor the block store: activations and kernels' scratch the allocator
+            keeps, the runtime's own (0 unless ``server_wide``).
     """
 
     uptime_s: float
@@ -313,3 +317,5 @@ class Stats:
     sessions_expired: int = 0
     weights_bytes: int = 0
     session_kv_bytes: int = 0
+    resident_bytes: int = 0
+    scratch_bytes: int = 0

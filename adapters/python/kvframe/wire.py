@@ -353,5 +353,6 @@ def stats(body: Any) -> t.Stats:
         cache_bytes=body.CacheBytes(), stages=tuple(stages), undeliverable=body.Undeliverable(),
         server_wide=bool(body.ServerWide()), sessions_expired=body.SessionsExpired(),
         weights_bytes=body.WeightsBytes(), session_kv_bytes=body.SessionKvBytes(),
+        resident_bytes=body.ResidentBytes(), scratch_bytes=body.ScratchBytes(),
     )
 

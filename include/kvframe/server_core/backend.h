@@ -42,6 +42,9 @@ struct BackendInfo {
   std::vector<std::string> adapters;
   std::string default_adapter = "none";
   uint64_t weights_bytes = 0;  // what the model's weights take (Stats)
+  // Of weights_bytes, what lives in anonymous memory (dense tensors); the
+  // rest is the mapped file's pages.
+  uint64_t dense_weights_bytes = 0;
 };
 
 struct SessionConfig {

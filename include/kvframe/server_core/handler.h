@@ -27,6 +27,7 @@
 #include "kvframe/server_core/backend.h"
 #include "kvframe/server_core/log.h"
 #include "kvframe/server_core/scheduler.h"
+#include "kvframe/server_core/memory_use.h"
 #include "kvframe/server_core/stats.h"
 
 namespace kvframe::server {
@@ -118,6 +119,8 @@ class RequestHandler {
   void shut_down(ReplySink& door);
 
   ServerStats& stats() { return stats_; }
+  // The whole server's memory, read now (Stats for an operator, the log).
+  MemoryUse memory_use() const;
   const Scheduler& scheduler() const { return scheduler_; }
 
  private:
@@ -192,6 +195,7 @@ class RequestHandler {
   uint32_t max_context_;
   std::string model_;
   uint64_t weights_bytes_ = 0;
+  uint64_t dense_weights_bytes_ = 0;
   struct {
     std::vector<std::string> adapters;
     std::string default_adapter;
