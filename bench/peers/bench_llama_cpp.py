@@ -58,8 +58,9 @@ def llama_bench(binary, model, threads, lengths, depth, decode):
 
 
 def bench_runtime(binary, model, threads, lengths, depth, decode):
+    # llama.cpp runs the file alone: so does kvframe (no game adapter on the fly).
     text = run([binary, "--model", model, "--threads", str(threads), "--lengths", ",".join(map(str, lengths)),
-                "--decode", str(decode), "--decode-after", str(depth), "--reps", "2", "--plot", ""])
+                "--decode", str(decode), "--decode-after", str(depth), "--reps", "2", "--lora", "none", "--plot", ""])
     out = {}
     for line in text.splitlines():
         m = re.match(r"^(prefill|decode)\s+(\d+)\s+[\d.]+\s+([\d.]+)", line)
@@ -70,7 +71,7 @@ def bench_runtime(binary, model, threads, lengths, depth, decode):
 
 def plot(path, labels, ours, theirs, title):
     return bar_chart(path, title, "tokens/s (higher is better)", labels,
-                     {"kvframe (defaults)": ours, "llama.cpp (llama-bench)": theirs}, logscale=True)
+                     {"kvframe (no adapter)": ours, "llama.cpp (llama-bench)": theirs}, logscale=True)
 
 
 def main():
