@@ -456,9 +456,7 @@ std::vector<Result<Answer>> Session::Impl::query_batch(const std::vector<Task>& 
   std::vector<Result<Answer>> results;
   if (tasks.empty()) return results;
   // One task runs on the frame's KV itself: a branch would only add a copy.
-  // A model whose branches cannot window their attention yet (Gemma 3's
-  // local layers) answers its tasks one after another on that KV.
-  if (tasks.size() == 1 || engine.model().config().sliding_window > 0) {
+  if (tasks.size() == 1) {
     for (const Task& t : tasks) results.push_back(query(t));
     return results;
   }

@@ -127,7 +127,7 @@ Result<std::vector<BlockKv>> Model::Impl::encode_blocks(const std::vector<std::v
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   } else {
     EncoderPlan plan(plan_groups(packed, S, context_padding, H, device, config.sliding_window), context,
-                     {H, KH, d, dtype, &config.rope.local_layers}, all_k, all_v);
+                     attention_shape(config, dtype), all_k, all_v);
     run(ids, rope_table, plan, adapts(PromptPart::kContext));
   }
 

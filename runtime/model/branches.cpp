@@ -8,6 +8,9 @@
 // cache's visible entries (one [KH, S, d] tensor for all rows: the shared
 // cache is never copied) and, causally, its own branch's entries, which now
 // include the row's new keys and values, with one fp32 softmax over both.
+// A local (sliding-window) layer's query sees the keys within its window of
+// entries, counting back over its branch's entries into the shared cache's,
+// as forward() on a copy of the shared cache with the branch appended does.
 #include <ATen/TensorIndexing.h>
 #include <c10/core/InferenceMode.h>
 
@@ -69,7 +72,6 @@ Result<at::Tensor> Model::forward_branches(const std::vector<std::vector<int32_t
 }
 
 Result<BranchCache> Model::Impl::new_branches(const KvCache& shared, int64_t branches, int64_t capacity) const {
-  if (auto checked = check_full_attention("branch decoding"); !checked.ok()) return checked.error();
   if (branches < 1 || capacity < 1) {
     return Error{ErrorCode::kInvalidArgument, "new_branches() needs at least 1 branch of at least 1 token; got " +
                                                   std::to_string(branches) + " of " + std::to_string(capacity)};
@@ -107,6 +109,7 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
     return Error{ErrorCode::kInvalidArgument, "the branches are not a BranchCache of this model (use Model::new_branches)"};
   }
   if (auto checked = check_cache(shared, "the shared cache"); !checked.ok()) return checked.error();
+  if (auto checked = check_window(shared); !checked.ok()) return checked.error();
   if (auto checked = check_ids(tokens, "row"); !checked.ok()) return checked.error();
   for (size_t b = 0; b < tokens.size(); ++b) {
     const auto n = static_cast<int64_t>(tokens[b].size());
@@ -138,8 +141,8 @@ Result<at::Tensor> Model::Impl::forward_branches(const std::vector<std::vector<i
     last.push_back(packed.starts[b] + packed.lengths[b] - 1);
   }
   const Rope::Table rope_table = rope.table(id_tensor(packed.positions, device), dtype);
-  BranchPlan plan(plan_groups(packed, S, shared_padding, H, device), &shared, {H, KH, d, dtype}, branches,
-                  id_tensor(rows, device), id_tensor(entries, device));
+  BranchPlan plan(plan_groups(packed, S, shared_padding, H, device, config.sliding_window), &shared,
+                  attention_shape(config, dtype), branches, id_tensor(rows, device), id_tensor(entries, device));
   at::Tensor x = run(id_tensor(packed.ids, device), rope_table, plan, adapts(PromptPart::kQuery));
   logits.index_copy_(0, id_tensor(active, device), head(x.index_select(0, id_tensor(last, device))));
   for (size_t b : packed.order) branches.length[b] += packed.lengths[b];

@@ -43,6 +43,12 @@ struct AttentionShape {
   bool local(int64_t layer) const { return local_layers && !local_layers->empty() && (*local_layers)[static_cast<size_t>(layer)]; }
 };
 
+// The shape of `config`'s attention in `dtype`, its local layers windowed
+// (pair with plan_groups(..., config.sliding_window)).
+inline AttentionShape attention_shape(const ModelConfig& config, at::ScalarType dtype) {
+  return {config.n_head, config.n_head_kv, config.head_dim, dtype, &config.rope.local_layers};
+}
+
 // Ragged rows in packed order. Rows with no tokens are left out of `order`.
 struct PackedRows {
   std::vector<int64_t> lengths;   // per row (input order): new tokens

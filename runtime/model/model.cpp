@@ -172,12 +172,6 @@ Status Model::Impl::check_window(const KvCache& cache) const {
                                             "the compact layout"};
 }
 
-Status Model::Impl::check_full_attention(const std::string& what) const {
-  if (config.sliding_window == 0) return {};
-  return Error{ErrorCode::kUnsupportedArch, what + " is not supported yet on a model with sliding-window layers (" +
-                                                config.arch + "); run the session in `full` mode"};
-}
-
 Error backend_error(const c10::Error& e, const std::string& doing) {
   return {ErrorCode::kBackend, "libtorch failed while " + doing + ": " + e.what_without_backtrace() +
                                    " — free memory, or use a smaller context, dtype or device"};

@@ -134,9 +134,6 @@ struct Model::Impl {
   // kUnsupportedArch when the model has sliding-window layers and the cache
   // has padding (its entries are then not its positions, which windows count).
   Status check_window(const KvCache& cache) const;
-  // kUnsupportedArch naming `what` when the model has sliding-window layers:
-  // branch decoding and training do not window their attention yet.
-  Status check_full_attention(const std::string& what) const;
 };
 
 // libtorch reports failures (out of memory above all) by throwing; the public

@@ -8,6 +8,13 @@
 // query (final block + answer) over it. The split is exact — the context
 // never attends to the query — and lets an adapter of scope kQuery skip the
 // context's gradients, or a trainer reuse block KV the inference engine made.
+//
+// Local (sliding-window) layers window every part as inference does, by
+// entries: the causal context as forward() over the whole prompt; under the
+// block mask the prefix as its prefill, each block as encode_blocks does (the
+// prefix's entries, then its own), and the query over the context as
+// forward() — whose entries are positions: no padding, as in the compact
+// layout that windowed models run.
 #include <ATen/core/grad_mode.h>
 
 #include <string>
@@ -60,8 +67,9 @@ class BlockContextPlan final : public AttentionPlan {
       prefix_k = rotated.narrow(0, 0, P_);
       prefix_v = v.narrow(0, 0, P_);
     }
-    // What the final block reads.
-    at::Tensor blocks_k = Rope::apply(k.index_select(0, document_order_), final_table_);
+    // What the final block reads: placed as kv_diff places them, a local
+    // layer's keys at its own RoPE base.
+    at::Tensor blocks_k = Rope::apply(k.index_select(0, document_order_), final_table_.of(shape_.local(l)));
     at::Tensor blocks_v = v.index_select(0, document_order_);
     out_.k.push_back((P_ > 0 ? at::cat({prefix_k, blocks_k}) : blocks_k).transpose(0, 1));
     out_.v.push_back((P_ > 0 ? at::cat({prefix_v, blocks_v}) : blocks_v).transpose(0, 1));
@@ -69,7 +77,8 @@ class BlockContextPlan final : public AttentionPlan {
 
     std::vector<at::Tensor> outs;
     for (const Group& g : prefix_groups_) {
-      outs.push_back(group_attention(g, q, gather_slots(g, rotated), gather_slots(g, v), {}, {}, shape_));
+      outs.push_back(group_attention(g, q, gather_slots(g, rotated), gather_slots(g, v), {}, {}, shape_,
+                                     shape_.local(l)));
     }
     at::Tensor ctx_k, ctx_v;
     if (after_prefix_ && P_ > 0) {
@@ -77,7 +86,8 @@ class BlockContextPlan final : public AttentionPlan {
       ctx_v = prefix_v.transpose(0, 1);
     }
     for (const Group& g : block_groups_) {
-      outs.push_back(group_attention(g, q, gather_slots(g, rotated), gather_slots(g, v), ctx_k, ctx_v, shape_));
+      outs.push_back(group_attention(g, q, gather_slots(g, rotated), gather_slots(g, v), ctx_k, ctx_v, shape_,
+                                     shape_.local(l)));
     }
     return at::cat(outs);
   }
@@ -125,7 +135,6 @@ Result<at::Tensor> Model::forward_over(const std::vector<int32_t>& tokens, const
 }
 
 Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMask mask, bool after_prefix) const {
-  if (auto checked = check_full_attention("training"); !checked.ok()) return checked.error();
   const int64_t P = static_cast<int64_t>(sample.prefix.size()), S = sample.context_tokens();
   if (S == 0) return Error{ErrorCode::kInvalidArgument, "the sample has no context: no prefix and no blocks"};
   for (size_t b = 0; b < sample.blocks.size(); ++b) {
@@ -135,7 +144,8 @@ Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMas
   if (auto checked = check_ids(sample.blocks, "block"); !checked.ok()) return checked.error();
   // The context runs without autograd unless the adapter changes it.
   at::AutoGradMode grad(at::GradMode::is_enabled() && adapts(PromptPart::kContext));
-  const AttentionShape shape{config.n_head, config.n_head_kv, config.head_dim, dtype};
+  const AttentionShape shape = attention_shape(config, dtype);
+  const int64_t window = config.sliding_window;
   KvCache out = empty_context(S);
 
   if (mask == AttentionMask::kCausal) {
@@ -143,7 +153,7 @@ Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMas
     for (const auto& block : sample.blocks) all.insert(all.end(), block.begin(), block.end());
     const PackedRows packed = pack_rows({all}, {0}, 0);
     const Rope::Table table = rope.table(id_tensor(packed.positions, device));
-    CausalContextPlan plan(plan_groups(packed, 0, {}, config.n_head, device), shape, out, config.n_layer);
+    CausalContextPlan plan(plan_groups(packed, 0, {}, config.n_head, device, window), shape, out, config.n_layer);
     run(id_tensor(packed.ids, device), table, plan, adapts(PromptPart::kContext));
     return out;
   }
@@ -162,8 +172,8 @@ Result<KvCache> Model::Impl::context_kv(const PromptSample& sample, AttentionMas
     }
   }
   const Rope::Table table = rope.table(id_tensor(positions, device));
-  BlockContextPlan plan(P > 0 ? plan_groups(prefix, 0, {}, config.n_head, device) : std::vector<Group>{},
-                        plan_groups(blocks, after_prefix ? P : 0, {}, config.n_head, device), P, after_prefix,
+  BlockContextPlan plan(P > 0 ? plan_groups(prefix, 0, {}, config.n_head, device, window) : std::vector<Group>{},
+                        plan_groups(blocks, after_prefix ? P : 0, {}, config.n_head, device, window), P, after_prefix,
                         rope.table(id_tensor(final_positions, device)), id_tensor(document_order, device), shape, out,
                         config.n_layer);
   run(id_tensor(ids, device), table, plan, adapts(PromptPart::kContext));
@@ -179,12 +189,13 @@ Result<at::Tensor> Model::Impl::forward_over(const std::vector<int32_t>& tokens,
   }
   if (auto checked = check_ids({tokens}, "row"); !checked.ok()) return checked.error();
   if (auto checked = check_cache(context, "the context"); !checked.ok()) return checked.error();
+  if (auto checked = check_window(context); !checked.ok()) return checked.error();
   const PackedRows packed = pack_rows({tokens}, {0}, context.next_position);
   at::Tensor padding;
   if (context.length > 0 && context.padding.defined()) padding = context.padding.narrow(0, 0, context.length);
   const Rope::Table table = rope.table(id_tensor(packed.positions, device));
-  RowsPlan plan(plan_groups(packed, context.length, padding, config.n_head, device), &context,
-                {config.n_head, config.n_head_kv, config.head_dim, dtype});
+  RowsPlan plan(plan_groups(packed, context.length, padding, config.n_head, device, config.sliding_window), &context,
+                attention_shape(config, dtype));
   at::Tensor x = run(id_tensor(packed.ids, device), table, plan, adapts(part));
   return head(x.narrow(0, n - logit_rows, logit_rows));
 }

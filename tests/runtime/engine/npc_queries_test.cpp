@@ -35,7 +35,7 @@ std::vector<Task> npc_tasks() {
 class Batched : public ::testing::TestWithParam<AttentionMode> {};
 
 // The default tiny model, whose tasks run as branches of the frame's KV, and
-// Gemma 3's shape, whose windowed layers take them one after another.
+// Gemma 3's shape, whose branches window its local layers as forward() does.
 void expect_batched_equals_alone(std::unique_ptr<Engine> engine, AttentionMode mode) {
   const SessionParams params = session_params(mode);
   auto batched = open(*engine, params), alone = open(*engine, params);

@@ -184,13 +184,48 @@ TEST(Branches, OneBranchAndThirtyTwo) {
 // Rows long enough that the attention score budget (2^26 scores) puts them in
 // groups of their own and runs the longest in two chunks of query rows:
 // 16 heads x 1500 queries x (1500 shared + 1500 own keys) > 2^26. Many small
-// heads in one layer keep the test short.
+// heads in one layer keep the test short. And Gemma 3's shape (layer 0 local
+// at a window of 100): the window's masks in chunks too.
 TEST(Branches, LongRowsRunInBoundedAttentionCalls) {
-  TinyModelSpec many_heads;
-  many_heads.n_layer = 1, many_heads.n_head = 16, many_heads.n_head_kv = 4;
-  auto model = load_tiny(many_heads);
-  const KvCache shared = plain_cache(*model, random_tokens(1500, 11));
-  expect_branches_match_forward(*model, shared, {random_rows({1500, 7}, 12), random_rows({1, 1}, 13)});
+  TinyModelSpec many_heads, windowed = test::windowed_shape();
+  many_heads.n_layer = 1;  // Gemma 3's pattern needs its two layers
+  windowed.sliding_window = 100;
+  for (TinyModelSpec spec : {many_heads, windowed}) {
+    SCOPED_TRACE(describe(spec));
+    spec.n_head = 16, spec.n_head_kv = 4;
+    auto model = load_tiny(spec);
+    const KvCache shared = plain_cache(*model, random_tokens(1500, 11));
+    expect_branches_match_forward(*model, shared, {random_rows({1500, 7}, 12), random_rows({1, 1}, 13)});
+  }
+}
+
+// Gemma 3's shape at a window of 5 (layer 0 local): a branch token of the
+// local layer sees the 5 entries up to its own, counting back over its
+// branch into the shared cache, as forward() on a copy of the shared cache
+// does. Shared caches longer than the window, rows shorter and longer.
+TEST(Branches, WindowedLayersMatchForwardPerRow) {
+  auto model = load_tiny(test::windowed_shape());
+  for (int64_t shared_tokens : {0, 3, 20}) {
+    SCOPED_TRACE("shared cache of " + std::to_string(shared_tokens));
+    const KvCache shared = plain_cache(*model, random_tokens(shared_tokens, 21));
+    std::vector<Rows> calls = ragged_then_decode({1, 5, 17, 3, 40, 9}, 7, 22);
+    calls.push_back(random_rows({2, 0, 6, 1, 0, 11}, 23));
+    expect_branches_match_forward(*model, shared, calls);
+  }
+}
+
+// forward() refuses a padded cache on a windowed model (padding entries are
+// not positions, which windows count); so do branches over one.
+TEST(Branches, WindowedModelRefusesAPaddedSharedCache) {
+  auto model = load_tiny(test::windowed_shape());
+  KvCache shared = plain_cache(*model, random_tokens(10, 27));
+  shared.padding = at::zeros({shared.capacity}, at::kBool);  // forward() refuses to write one, so padding nothing
+  auto branches = model->new_branches(shared, 2, 4);
+  ASSERT_TRUE(branches.ok()) << branches.error().to_string();
+  auto refused = model->forward_branches({{1}, {2}}, shared, *branches);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnsupportedArch) << refused.error().to_string();
+  EXPECT_EQ(branches->length, (std::vector<int64_t>{0, 0}));
 }
 
 TEST(Branches, GreedyDecodingEqualsEachRowDecodedAlone) {

@@ -19,7 +19,7 @@ std::unique_ptr<runtime::Model> load_tiny_model(const TinyModelSpec& spec, runti
 // untied head, Qwen3's QK norms, plain multi-head.
 std::vector<TinyModelSpec> tiny_shapes();
 // Gemma 3's shape at a window of 5 (layer 0 local, layer 1 global): what
-// block attention's windowed paths meet (branches and training refuse it).
+// block attention's windowed paths meet (the encoder, branches, training).
 TinyModelSpec windowed_shape();
 std::string describe(const TinyModelSpec& spec);
 

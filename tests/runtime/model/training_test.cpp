@@ -45,10 +45,12 @@ PromptSample random_sample(int64_t prefix, const std::vector<int64_t>& blocks, u
   return s;
 }
 
-// block mode as a session runs it (block_context.cpp), logits of the answer rows.
+// block mode as a session runs it (block_context.cpp), logits of the answer
+// rows: the slack layout, or the compact one where windows count entries.
 at::Tensor block_mode(const Model& model, const PromptSample& s, bool after_prefix) {
   const int64_t capacity = 2 * (s.context_tokens() + static_cast<int64_t>(query_tokens(s).size()));
-  auto kv = kv_diff::AssembledKv::create(model.kv_shape(), model.rope(), capacity, kv_diff::Layout::kSlack).value();
+  const auto layout = model.config().sliding_window > 0 ? kv_diff::Layout::kCompact : kv_diff::Layout::kSlack;
+  auto kv = kv_diff::AssembledKv::create(model.kv_shape(), model.rope(), capacity, layout).value();
   kv.reset();
   if (!s.prefix.empty()) {
     EXPECT_TRUE(model.forward(test::token_ids(s.prefix), kv.cache(), false, PromptPart::kContext).ok());
@@ -131,10 +133,37 @@ TEST(TrainingForward, NoPrefixAndNoBlocksAreBothFine) {
 
 // Long enough that attention runs in chunks of query rows.
 TEST(TrainingForward, LongContextsAgreeToo) {
-  auto model = test::load_tiny_model({});
-  const PromptSample s = random_sample(40, {2100, 600, 3}, 6);
-  expect_close(training(*model, s, AttentionMask::kBlock), block_mode(*model, s, false), "block mask");
+  for (const TinyModelSpec& spec : {TinyModelSpec{}, test::windowed_shape()}) {
+    SCOPED_TRACE(test::describe(spec));
+    auto model = test::load_tiny_model(spec);
+    const PromptSample s = random_sample(40, {2100, 600, 3}, 6);
+    expect_close(training(*model, s, AttentionMask::kBlock), block_mode(*model, s, false), "block mask");
+    expect_close(training(*model, s, AttentionMask::kCausal), full_mode(*model, s), "causal mask");
+  }
+}
+
+// Gemma 3's shape at a window of 5 (layer 0 local), every part longer than
+// the window: each mask windows as the inference path it trains for.
+TEST(TrainingForward, WindowedLayersAgreeWithInference) {
+  auto model = test::load_tiny_model(test::windowed_shape());
+  for (bool after_prefix : {false, true}) {
+    SCOPED_TRACE(after_prefix ? "blocks after the prefix" : "blocks alone");
+    const PromptSample s = random_sample(7, {5, 12, 1, 30, 8, 12}, 11);
+    expect_close(training(*model, s, AttentionMask::kBlock, after_prefix), block_mode(*model, s, after_prefix),
+                 "block mask");
+  }
+  const PromptSample s = random_sample(7, {5, 12, 1, 30, 8}, 12);
   expect_close(training(*model, s, AttentionMask::kCausal), full_mode(*model, s), "causal mask");
+  const PromptSample no_blocks = random_sample(11, {}, 13);
+  expect_close(training(*model, no_blocks, AttentionMask::kBlock), full_mode(*model, no_blocks), "no blocks");
+}
+
+// Padding entries are not positions, which windows count: refused, as forward() does.
+TEST(TrainingForward, WindowedModelRefusesAPaddedContext) {
+  auto model = test::load_tiny_model(test::windowed_shape());
+  KvCache context = model->context_kv(random_sample(3, {4}, 14), AttentionMask::kBlock).value();
+  context.padding = at::zeros({context.capacity}, at::kBool);
+  EXPECT_EQ(model->forward_over({1, 2}, context).error().code, ErrorCode::kUnsupportedArch);
 }
 
 double answer_loss_backward(const Model& model, const PromptSample& s, AttentionMask mask) {
@@ -160,18 +189,22 @@ std::shared_ptr<LoraAdapter> trainable_adapter(const Model& model, LoraScope sco
 }
 
 TEST(TrainingForward, GradientsReachTheAdapterAndNeverTheWeights) {
-  auto model = test::load_tiny_model({});
-  auto adapter = trainable_adapter(*model, LoraScope::kAll);
-  ASSERT_TRUE(model->set_adapter(adapter).ok());
-  const PromptSample s = random_sample(7, {5, 12, 1}, 7);
-  for (AttentionMask mask : {AttentionMask::kBlock, AttentionMask::kCausal}) {
-    for (const at::Tensor& p : adapter->parameters()) p.mutable_grad() = at::Tensor();
-    const double loss = answer_loss_backward(*model, s, mask);
-    EXPECT_TRUE(std::isfinite(loss));
-    for (size_t i = 0; i < adapter->parameters().size(); ++i) {
-      const at::Tensor& g = adapter->parameters()[i].grad();
-      ASSERT_TRUE(g.defined()) << adapter->parameter_names()[i];
-      EXPECT_GT(g.abs().sum().item<double>(), 0) << adapter->parameter_names()[i];
+  for (const TinyModelSpec& spec : {TinyModelSpec{}, test::windowed_shape()}) {
+    SCOPED_TRACE(test::describe(spec));
+    auto model = test::load_tiny_model(spec);
+    auto adapter = trainable_adapter(*model, LoraScope::kAll);
+    ASSERT_TRUE(model->set_adapter(adapter).ok());
+    const PromptSample s = random_sample(7, {5, 12, 1}, 7);
+    for (AttentionMask mask : {AttentionMask::kBlock, AttentionMask::kCausal}) {
+      for (const at::Tensor& p : adapter->parameters()) p.mutable_grad() = at::Tensor();
+      const double loss = answer_loss_backward(*model, s, mask);
+      EXPECT_TRUE(std::isfinite(loss));
+      for (size_t i = 0; i < adapter->parameters().size(); ++i) {
+        const at::Tensor& g = adapter->parameters()[i].grad();
+        ASSERT_TRUE(g.defined()) << adapter->parameter_names()[i];
+        EXPECT_TRUE(g.isfinite().all().item<bool>()) << adapter->parameter_names()[i];
+        EXPECT_GT(g.abs().sum().item<double>(), 0) << adapter->parameter_names()[i];
+      }
     }
   }
 }
