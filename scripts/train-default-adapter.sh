@@ -30,6 +30,8 @@
 # training resumes from its last checkpoint, so after a stop run it again.
 #
 #   scripts/train-default-adapter.sh            # work in build/train-default
+#   KVFRAME_TRAIN_MODEL=gemma3-270m KVFRAME_TRAIN_DIR=build/train-gemma3 \
+#     scripts/train-default-adapter.sh          # the same recipe for another model
 #   KVFRAME_TRAIN_DIR=DIR scripts/train-default-adapter.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +48,7 @@ if [ ! -s "$work/moba/train.jsonl" ]; then
     "$tools/kvframe-stream" --frames 60 --seed $((11 + i)) --population "${populations[$i]}" --change-rate 0.02 \
       --dataset "$work/moba/frames.jsonl" --dataset-every 6 >/dev/null
   done
-  "$tools/kvframe-finetune" distill --lora none --data "$work/moba/frames.jsonl" \
+  "$tools/kvframe-finetune" distill "${model_args[@]}" --lora none --data "$work/moba/frames.jsonl" \
     --out "$work/moba/train.jsonl" --max-tokens 32
 fi
 
@@ -58,7 +60,7 @@ moba=()
 for _ in 1 2 3 4 5 6 7 8; do moba+=(--train "$work/moba/train.jsonl"); done
 
 echo "[train] stage 1, both masks (resumes from $work/run when it has a checkpoint)" >&2
-"$tools/kvframe-finetune" train --resume \
+"$tools/kvframe-finetune" train --resume "${model_args[@]}" \
   --train "$work/holdem/train.jsonl" "${moba[@]}" \
   --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general_args[@]}" \
   --out "$work/run" --scope query --rank 8 --alpha 16 \
@@ -70,7 +72,7 @@ if [ ! -s "$work/onpolicy/mix.jsonl" ]; then
   mkdir -p "$work/onpolicy"
   rm -f "$work/onpolicy/decisions.jsonl"
   for seed in $(seq 5001 5016); do
-    "$tools/kvframe-holdem" --bots llm,tag,station,random --hands 60 --seed "$seed" --history 30 --mode block \
+    "$tools/kvframe-holdem" "${model_args[@]}" --bots llm,tag,station,random --hands 60 --seed "$seed" --history 30 --mode block \
       --dtype bf16 --commentary off --lora "$work/run/adapter.gguf" --dataset "$work/onpolicy/decisions.jsonl" >/dev/null
   done
   python3 scripts/onpolicy_mix.py --onpolicy "$work/onpolicy/decisions.jsonl" --seat p1 \
@@ -78,7 +80,7 @@ if [ ! -s "$work/onpolicy/mix.jsonl" ]; then
 fi
 
 echo "[train] the DAgger round (resumes from $work/dagger when it has a checkpoint)" >&2
-"$tools/kvframe-finetune" train --resume --init "$work/run/adapter.gguf" \
+"$tools/kvframe-finetune" train --resume "${model_args[@]}" --init "$work/run/adapter.gguf" \
   --train "$work/onpolicy/mix.jsonl" \
   --heldout "$work/holdem/heldout.jsonl" --heldout-limit 16 "${general_args[@]}" \
   --out "$work/dagger" --scope query --rank 8 --alpha 16 \
@@ -86,5 +88,5 @@ echo "[train] the DAgger round (resumes from $work/dagger when it has a checkpoi
   --eval-every 40 --checkpoint-every 10 --seed 2
 
 mkdir -p models
-cp "$work/dagger/adapter.gguf" models/SmolLM2-135M-Instruct.block-lora.gguf
-echo "[train] wrote models/SmolLM2-135M-Instruct.block-lora.gguf" >&2
+cp "$work/dagger/adapter.gguf" "models/$model_stem.block-lora.gguf"
+echo "[train] wrote models/$model_stem.block-lora.gguf" >&2

@@ -1,10 +1,19 @@
 # What the adapter recipes (scripts/train-*-adapter.sh) share; sourced, not run.
 
 # training_dirs DEFAULT [SUBDIR...]: sets work (KVFRAME_TRAIN_DIR, else
-# DEFAULT) and tools, and makes work's SUBDIRs.
+# DEFAULT) and tools, and makes work's SUBDIRs. Also the model the recipe
+# tunes: KVFRAME_TRAIN_MODEL (a path, or a name scripts/fetch-model.sh
+# fetches, e.g. gemma3-270m), else the default model; model_args passes it
+# to the tools, model_stem names the adapters written into models/.
 training_dirs() {
   work=${KVFRAME_TRAIN_DIR:-$1}
   tools=build/tools
+  model_args=()
+  model_stem=SmolLM2-135M-Instruct
+  if [ -n "${KVFRAME_TRAIN_MODEL:-}" ]; then
+    model_args=(--model "$KVFRAME_TRAIN_MODEL")
+    model_stem=$(basename "${KVFRAME_TRAIN_MODEL%.gguf}")
+  fi
   shift
   local sub
   for sub in "$@"; do mkdir -p "$work/$sub"; done
