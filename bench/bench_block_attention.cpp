@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/runtime_tokenizer/chat_template.h"
@@ -218,11 +219,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--plot", o.plot, "write a PNG plot of TTFT against length here (empty: none)")->capture_default_str();
   app.add_flag("--json", o.json, "print the results as JSON on stdout instead of the table");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, o.engine.threads);
 
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_block_attention",

@@ -24,6 +24,7 @@
 
 #include "branch_timing.h"
 #include "model_shapes.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/model_options.h"
 #include "kvframe/runtime/cpu_process.h"
@@ -68,11 +69,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "answer tokens per query")->capture_default_str();
   app.add_option("--alone", alone_sample, "one after another: run this many queries and scale to all (0: all)")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, model_options.threads);
 
   auto made = kb::random_weight_model(shape_name, model_options.device, model_options.dtype);

@@ -43,6 +43,7 @@
 #include "gnuplot_plot.h"
 #include <zmq.hpp>
 
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/client/kvframe_client.hpp"
 #include "kvframe/json_blocker/frame_stream.h"
@@ -399,11 +400,7 @@ int main(int argc, char** argv) {
   app.add_option("--plot", o.plot, "PNG of the overhead percentiles (and FILE_throughput.png); '' for none");
   app.add_option("--json", o.json, "also write the results as JSON");
   app.footer("exit codes: 0 ok, 1 usage, 3 the server could not be started or a bridge call failed");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
 
   std::unique_ptr<kvframe::test::ServerProcess> server;
   std::string endpoint = o.server;

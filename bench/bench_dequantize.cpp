@@ -20,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "dequantize_simd.h"
 
@@ -60,11 +61,7 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "runs per figure, the best one kept")->capture_default_str()->check(
       CLI::PositiveNumber);
   app.add_option("--seed", seed, "random seed for the blocks")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
 
   const int64_t n = rows * cols;
   std::printf("dequantize, %lld x %lld elements, ns per element (best of %d); '-': not on this CPU\n"

@@ -44,6 +44,7 @@
 #include "engine_setup.h"
 #include "gnuplot_plot.h"
 #include "sample_stats.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/json_blocker/partition.h"
@@ -269,11 +270,7 @@ int main(int argc, char** argv) {
                "apply each frame ahead of its query (Session::warm, as kvframe-serve does while no request waits): "
                "TTFT then counts the query's own work, and the warm-up's time is reported apart");
   app.add_flag("--json", o.json, "print the summary and every frame's figures as JSON on stdout instead of tables");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, o.engine.threads);
 
   auto rules = jb::load_rules(o.rules);

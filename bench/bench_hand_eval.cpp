@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "common/deterministic_rng.h"
 #include "holdem/cards.h"
@@ -146,11 +147,7 @@ int main(int argc, char** argv) {
   app.add_option("--equity-calls", equity_calls, "equity() calls per opponent count")->capture_default_str()->check(
       CLI::PositiveNumber);
   app.add_option("--seed", seed, "random seed")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
 
   bool all_match = report("all 133,784,560 seven-card hands", enumerate<7>(133'784'560), kPublishedSeven);
   if (five) all_match = report("all 2,598,960 five-card hands", enumerate<5>(2'598'960), kPublishedFive) && all_match;

@@ -41,6 +41,7 @@
 
 #include "gnuplot_plot.h"
 #include "holdem/holdem_state.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/partition.h"
 #include "kvframe/json_blocker/rules.h"
@@ -225,11 +226,7 @@ int main(int argc, char** argv) {
   app.add_option("--history", o.history, "hands in the state's history")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--seed", o.seed, "state generator seed")->capture_default_str();
   app.add_option("--plot-dir", o.plot_dir, "write bench_npc_<device>.png here (empty: no plot)")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, o.engine.threads);
   const Clock::time_point run_start = Clock::now();
 

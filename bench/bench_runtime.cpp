@@ -20,6 +20,7 @@
 
 #include "gnuplot_plot.h"
 #include "model_shapes.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
@@ -113,11 +114,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--reps", reps, "repetitions per measurement (best is kept)")->capture_default_str();
   app.add_option("--plot", plot, "write a PNG plot of prefill speed here (empty: none)")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, model_options.threads);
 
   rt::ModelParams params = kvframe::cli::model_params(model_options);

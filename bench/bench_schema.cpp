@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/model_options.h"
 #include "kvframe/runtime_gguf/gguf.h"
@@ -162,11 +163,7 @@ int main(int argc, char** argv) {
   kvframe::cli::add_model_options(app, model_options, which);
   app.add_flag("--synthetic", use_synthetic, "a synthetic 49K-token vocabulary instead of the model's");
   app.add_option("--seed", seed, "random seed")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
 
   VocabularyParts parts;
   if (use_synthetic || !from_model(model_options.model, parts)) {

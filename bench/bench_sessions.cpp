@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "engine_setup.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/runtime/cpu_process.h"
 #include "kvframe/runtime/generate.h"
@@ -177,11 +178,7 @@ int main(int argc, char** argv) {
                                          "adapter as the engine answers them (0: not measured)")
       ->check(CLI::Range(0, 16))->capture_default_str();
   app.add_option("--plot", plot, "PNG to write (empty: none)")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, engine_options.threads);
   auto loaded = kb::load_engine(engine_options, "bench_sessions", context + max_tokens);
   if (!loaded) return kvframe::kExitBadInput;

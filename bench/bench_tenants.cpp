@@ -19,6 +19,7 @@
 #include "engine_setup.h"
 #include "gnuplot_plot.h"
 #include "holdem/holdem_state.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/rules.h"
 #include "kvframe/runtime/cpu_process.h"
@@ -119,11 +120,7 @@ int main(int argc, char** argv) {
   app.add_option("--moba-scale", o.moba_scale, "MOBA population scale (moba::scaled_params)")->capture_default_str();
   app.add_option("--holdem-history", o.holdem_history, "finished hands in the first Hold'em frame")->capture_default_str();
   app.add_option("--plot-dir", o.plot_dir, "write bench_tenants.png here (empty: no plot)")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   rt::tune_cpu_process(argv, o.engine.threads);
   auto loaded = kvframe::bench::load_engine(o.engine, "bench_tenants");
   if (!loaded) return kvframe::kExitBadInput;

@@ -16,25 +16,20 @@
 #include <random>
 
 #include "checkpoint.h"
+#include "kvframe/common/named_values.h"
 #include "kvframe/runtime_engine/sample_context.h"
 
 namespace kvframe::finetune {
 
 namespace rt = runtime;
 
-const char* schedule_name(Schedule schedule) {
-  switch (schedule) {
-    case Schedule::kCosine: return "cosine";
-    case Schedule::kLinear: return "linear";
-    case Schedule::kConstant: return "constant";
-  }
-  return "cosine";
-}
+constexpr NamedValue<Schedule> kScheduleNames[] = {
+    {Schedule::kCosine, "cosine"}, {Schedule::kLinear, "linear"}, {Schedule::kConstant, "constant"}};
+
+const char* schedule_name(Schedule schedule) { return name_of_value(kScheduleNames, schedule, "cosine"); }
 
 Result<Schedule> parse_schedule(std::string_view name) {
-  for (Schedule s : {Schedule::kCosine, Schedule::kLinear, Schedule::kConstant}) {
-    if (name == schedule_name(s)) return s;
-  }
+  if (const std::optional<Schedule> schedule = value_of_name(kScheduleNames, name)) return *schedule;
   return Error{ErrorCode::kInvalidArgument, "unknown schedule '" + std::string(name) + "': use cosine, linear or constant"};
 }
 

@@ -88,15 +88,9 @@ std::string read_array_field(std::string_view key, simdjson::dom::element value,
   if (key == "cut") {
     std::string_view name;
     if (value.get_string().get(name)) return "\"cut\" must be \"rows\", \"elements\" or \"chunk\"";
-    if (name == "rows") {
-      rule.cut = ArrayCut::kRows;
-    } else if (name == "elements") {
-      rule.cut = ArrayCut::kElements;
-    } else if (name == "chunk") {
-      rule.cut = ArrayCut::kChunk;
-    } else {
-      return "\"cut\" must be \"rows\", \"elements\" or \"chunk\", not \"" + std::string(name) + "\"";
-    }
+    const std::optional<ArrayCut> cut = value_of_name(kArrayCutNames, name);
+    if (!cut) return "\"cut\" must be \"rows\", \"elements\" or \"chunk\", not \"" + std::string(name) + "\"";
+    rule.cut = *cut;
     return "";
   }
   if (key == "chunk") {

@@ -11,10 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "kvframe/common/named_values.h"
 #include "kvframe/json_blocker/error.h"
 #include "kvframe/json_blocker/rules.h"
 
 namespace kvframe::json_blocker::detail {
+
+// A rule's "cut" as written in a rules file and printed by array_cut_name.
+inline constexpr NamedValue<ArrayCut> kArrayCutNames[] = {
+    {ArrayCut::kRows, "rows"}, {ArrayCut::kElements, "elements"}, {ArrayCut::kChunk, "chunk"}};
 
 // ErrorCode::kInvalidRules with "rules: " + what.
 Error rules_error(const std::string& what);

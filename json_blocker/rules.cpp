@@ -13,6 +13,9 @@ namespace {
 
 using detail::rules_error;
 
+constexpr NamedValue<BlockOrder> kBlockOrderNames[] = {{BlockOrder::kDocument, "document"},
+                                                       {BlockOrder::kVolatileLast, "volatile_last"}};
+
 // Ranges are check_rules()'s business; this bound only keeps casts exact.
 constexpr std::uint64_t kMaxCount = 0x7fffffff;
 
@@ -58,18 +61,9 @@ Result<Limits> read_limits(simdjson::dom::element value) {
 
 }  // namespace
 
-const char* block_order_name(BlockOrder order) {
-  return order == BlockOrder::kVolatileLast ? "volatile_last" : "document";
-}
+const char* block_order_name(BlockOrder order) { return name_of_value(kBlockOrderNames, order, "document"); }
 
-const char* array_cut_name(ArrayCut cut) {
-  switch (cut) {
-    case ArrayCut::kRows: return "rows";
-    case ArrayCut::kElements: return "elements";
-    case ArrayCut::kChunk: return "chunk";
-  }
-  return "unknown";
-}
+const char* array_cut_name(ArrayCut cut) { return name_of_value(detail::kArrayCutNames, cut, "unknown"); }
 
 Result<Rules> parse_rules(std::string_view json) {
   simdjson::dom::parser parser;
@@ -111,9 +105,10 @@ Result<Rules> parse_rules(std::string_view json) {
       rules.arrays = std::move(arrays).value();
     } else if (key == "order") {
       std::string_view name;
-      ok = !field.value.get_string().get(name) && (name == "document" || name == "volatile_last");
-      if (!ok) return rules_error("field \"order\" must be \"document\" or \"volatile_last\"");
-      rules.order = name == "document" ? BlockOrder::kDocument : BlockOrder::kVolatileLast;
+      const std::optional<BlockOrder> order =
+          field.value.get_string().get(name) ? std::nullopt : value_of_name(kBlockOrderNames, name);
+      if (!order) return rules_error("field \"order\" must be \"document\" or \"volatile_last\"");
+      rules.order = *order;
     } else if (key == "limits") {
       auto limits = read_limits(field.value);
       if (!limits) return limits.error();

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime/cpu_process.h"
@@ -341,11 +342,7 @@ int main(int argc, char** argv) {
                  "--ping over CURVE: this probe's key pair PREFIX (PREFIX.key, PREFIX.pub; one of --curve-allow's "
                  "keys when the server has an allow-list; default: a fresh pair)");
   app.add_option("--gen-keys", o.gen_keys, "write a CURVE key pair to PREFIX.key (secret) and PREFIX.pub, then exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   if (!o.gen_keys.empty()) return generate_keys(o.gen_keys);
   if (!o.ping.empty()) return run_ping(o);
 

@@ -1,22 +1,17 @@
 #include "kvframe/runtime_engine/session.h"
 
 #include "kv_context.h"
+#include "kvframe/common/named_values.h"
 
 namespace kvframe::runtime {
 
-const char* attention_mode_name(AttentionMode mode) {
-  switch (mode) {
-    case AttentionMode::kFull: return "full";
-    case AttentionMode::kPrefix: return "prefix";
-    case AttentionMode::kBlock: return "block";
-  }
-  return "unknown";
-}
+constexpr NamedValue<AttentionMode> kAttentionModeNames[] = {
+    {AttentionMode::kFull, "full"}, {AttentionMode::kPrefix, "prefix"}, {AttentionMode::kBlock, "block"}};
+
+const char* attention_mode_name(AttentionMode mode) { return name_of_value(kAttentionModeNames, mode, "unknown"); }
 
 Result<AttentionMode> parse_attention_mode(std::string_view name) {
-  for (AttentionMode mode : {AttentionMode::kFull, AttentionMode::kPrefix, AttentionMode::kBlock}) {
-    if (name == attention_mode_name(mode)) return mode;
-  }
+  if (const std::optional<AttentionMode> mode = value_of_name(kAttentionModeNames, name)) return *mode;
   return Error{ErrorCode::kInvalidArgument,
                "unknown attention mode '" + std::string(name) + "': use full, prefix or block"};
 }

@@ -54,9 +54,7 @@ std::vector<kvframe::test::SeedFile> lora_seeds() {
   // Damaged copies of the first: cut short, and with bytes flipped in the
   // metadata and in a tensor's data.
   files.emplace_back("truncated.gguf", std::vector<uint8_t>(first.begin(), first.begin() + first.size() / 3));
-  std::vector<uint8_t> flipped = first;
-  for (size_t i = 40; i < flipped.size(); i += flipped.size() / 7) flipped[i] ^= 0x5A;
-  files.emplace_back("flipped.gguf", flipped);
+  files.emplace_back("flipped.gguf", kvframe::test::with_bytes_flipped(first, 40, 7));
   return files;
 }
 

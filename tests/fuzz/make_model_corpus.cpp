@@ -48,9 +48,7 @@ std::vector<SeedFile> model_seeds() {
   files.emplace_back("gemma3_missing_q_norm.gguf", renamed(gemma, "blk.1.attn_q_norm", "blk.1.attn_q_nrom"));
   files.emplace_back("gemma3_pattern_renamed.gguf",
                      renamed(gemma, "gemma3.attention.sliding_window_pattern", "gemma3.attention.sliding_window_patterx"));
-  std::vector<uint8_t> flipped = gemma;
-  for (size_t i = 64; i < flipped.size(); i += flipped.size() / 9) flipped[i] ^= 0x5A;
-  files.emplace_back("gemma3_flipped.gguf", flipped);
+  files.emplace_back("gemma3_flipped.gguf", kvframe::test::with_bytes_flipped(gemma, 64, 9));
   return files;
 }
 

@@ -31,6 +31,20 @@ inline std::vector<std::string> texts(const Partition& p) {
   return out;
 }
 
+// A rules file parse_rules must refuse, and what its message must name (the
+// bad entry, as `arrays[1] ("tiles")`, so a game programmer finds the one to fix).
+struct BadRules {
+  const char* json;
+  const char* names;
+};
+
+inline void expect_refused_naming_the_entry(const BadRules& bad) {
+  auto rules = parse_rules(bad.json);
+  ASSERT_FALSE(rules.ok()) << bad.json;
+  EXPECT_EQ(rules.error().code, ErrorCode::kInvalidRules) << bad.json;
+  EXPECT_NE(rules.error().message.find(bad.names), std::string::npos) << bad.json << " -> " << rules.error().message;
+}
+
 // Rules that split everything splittable, so small test documents show structure.
 inline Rules eager_rules() {
   Rules rules;

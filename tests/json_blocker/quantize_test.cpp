@@ -12,6 +12,8 @@
 namespace kvframe::json_blocker {
 namespace {
 
+using testing::BadRules;
+using testing::expect_refused_naming_the_entry;
 using testing::must_partition;
 using testing::texts;
 using Strings = std::vector<std::string>;
@@ -128,31 +130,23 @@ TEST(Quantize, ReadFromARulesFile) {
 
 // Each bad rule is an invalid_rules error whose message names the entry.
 TEST(Quantize, BadRulesAreTypedErrorsNamingTheRule) {
-  struct Bad {
-    const char* json;
-    const char* names;
-  };
-  for (const Bad& bad : {
-           Bad{R"({"quantize": [{"path": "hp", "round": -1}]})", R"(quantize[0] ("hp"))"},
-           Bad{R"({"quantize": [{"path": "hp", "round": 16}]})", R"(quantize[0] ("hp"))"},
-           Bad{R"({"quantize": [{"path": "hp", "round": 1.5}]})", R"(quantize[0] ("hp"))"},
-           Bad{R"({"quantize": [{"path": "a", "round": 0}, {"path": "g", "levels": [0, 20, 10]}]})",
-               R"(quantize[1] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g", "levels": [0, 10, 10]}]})", R"(quantize[0] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g", "levels": []}]})", R"(quantize[0] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g", "levels": ["low"]}]})", R"(quantize[0] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g", "round": 0, "levels": [1]}]})", R"(quantize[0] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g"}]})", R"(quantize[0] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g", "digits": 2}]})", R"(quantize[0] ("g"))"},
-           Bad{R"({"quantize": [{"path": "g[", "round": 0}]})", R"(quantize[0] ("g["))"},
-           Bad{R"({"quantize": [{"round": 0}]})", "quantize[0]"},
-           Bad{R"({"quantize": {"path": "g", "round": 0}})", "quantize"},
+  for (const BadRules& bad : {
+           BadRules{R"({"quantize": [{"path": "hp", "round": -1}]})", R"(quantize[0] ("hp"))"},
+           BadRules{R"({"quantize": [{"path": "hp", "round": 16}]})", R"(quantize[0] ("hp"))"},
+           BadRules{R"({"quantize": [{"path": "hp", "round": 1.5}]})", R"(quantize[0] ("hp"))"},
+           BadRules{R"({"quantize": [{"path": "a", "round": 0}, {"path": "g", "levels": [0, 20, 10]}]})",
+                    R"(quantize[1] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g", "levels": [0, 10, 10]}]})", R"(quantize[0] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g", "levels": []}]})", R"(quantize[0] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g", "levels": ["low"]}]})", R"(quantize[0] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g", "round": 0, "levels": [1]}]})", R"(quantize[0] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g"}]})", R"(quantize[0] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g", "digits": 2}]})", R"(quantize[0] ("g"))"},
+           BadRules{R"({"quantize": [{"path": "g[", "round": 0}]})", R"(quantize[0] ("g["))"},
+           BadRules{R"({"quantize": [{"round": 0}]})", "quantize[0]"},
+           BadRules{R"({"quantize": {"path": "g", "round": 0}})", "quantize"},
        }) {
-    auto rules = parse_rules(bad.json);
-    ASSERT_FALSE(rules.ok()) << bad.json;
-    EXPECT_EQ(rules.error().code, ErrorCode::kInvalidRules) << bad.json;
-    EXPECT_NE(rules.error().message.find(bad.names), std::string::npos)
-        << bad.json << " -> " << rules.error().message;
+    expect_refused_naming_the_entry(bad);
   }
 }
 

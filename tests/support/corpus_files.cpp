@@ -4,6 +4,11 @@
 
 namespace kvframe::test {
 
+std::vector<uint8_t> with_bytes_flipped(std::vector<uint8_t> bytes, size_t first, size_t parts) {
+  for (size_t i = first; i < bytes.size(); i += bytes.size() / parts) bytes[i] ^= 0x5A;
+  return bytes;
+}
+
 int write_corpus(int argc, char** argv, const std::function<std::vector<SeedFile>()>& make_seeds) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);

@@ -2,30 +2,11 @@
 
 #include <random>
 
+#include "byte_level_text.h"
 #include "gguf_writer.h"
 
 namespace kvframe::test {
 namespace {
-
-// GPT-2's byte -> printable code point map, as UTF-8: the token text of each
-// byte in a byte-level BPE vocabulary.
-std::string byte_token(int byte) {
-  auto printable = [](int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255); };
-  int code_point = byte;
-  if (!printable(byte)) {
-    int shifted = 0;
-    for (int b = 0; b < byte; ++b) shifted += printable(b) ? 0 : 1;
-    code_point = 256 + shifted;
-  }
-  std::string utf8;
-  if (code_point < 0x80) {
-    utf8 += static_cast<char>(code_point);
-  } else {
-    utf8 += static_cast<char>(0xC0 | (code_point >> 6));
-    utf8 += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-  return utf8;
-}
 
 class RandomTensors {
  public:
@@ -83,7 +64,7 @@ std::vector<uint8_t> tiny_model_bytes(const TinyModelSpec& s) {
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
   for (int b = 0; b < 256; ++b) {
-    tokens.push_back(byte_token(b));
+    tokens.push_back(byte_level_text(std::string(1, static_cast<char>(b))));
     types.push_back(1);  // normal
   }
   for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {

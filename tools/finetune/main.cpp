@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gnuplot_plot.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_options/fidelity_options.h"
 #include "kvframe/cli_model/model_params.h"
@@ -441,11 +442,7 @@ int main(int argc, char** argv) {
   perplexity_cmd->add_option("--max-tokens", perplexity.max_tokens, "first N tokens of each file")->capture_default_str();
   perplexity_cmd->add_option("--window", perplexity.window, "tokens per forward pass")->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   const ModelOptions& model = train_cmd->parsed()        ? train.model
                               : eval_cmd->parsed()       ? eval.model
                               : perplexity_cmd->parsed() ? perplexity.model

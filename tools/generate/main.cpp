@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/runtime_tokenizer/chat_template.h"
@@ -78,11 +79,7 @@ int main(int argc, char** argv) {
                  "JSON Schema file: the output is one JSON value valid against it (docs/protocol.md lists the subset)")
       ->check(CLI::ExistingFile);
   app.add_option("--stop", o.stop, "stop string: the text ends before it (repeatable)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   if (o.prompt.empty() && o.prompt_file.empty()) {
     std::cerr << "kvframe-generate: give --prompt TEXT or --prompt-file FILE (see --help)\n";
     return kvframe::kExitUsage;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "frame_files.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/json_blocker/json_blocker.h"
 #include "moba/block_check.h"
@@ -212,11 +213,7 @@ int main(int argc, char** argv) {
   app.add_option("--dataset-every", options.dataset_every, "Record every Nth frame")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}));
   app.add_option("--instruction", options.instruction, "The task of the --dataset records");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   options.delta = kDeltaNames.at(delta);
 
   auto rules = jb::load_rules(options.rules);

@@ -18,6 +18,7 @@
 #include "holdem/simulator/llm_player.h"
 #include "holdem/simulator/match.h"
 #include "holdem/simulator/report.h"
+#include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
 #include "kvframe/cli_model/model_params.h"
 #include "kvframe/cli_options/fidelity_options.h"
@@ -351,11 +352,7 @@ int main(int argc, char** argv) {
   app.add_option("--dataset", o.dataset,
                  "append every decision (target: the tight-aggressive bot's action) and notable hand's commentary "
                  "to this JSONL file as kvframe-finetune training data; rules.json goes beside it");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return kvframe::usage_exit(app.exit(e));
-  }
+  if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   const bool in_process = o.server.empty() &&
                           (std::find(o.bots.begin(), o.bots.end(), "llm") != o.bots.end() || o.commentary == "notable");
   if (in_process) rt::tune_cpu_process(argv, o.threads);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "byte_level_text.h"
 #include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/runtime_tokenizer/tokenizer.h"
 
@@ -40,8 +41,6 @@ struct TinyVocab {
 
 // The 256 byte tokens, ids 0..255 in byte order, pre-tokenizer "gpt2".
 TinyVocab byte_level_vocab();
-// A byte string as a byte-level vocabulary writes it: " the" -> "Ġthe".
-std::string byte_level_text(std::string_view bytes);
 
 // Parses the file and builds its tokenizer (parse errors come back too).
 Result<runtime::Tokenizer> load_tokenizer(const TinyVocab& vocab);
