@@ -1,6 +1,6 @@
 // forward(), forward_sequences() and encode_blocks(): each builds one Batch
-// for Model::decode (decode.cpp) and keeps the contract, errors and
-// messages it had before the batch entry point.
+// for Model::decode (decode.cpp) and keeps the contract and error codes it
+// had before the batch entry point.
 #include <string>
 #include <vector>
 
@@ -8,6 +8,14 @@
 #include "model_impl.h"
 
 namespace kvframe::runtime {
+namespace {
+
+Result<at::Tensor> logits_of(Result<Decoded> decoded) {
+  if (!decoded) return decoded.error();
+  return std::move(decoded->logits);
+}
+
+}  // namespace
 
 Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits, PromptPart part) const {
   try {
@@ -20,11 +28,9 @@ Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool
     if (all_logits) batch.logits.assign(static_cast<size_t>(n), 1);
     batch.caches = {&cache};
     batch.part = part;
-    auto decoded = impl_->decode(batch);
-    if (!decoded) return decoded.error();
-    return std::move(decoded->logits);
-  } catch (const c10::Error& e) {
-    return backend_error(e, "running the model (the cache is unchanged)");
+    return logits_of(decode(batch));
+  } catch (const c10::Error& e) {  // decode() catches its own: this is the tokens' copy to the host
+    return backend_error(e, "reading the tokens (the cache is unchanged)");
   }
 }
 
@@ -36,13 +42,7 @@ Result<at::Tensor> Model::forward_sequences(const std::vector<SequenceStep>& ste
     batch.sequence.resize(batch.tokens.size(), static_cast<int32_t>(s));
     batch.caches.push_back(steps[s].cache);
   }
-  try {
-    auto decoded = impl_->decode(batch);
-    if (!decoded) return decoded.error();
-    return std::move(decoded->logits);
-  } catch (const c10::Error& e) {
-    return backend_error(e, "running " + std::to_string(steps.size()) + " sequences' steps (their caches are unchanged)");
-  }
+  return logits_of(decode(batch));
 }
 
 Result<std::vector<BlockKv>> Model::encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
@@ -59,13 +59,9 @@ Result<std::vector<BlockKv>> Model::encode_blocks(const std::vector<std::vector<
   batch.context = context;
   batch.keep_kv = true;
   batch.part = PromptPart::kContext;
-  try {
-    auto decoded = impl_->decode(batch);
-    if (!decoded) return decoded.error();
-    return std::move(decoded->blocks);
-  } catch (const c10::Error& e) {
-    return backend_error(e, "encoding " + std::to_string(blocks.size()) + " blocks");
-  }
+  auto decoded = decode(batch);
+  if (!decoded) return decoded.error();
+  return std::move(decoded->blocks);
 }
 
 }  // namespace kvframe::runtime

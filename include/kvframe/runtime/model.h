@@ -230,8 +230,8 @@ class Model {
 
   // The one batch entry point (batch.h): runs the batch's tokens through the
   // forward pass in one pass, the matrices read once for every sequence's
-  // tokens. The pass's plan follows from the batch: on the CPU, runs of up
-  // to kStepTokens tokens a sequence (kSequenceStepTokens in all) take the
+  // tokens. The pass's plan follows from the batch: on the CPU, runs of a
+  // few tokens a sequence (kSequenceStepTokens at most in all) take the
   // step kernels, longer ones tiles and GEMM; block attention its encoder's
   // masks (flash kernels on CUDA where they run); on CUDA a lone decoding
   // step replays its captured graph. Returns the kept tokens' logits and,
