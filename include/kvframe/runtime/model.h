@@ -248,7 +248,8 @@ class Model {
   Result<Decoded> decode(const Batch& batch) const;
 
   // Helpers over decode(), with the contracts they had before it.
-  //
+
+  // decode() of one kAppend sequence, its last token's logits kept or all.
   // Runs tokens [n] (int64) through the model: they take positions
   // cache.next_position .. +n-1, are written to entries cache.length .. +n-1,
   // and see every entry before them that `padding` does not mask (their own
@@ -261,8 +262,7 @@ class Model {
   Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false,
                              PromptPart part = PromptPart::kQuery) const;
 
-  // decode() of one kAppend sequence, its last token's logits kept or all.
-  //
+  // decode() of one kAppend sequence per step, each one's last token's logits kept.
   // Several sequences' steps at once — the decoding steps of many sessions,
   // or their final blocks — each in its own cache: steps[s].tokens are
   // appended to *steps[s].cache (distinct caches) as forward() would append
@@ -278,8 +278,7 @@ class Model {
   // anything runs, so every cache is then unchanged.
   Result<at::Tensor> forward_sequences(const std::vector<SequenceStep>& steps) const;
 
-  // decode() of one kAppend sequence per step, each one's last token's logits kept.
-  //
+  // decode() of a kBlocks batch, one sequence per block, keep_kv.
   // Block attention's encoder: runs independent token blocks through the
   // model in one batched pass. Block b's tokens take positions
   // context.next_position + 0 .. n_b - 1 and attend to every visible entry of
@@ -289,8 +288,6 @@ class Model {
   // block or ids outside the vocabulary.
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                              const KvCache* context = nullptr) const;
-
-  // decode() of a kBlocks batch, one sequence per block, keep_kv.
 
   // Not helpers over decode(): a branch is not a KvCache but a row of
   // BranchCache's [branches, ...] tensors, whose entries each row's queries
