@@ -339,9 +339,9 @@ class Model {
   // Not helpers over decode(): they run under autograd (decode() runs in
   // inference mode, and on CUDA through flash kernels that training does not
   // take), and context_kv's block mask re-rotates each block to its place in
-  // document order as it goes; their window masks are being added in
-  // training.cpp, after which forward_over (a kBlocks block with logits,
-  // under autograd) can become a helper.
+  // document order as it goes. forward_over is a kBlocks block with logits
+  // run under autograd: a helper once decode() can run outside inference
+  // mode without the flash kernels (not done yet).
   //
   // Training. Both are differentiable with respect to the adapter's
   // parameters when autograd is on (and the parameters require grad); the
