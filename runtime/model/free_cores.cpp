@@ -2,6 +2,9 @@
 
 #include <ATen/Parallel.h>
 #include <sched.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -138,16 +141,22 @@ void fit_threads_to_free_cores_from_now_on(int most) {
 }
 
 int fit_threads_to_free_cores() {
-  thread_local int applied = 0;
   const LoadSampler* s = the_sampler.load();
   if (s == nullptr) return at::get_num_threads();
-  // Each thread that runs passes holds its own OpenMP thread count.
   const int target = s->target;
-  if (applied != target) {
-    at::set_num_threads(target);
-    applied = target;
-  }
+  set_threads_of_this_thread(target);
   return target;
+}
+
+void set_threads_of_this_thread(int threads) {
+  // at::get_num_threads() first gives this thread its count from libtorch's
+  // default if it had none yet, which would otherwise overwrite ours later.
+  if (threads < 1 || at::get_num_threads() == threads) return;
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#else
+  at::set_num_threads(threads);  // a libtorch without OpenMP keeps one pool: the process's count
+#endif
 }
 
 }  // namespace kvframe::runtime

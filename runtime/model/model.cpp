@@ -1,5 +1,6 @@
-// Model: loading, KV caches, and forward() — the forward pass (forward_pass.cpp)
-// appending to a KvCache, as prefills and decoding steps do.
+// Model: loading, KV caches, threads, and decode()'s kAppend batches — the
+// forward pass (forward_pass.cpp) appending to KV caches, as prefills and
+// decoding steps do.
 #include "kvframe/runtime/model.h"
 
 #include <ATen/core/grad_mode.h>
@@ -17,6 +18,7 @@
 #include "decode_graph.h"
 #include "device.h"
 #include "fused_attention.h"
+#include "kvframe/runtime/free_cores.h"
 #include "model_impl.h"
 #include "weights.h"
 
@@ -109,22 +111,22 @@ class CachePlan final : public AttentionPlan {
   at::Tensor padding_;
 };
 
-// forward_sequences()'s plan off the CPU step path: several sequences'
-// tokens packed into one pass, so the matmuls read the weights once for all
-// of them; in attention each segment is forward()'s CachePlan over its own
-// cache, which it alone reads and appends to.
+// Several sequences' tokens packed into one pass off the CPU step path, so
+// the matmuls read the weights once for all of them; in attention each
+// segment is a CachePlan over its own cache, which it alone reads and
+// appends to.
 class SequencesPlan final : public AttentionPlan {
  public:
-  SequencesPlan(const ModelConfig& config, const std::vector<SequenceStep>& steps, FusedSupport fused) {
-    plans_.reserve(steps.size());
-    for (const SequenceStep& step : steps) {
-      plans_.emplace_back(config, *step.cache, fused);
-      lengths_.push_back(static_cast<int64_t>(step.tokens.size()));
-    }
+  SequencesPlan(const ModelConfig& config, const std::vector<KvCache*>& caches, std::vector<int64_t> lengths,
+                FusedSupport fused)
+      : lengths_(std::move(lengths)) {
+    plans_.reserve(caches.size());
+    for (KvCache* cache : caches) plans_.emplace_back(config, *cache, fused);
   }
 
   at::Tensor attend(int64_t l, const at::Tensor& q, const at::Tensor& k, const at::Tensor& k_raw,
                     const at::Tensor& v) override {
+    if (plans_.size() == 1) return plans_[0].attend(l, q, k, k_raw, v);
     std::vector<at::Tensor> out;
     int64_t first = 0;
     for (size_t s = 0; s < plans_.size(); ++s) {
@@ -279,6 +281,7 @@ Result<std::unique_ptr<Model>> Model::load_here(const GgufFile& file, const Mode
       impl->step = std::make_shared<const StepWeights>(std::move(*stored));
     }
     impl->use_fused_kernels(params.cuda_graphs);
+    impl->threads = params.threads;
     std::unique_ptr<Model> model(new Model(std::move(impl)));
     if (!params.lora.empty()) {
       auto adapter = LoraAdapter::load(params.lora, model->config(), *device);
@@ -323,6 +326,7 @@ Result<std::unique_ptr<Model>> Model::random_here(const ModelConfig& config, con
       }
     }
     impl->use_fused_kernels(params.cuda_graphs);
+    impl->threads = params.threads;
     return std::unique_ptr<Model>(new Model(std::move(impl)));
   } catch (const c10::Error& e) {
     return backend_error(e, "making the weights");
@@ -388,6 +392,18 @@ Status Model::Impl::merge(const LoraAdapter& merged) {
   return {};
 }
 
+int Model::threads() const { return impl_->threads; }
+void Model::set_threads(int threads) { impl_->threads = std::max(0, threads); }
+
+void Model::Impl::use_threads() const {
+  if (!device.is_cpu()) return;
+  if (threads > 0) {
+    set_threads_of_this_thread(threads);
+  } else {
+    fit_threads_to_free_cores();
+  }
+}
+
 Model::WeightsMemory Model::weights_memory() const {
   WeightsMemory out;
   auto tensor_bytes = [&](const at::Tensor& t) {
@@ -436,131 +452,49 @@ Result<KvCache> Model::new_cache(int64_t capacity) const {
   return cache;
 }
 
-Result<at::Tensor> Model::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits, PromptPart part) const {
-  try {
-    return impl_->forward(tokens, cache, all_logits, part);
-  } catch (const c10::Error& e) {
-    return backend_error(e, "running the model (the cache is unchanged)");
-  }
-}
-
-Result<at::Tensor> Model::Impl::forward(const at::Tensor& tokens, KvCache& cache, bool all_logits,
-                                        PromptPart part) const {
-  const int64_t n = tokens.numel();
-  if (n == 0) return Error{ErrorCode::kInvalidArgument, "forward() needs at least one token"};
-  if (cache.length + n > cache.capacity) {
-    return Error{ErrorCode::kContextFull, "the KV cache holds " + std::to_string(cache.capacity) +
-                                              " tokens; " + std::to_string(cache.length) + " + " +
-                                              std::to_string(n) + " do not fit — allocate a larger cache"};
-  }
-  if (auto checked = check_padding(cache); !checked.ok()) return checked.error();
-  if (auto checked = check_window(cache); !checked.ok()) return checked.error();
+at::Tensor Model::Impl::decode_append(const Batch& batch, const Grouped& g) const {
   c10::InferenceMode inference;  // no autograd bookkeeping
-  // On the host: the step path reads them there, and the check costs no device sync.
-  const at::Tensor ids = tokens.to(at::kCPU, at::kLong).reshape({n}).contiguous();
-  const int64_t* id = ids.data_ptr<int64_t>();
-  if (std::any_of(id, id + n, [&](int64_t t) { return t < 0 || t >= config.n_vocab; })) {
-    return Error{ErrorCode::kInvalidArgument, "token ids must lie in [0, " + std::to_string(config.n_vocab) + ")"};
-  }
+  const auto sequences = g.n.size();
+  const auto total = static_cast<int64_t>(g.ids.size());
+  const bool adapted = adapts(batch.part);
+  // The CPU step kernels take short runs (one sequence's, or several
+  // sequences' that are short in all): weights read once, no libtorch dispatch.
+  bool steps_here = sequences == 1 || total <= kSequenceStepTokens;
+  for (size_t s = 0; s < sequences; ++s) steps_here = steps_here && steps_on_cpu(*batch.caches[s], g.n[s]);
   at::Tensor logits;
   std::optional<at::Tensor> replayed;
-  if (steps_on_cpu(cache, n)) {
-    logits = step_on_cpu(id, {{&cache, 0, n}}, all_logits, adapts(part));
-  } else if (n == 1 && graphs &&
-             (replayed = graphs->step(id[0], cache, adapts(part) ? adapter : nullptr,
-                                      [&](const at::Tensor& step_ids, const Rope::Table& table, AttentionPlan& plan) {
-                                        return head(run(step_ids, table, plan, adapts(part)));
-                                      }))) {
-    logits = std::move(*replayed);
-  } else {
-    // Positions follow next_position, not the entry index: an assembled cache
-    // may hold slack entries (masked by padding) that take no position.
-    const auto on_device = at::TensorOptions(at::kLong).device(device);
-    const Rope::Table rope_table = rope.table(at::arange(cache.next_position, cache.next_position + n, on_device), dtype);
-    CachePlan plan(config, cache, fused_kernels);
-    at::Tensor x = run(ids.to(device), rope_table, plan, adapts(part));
-    logits = head(all_logits ? x : x.narrow(0, n - 1, 1));
-  }
-  if (cache.padding.defined()) cache.padding.narrow(0, cache.length, n).fill_(false);
-  cache.length += n;
-  cache.next_position += n;
-  return logits;
-}
-
-Result<at::Tensor> Model::forward_sequences(const std::vector<SequenceStep>& steps) const {
-  try {
-    return impl_->forward_sequences(steps);
-  } catch (const c10::Error& e) {
-    return backend_error(e, "running " + std::to_string(steps.size()) + " sequences' steps (their caches are unchanged)");
-  }
-}
-
-Result<at::Tensor> Model::Impl::forward_sequences(const std::vector<SequenceStep>& steps) const {
-  if (steps.empty()) return Error{ErrorCode::kInvalidArgument, "forward_sequences() needs at least one sequence"};
-  int64_t total = 0;
-  bool steps_here = device.is_cpu() && step != nullptr;
-  std::vector<int64_t> ids;
-  for (size_t s = 0; s < steps.size(); ++s) {
-    const SequenceStep& one = steps[s];
-    const std::string which = "sequence " + std::to_string(s);
-    if (!one.cache || one.tokens.empty()) {
-      return Error{ErrorCode::kInvalidArgument, which + " needs a cache and at least one token"};
-    }
-    for (size_t t = 0; t < s; ++t) {
-      if (steps[t].cache == one.cache) return Error{ErrorCode::kInvalidArgument, which + " shares its cache"};
-    }
-    if (auto checked = check_cache(*one.cache, which + "'s cache"); !checked.ok()) return checked.error();
-    if (auto checked = check_window(*one.cache); !checked.ok()) return checked.error();
-    const auto n = static_cast<int64_t>(one.tokens.size());
-    if (one.cache->length + n > one.cache->capacity) {
-      return Error{ErrorCode::kContextFull, which + "'s cache holds " + std::to_string(one.cache->capacity) +
-                                                " tokens; " + std::to_string(one.cache->length) + " + " +
-                                                std::to_string(n) + " do not fit"};
-    }
-    for (int64_t id : one.tokens) {
-      if (id < 0 || id >= config.n_vocab) {
-        return Error{ErrorCode::kInvalidArgument, which + ": token ids must lie in [0, " +
-                                                      std::to_string(config.n_vocab) + ")"};
-      }
-    }
-    ids.insert(ids.end(), one.tokens.begin(), one.tokens.end());
-    total += n;
-    steps_here = steps_here && steps_on_cpu(*one.cache, n);
-  }
-  // One sequence: forward() itself (on CUDA its captured decoding step).
-  if (steps.size() == 1) return forward(at::tensor(steps[0].tokens, at::kLong), *steps[0].cache, false, PromptPart::kQuery);
-  c10::InferenceMode inference;  // no autograd bookkeeping
-  at::Tensor logits;
-  if (steps_here && total <= kSequenceStepTokens) {
+  KvCache& first_cache = *batch.caches[0];
+  if (steps_here) {
     std::vector<StepSegment> segments;
-    int64_t first = 0;
-    for (const SequenceStep& one : steps) {
-      const auto n = static_cast<int64_t>(one.tokens.size());
-      segments.push_back({one.cache, first, n});
-      first += n;
-    }
-    logits = step_on_cpu(ids.data(), segments, false, adapts(PromptPart::kQuery));
+    for (size_t s = 0; s < sequences; ++s) segments.push_back({batch.caches[s], g.first[s], g.n[s]});
+    logits = step_on_cpu(g.ids.data(), segments, g.kept, adapted);
+  } else if (total == 1 && g.kept.size() == 1 && graphs &&
+             (replayed = graphs->step(g.ids[0], first_cache, adapted ? adapter : nullptr,
+                                      [&](const at::Tensor& step_ids, const Rope::Table& table, AttentionPlan& plan) {
+                                        return head(run(step_ids, table, plan, adapted));
+                                      }))) {
+    logits = std::move(*replayed);  // a lone decoding step on CUDA, from its captured graph
   } else {
-    // Elsewhere (a GPU, libtorch steps, long runs such as several sessions'
-    // final blocks): one pass of the forward pass over every sequence's
-    // tokens, each at its own cache's next positions.
-    std::vector<int64_t> positions, last;
-    for (const SequenceStep& one : steps) {
-      const auto n = static_cast<int64_t>(one.tokens.size());
-      for (int64_t t = 0; t < n; ++t) positions.push_back(one.cache->next_position + t);
-      last.push_back(static_cast<int64_t>(positions.size()) - 1);
+    // Positions follow each cache's next_position, not its entry index: an
+    // assembled cache may hold slack entries (masked by padding) that take
+    // no position.
+    std::vector<int64_t> positions;
+    positions.reserve(static_cast<size_t>(total));
+    for (size_t s = 0; s < sequences; ++s) {
+      for (int64_t t = 0; t < g.n[s]; ++t) positions.push_back(batch.caches[s]->next_position + t);
     }
     const Rope::Table rope_table = rope.table(id_tensor(positions, device), dtype);
-    SequencesPlan plan(config, steps, fused_kernels);
-    const at::Tensor x = run(id_tensor(ids, device), rope_table, plan, adapts(PromptPart::kQuery));
-    logits = head(x.index_select(0, id_tensor(last, device)));
+    SequencesPlan plan(config, batch.caches, g.n, fused_kernels);
+    const at::Tensor x = run(id_tensor(g.ids, device), rope_table, plan, adapted);
+    const bool every_row = static_cast<int64_t>(g.kept.size()) == total &&
+                           std::is_sorted(g.kept.begin(), g.kept.end());
+    logits = head(every_row ? x : x.index_select(0, id_tensor(g.kept, device)));
   }
-  for (const SequenceStep& one : steps) {
-    KvCache& cache = *one.cache;
-    const auto n = static_cast<int64_t>(one.tokens.size());
-    if (cache.padding.defined()) cache.padding.narrow(0, cache.length, n).fill_(false);
-    cache.length += n;
-    cache.next_position += n;
+  for (size_t s = 0; s < sequences; ++s) {
+    KvCache& cache = *batch.caches[s];
+    if (cache.padding.defined()) cache.padding.narrow(0, cache.length, g.n[s]).fill_(false);
+    cache.length += g.n[s];
+    cache.next_position += g.n[s];
   }
   return logits;
 }

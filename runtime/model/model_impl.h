@@ -52,6 +52,10 @@ struct Model::Impl {
   // Rope::query_scale() where the passes read it: on the device, in the
   // compute dtype, copied once (a CUDA graph cannot capture the copy).
   at::Tensor query_scale = rope.query_scale().defined() ? rope.query_scale().to(device, dtype) : at::Tensor();
+  // ModelParams::threads; use_threads() applies it to the calling thread
+  // at the start of each pass on the CPU (free_cores.cpp).
+  int threads = 0;
+  void use_threads() const;
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
     // In fp32 whatever the compute dtype, as the reference does.
@@ -77,20 +81,19 @@ struct Model::Impl {
   // `plan` says, the adapter applied when `adapted`. Returns the last hidden
   // states [T, n_embd] (or those of the layer where the plan ended the pass).
   at::Tensor run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan, bool adapted) const;
-  // Whether forward() of n tokens into `cache` takes the CPU step backend,
+  // Whether n tokens appended to `cache` may take the CPU step backend,
   // and the forward pass on it (step_kernels.cpp) over one or several
   // caches: segment s appends ids[first .. first + n) to its cache (the
   // caller advances lengths and positions). The matrices are read once for
-  // all segments' tokens; each segment attends to its own cache only. Returns fp32 logits: every
-  // token's [n, n_vocab] when all_logits (one segment), else each segment's
-  // last token's [segments, n_vocab].
+  // all segments' tokens; each segment attends to its own cache only.
+  // Returns fp32 logits [rows, n_vocab] of the packed tokens `rows`.
   struct StepSegment {
     KvCache* cache = nullptr;
     int64_t first = 0, n = 0;
   };
   bool steps_on_cpu(const KvCache& cache, int64_t n) const;
-  at::Tensor step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments, bool all_logits,
-                         bool adapted) const;
+  at::Tensor step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments,
+                         const std::vector<int64_t>& rows, bool adapted) const;
   // The forward pass's kernel backends (forward_pass.h).
   class TorchKernels;  // torch_kernels.h
   class StepKernels;   // step_kernels.h
@@ -99,14 +102,19 @@ struct Model::Impl {
   // Adds an adapter of scope kAll into the weights (model.cpp).
   Status merge(const LoraAdapter& merged);
 
-  // The KV-cache attention of forward() and decoding (model.cpp).
-  Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits, PromptPart part) const;
-  // Several sequences' decoding steps at once (model.cpp).
-  Result<at::Tensor> forward_sequences(const std::vector<SequenceStep>& steps) const;
-
-  // Block attention's encoder (block_encoder.cpp).
-  Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
-                                             const KvCache* context) const;
+  // The batch entry point (decode.cpp): checks the batch, groups its tokens
+  // by sequence, and runs them as its attention says.
+  Result<Decoded> decode(const Batch& batch) const;
+  // A checked batch's tokens grouped by sequence: sequence s is
+  // ids[first[s] .. first[s] + n[s]), in batch order; `kept` holds the
+  // grouped index of each token whose logits are kept, in batch order.
+  struct Grouped {
+    std::vector<int64_t> ids, first, n, kept;
+  };
+  // kAppend: each sequence into its cache (model.cpp); returns the kept logits.
+  at::Tensor decode_append(const Batch& batch, const Grouped& grouped) const;
+  // kBlocks: block attention's encoder (block_encoder.cpp).
+  Decoded decode_blocks(const Batch& batch, const Grouped& grouped) const;
 
   // Recomputing entries in context (recompute.cpp).
   Status recompute(KvCache& cache, const std::vector<int32_t>& tokens, const std::vector<int64_t>& entries,

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 
-#include "kvframe/runtime/free_cores.h"
 #include "lora_impl.h"
 
 namespace kvframe::runtime {
@@ -376,31 +375,22 @@ float* Model::Impl::StepKernels::gated(const float* gate_up) {
   return act;
 }
 
-at::Tensor Model::Impl::StepKernels::logits(const float* x, bool all_logits) {
+at::Tensor Model::Impl::StepKernels::logits(const float* x, const std::vector<int64_t>& rows) {
   const ModelConfig& c = model_.config;
-  const int64_t E = c.n_embd;
+  const int64_t E = c.n_embd, kept = static_cast<int64_t>(rows.size());
   const float* norm = model_.weights.output_norm.data_ptr<float>();
   float* normed = scratch_.normed.data();
-  // The rows whose logits are asked for: every token, or each segment's last.
-  const int64_t rows = all_logits ? n_ : static_cast<int64_t>(segments_.size());
-  if (all_logits) {
-    rms_norm_rows(x, norm, n_, E, c.rms_eps, normed);
-  } else {
-    for (size_t k = 0; k < segments_.size(); ++k) {
-      const int64_t last = segments_[k].first + segments_[k].n - 1;
-      rms_norm_rows(x + last * E, norm, 1, E, c.rms_eps, normed + static_cast<int64_t>(k) * E);
-    }
-  }
-  at::Tensor logits = at::empty({rows, c.n_vocab}, at::kFloat);
-  model_.step->output.multiply(normed, rows, logits.data_ptr<float>(), QuantMatrix::Kernel::kBest, activations());
+  for (int64_t k = 0; k < kept; ++k) rms_norm_rows(x + rows[static_cast<size_t>(k)] * E, norm, 1, E, c.rms_eps, normed + k * E);
+  at::Tensor logits = at::empty({kept, c.n_vocab}, at::kFloat);
+  if (kept > 0) model_.step->output.multiply(normed, kept, logits.data_ptr<float>(), QuantMatrix::Kernel::kBest, activations());
   return logits;
 }
 
-at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments, bool all_logits,
-                                    bool adapted) const {
-  fit_threads_to_free_cores();
+at::Tensor Model::Impl::step_on_cpu(const int64_t* ids, const std::vector<StepSegment>& segments,
+                                    const std::vector<int64_t>& rows, bool adapted) const {
+  use_threads();
   StepKernels kernels(*this, ids, segments, adapted);
-  return kernels.logits(forward_layers(kernels, config), all_logits);
+  return kernels.logits(forward_layers(kernels, config), rows);
 }
 
 }  // namespace kvframe::runtime

@@ -45,9 +45,9 @@ class Model::Impl::StepKernels {
   float* add_normed(float* x, const float* y, int64_t layer, Norm norm);
   float* gated(const float* gate_up);
 
-  // fp32 logits of the last hidden states x: every token's [n, n_vocab] when
-  // all_logits, else each segment's last token's [segments, n_vocab].
-  at::Tensor logits(const float* x, bool all_logits);
+  // fp32 logits [rows, n_vocab] of the last hidden states x's `rows`
+  // (indices of the packed tokens).
+  at::Tensor logits(const float* x, const std::vector<int64_t>& rows);
 
  private:
   // What the matrices take (ModelParams::int8_activations): int8 only in

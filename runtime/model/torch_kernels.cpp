@@ -5,7 +5,6 @@
 #include <ATen/core/grad_mode.h>
 
 #include "cpu_step.h"
-#include "kvframe/runtime/free_cores.h"
 
 namespace kvframe::runtime {
 namespace {
@@ -146,7 +145,7 @@ at::Tensor Model::Impl::TorchKernels::gated(const at::Tensor& gate_up) const {
 
 at::Tensor Model::Impl::run(const at::Tensor& ids, const Rope::Table& rope_table, AttentionPlan& plan,
                             bool adapted) const {
-  if (device.is_cpu()) fit_threads_to_free_cores();
+  use_threads();
   TorchKernels kernels(*this, ids, rope_table, plan, adapted);
   return forward_layers(kernels, config);
 }

@@ -25,6 +25,12 @@ void fit_threads_to_free_cores_from_now_on(int most = 0);
 // fit_threads_to_free_cores_from_now_on(), changes nothing.
 int fit_threads_to_free_cores();
 
+// Sets the calling thread's own thread count for its passes (OpenMP's count
+// is per thread), leaving alone the default that threads started later take
+// and every other thread's: at::set_num_threads would set that default too.
+// Cheap when the count is already `threads`.
+void set_threads_of_this_thread(int threads);
+
 // The parts, for tests.
 struct CpuTicks {
   double busy = 0;   // user, nice, system, irq, softirq and steal

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kvframe/common/error.h"
+#include "kvframe/runtime/batch.h"
 #include "kvframe/runtime_gguf/gguf.h"
 #include "kvframe/kv_core/kv_cache.h"
 #include "kvframe/runtime/lora.h"
@@ -105,12 +106,14 @@ struct ModelParams {
   // of ~50 per layer) where the build and the cache allow it
   // (runtime/model/decode_graph.h). false: every step runs eagerly.
   bool cuda_graphs = true;
+  // Threads of this model's passes on the CPU, as llama_set_n_threads sets
+  // a context's: each pass sets the count of the thread that runs it (an
+  // OpenMP count is the calling thread's own), never the process's default.
+  // 0: fit to the cores other processes leave free (free_cores.h) when the
+  // program asked for that (tune_cpu_process without --threads), else
+  // whatever the running thread has.
+  int threads = 0;
 };
-
-// Which part of the prompt a pass runs (session.h): the frame's context
-// (prefix and blocks) or the query (final block and answer). An adapter of
-// scope kQuery changes the query only.
-enum class PromptPart { kContext, kQuery };
 
 // How the context's tokens attend during training (Model::context_kv):
 //   kCausal  every token to everything before it: `full` mode;
@@ -217,9 +220,36 @@ class Model {
   };
   WeightsMemory weights_memory() const;
 
+  // ModelParams::threads, for the passes started from now on (0: fit to
+  // free cores). Not while another thread runs the model.
+  int threads() const;
+  void set_threads(int threads);
+
   // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1.
   Result<KvCache> new_cache(int64_t capacity) const;
 
+  // The one batch entry point (batch.h): runs the batch's tokens through the
+  // forward pass in one pass, the matrices read once for every sequence's
+  // tokens. The pass's plan follows from the batch: on the CPU, runs of a
+  // few tokens a sequence (kSequenceStepTokens at most in all) take the
+  // step kernels, longer ones tiles and GEMM; block attention its encoder's
+  // masks (flash kernels on CUDA where they run); on CUDA a lone decoding
+  // step replays its captured graph. Returns the kept tokens' logits and,
+  // for kBlocks with keep_kv, the blocks' keys and values. kContextFull when
+  // a sequence does not fit its cache; kInvalidArgument for no tokens,
+  // per-token vectors of another length, a sequence with no tokens (or no
+  // cache, or a shared or foreign one), ids outside the vocabulary, or a
+  // kBlocks batch that asks for nothing — all checked before anything runs,
+  // so every cache is then unchanged; kBackend when libtorch fails.
+  //
+  // Not expressed as a batch (each says why below): forward_branches
+  // (BranchCache's own layout), recompute (tokens at chosen positions and
+  // entries), context_kv and forward_over (training: differentiable).
+  Result<Decoded> decode(const Batch& batch) const;
+
+  // Helpers over decode(), with the contracts they had before it.
+
+  // decode() of one kAppend sequence, its last token's logits kept or all.
   // Runs tokens [n] (int64) through the model: they take positions
   // cache.next_position .. +n-1, are written to entries cache.length .. +n-1,
   // and see every entry before them that `padding` does not mask (their own
@@ -232,6 +262,7 @@ class Model {
   Result<at::Tensor> forward(const at::Tensor& tokens, KvCache& cache, bool all_logits = false,
                              PromptPart part = PromptPart::kQuery) const;
 
+  // decode() of one kAppend sequence per step, each one's last token's logits kept.
   // Several sequences' steps at once — the decoding steps of many sessions,
   // or their final blocks — each in its own cache: steps[s].tokens are
   // appended to *steps[s].cache (distinct caches) as forward() would append
@@ -247,6 +278,7 @@ class Model {
   // anything runs, so every cache is then unchanged.
   Result<at::Tensor> forward_sequences(const std::vector<SequenceStep>& steps) const;
 
+  // decode() of a kBlocks batch, one sequence per block, keep_kv.
   // Block attention's encoder: runs independent token blocks through the
   // model in one batched pass. Block b's tokens take positions
   // context.next_position + 0 .. n_b - 1 and attend to every visible entry of
@@ -257,6 +289,11 @@ class Model {
   Result<std::vector<BlockKv>> encode_blocks(const std::vector<std::vector<int32_t>>& blocks,
                                              const KvCache* context = nullptr) const;
 
+  // Not helpers over decode(): a branch is not a KvCache but a row of
+  // BranchCache's [branches, ...] tensors, whose entries each row's queries
+  // read causally after the shared cache's; a batch of kAppend sequences
+  // would need each branch copied out to a cache of its own and back.
+  //
   // `branches` empty continuations of `shared` with room for `capacity`
   // tokens each. kInvalidArgument for branches or capacity < 1; kBackend
   // when the memory cannot be had.
@@ -275,6 +312,11 @@ class Model {
   Result<at::Tensor> forward_branches(const std::vector<std::vector<int32_t>>& tokens, const KvCache& shared,
                                       BranchCache& branches) const;
 
+  // Not a helper over decode(): its tokens go to chosen entries at chosen
+  // positions, each attending by entry_positions rather than by entry order,
+  // and a selection narrows the pass at a layer — none of which a batch's
+  // positions (the next ones, in order) can say.
+  //
   // Recomputes chosen entries of `cache` in context (the block engine's
   // fidelity knobs, common::BlockFidelity): token tokens[i], at
   // position positions[i], runs through the model and its keys and values
@@ -294,6 +336,13 @@ class Model {
                    const std::vector<int64_t>& positions, const at::Tensor& entry_positions,
                    const RecomputeSelection* selection = nullptr) const;
 
+  // Not helpers over decode(): they run under autograd (decode() runs in
+  // inference mode, and on CUDA through flash kernels that training does not
+  // take), and context_kv's block mask re-rotates each block to its place in
+  // document order as it goes. forward_over is a kBlocks block with logits
+  // run under autograd: a helper once decode() can run outside inference
+  // mode without the flash kernels (not done yet).
+  //
   // Training. Both are differentiable with respect to the adapter's
   // parameters when autograd is on (and the parameters require grad); the
   // base weights never take gradients.
