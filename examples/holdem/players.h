@@ -35,6 +35,11 @@ struct ModelSample {
   double total_ms = 0;         // query sent -> result
   std::int64_t tokens_encoded = 0;  // prompt tokens encoded for this decision (frame + query)
   std::int64_t tokens_prompt = 0;   // the whole prompt: what a full prefill encodes
+  // Where the time to the first token went, as the server reports it: waiting
+  // behind other work, encoding the frame's blocks (what was not encoded
+  // ahead), the query block over the context; first_token_ms is the engine's
+  // whole time to the first token (the first decoding step included).
+  double queue_ms = 0, encode_ms = 0, query_prefill_ms = 0, first_token_ms = 0;
   std::int64_t blocks_reused = 0, blocks_total = 0;
   std::string answer;          // the action JSON as the model wrote it
   bool valid = false;          // a legal action

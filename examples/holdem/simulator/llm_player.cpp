@@ -102,6 +102,10 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
     sample.tokens_prompt = r.context_tokens + r.query_tokens;
     sample.blocks_reused = r.blocks_reused;
     sample.blocks_total = r.blocks_total;
+    sample.queue_ms = r.queue_ms;
+    sample.encode_ms = r.encode_ms;
+    sample.query_prefill_ms = r.query_prefill_ms;
+    sample.first_token_ms = r.first_token_ms;
   }
   if (std::optional<Action> action = action_from_json(sample.answer, legal, raise_amounts)) {
     sample.valid = true;

@@ -91,8 +91,8 @@ Json against_reference(const std::vector<const DecisionRecord*>& decisions) {
 // report's totals (bench/bench_bot.py: each mode against the tag bot per
 // class, the modes' disagreements by direction, KL between their action
 // distributions): the tag bot's action, then per mode its action's kind
-// ("invalid" when not legal), the action kinds' probabilities and the
-// tokens it encoded.
+// ("invalid" when not legal), the action kinds' probabilities, the
+// tokens it encoded and where its time to the first token went.
 Json decision_records(const std::vector<const DecisionRecord*>& decisions) {
   Json records = Json::array();
   for (const DecisionRecord* record : decisions) {
@@ -100,7 +100,12 @@ Json decision_records(const std::vector<const DecisionRecord*>& decisions) {
     for (const ModelSample& s : record->decision.samples) {
       Json answer = {{"mode", s.mode},
                      {"action", s.valid ? action_name(s.action.kind) : "invalid"},
-                     {"tokens_encoded", s.tokens_encoded}};
+                     {"tokens_encoded", s.tokens_encoded},
+                     {"ms", {{"ttft", round_to(s.ttft_ms, 1)},
+                             {"queue", round_to(s.queue_ms, 1)},
+                             {"encode", round_to(s.encode_ms, 1)},
+                             {"query_prefill", round_to(s.query_prefill_ms, 1)},
+                             {"first_token", round_to(s.first_token_ms, 1)}}}};
       if (s.choice) {
         Json p = Json::object();
         for (const auto& [name, probability] : s.choice->probability) p[name] = round_to(probability, 6);
