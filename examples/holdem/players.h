@@ -67,7 +67,7 @@ class Player {
   virtual ~Player() = default;
   virtual std::string kind() const = 0;  // "random", "station", "tag", "llm"
   virtual Decision decide(const DecisionView& view) = 0;
-  // The table changed (a hand began, someone acted) and the match is paced
+  // The table changed (a hand began, someone acted, the result showed) and the match is paced
   // (MatchParams::pace_ms): what this player's seat now sees. The LLM bot
   // streams it to kvframe as a frame; the others ignore it.
   virtual void watch(const DecisionView& /*view*/) {}

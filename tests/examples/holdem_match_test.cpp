@@ -2,6 +2,8 @@
 // conserved, and the report's numbers add up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "holdem/simulator/match.h"
@@ -55,6 +57,55 @@ TEST(HoldemMatchTest, ReplayStepsFollowTheHand) {
       board = step["board"].size();
       EXPECT_EQ(step["stacks"].size(), 3u);
     }
+  }
+}
+
+// A rule bot that also records what it watched: each hand's last view is
+// its result, with the hand already in the history the next deal shows.
+class Watcher : public Player {
+ public:
+  std::string kind() const override { return "tag"; }
+  Decision decide(const DecisionView& view) override { return bot_->decide(view); }
+  void watch(const DecisionView& view) override {
+    seen.push_back({view.hand_number, view.hand.over(), view.memory.history_json()});
+  }
+  struct Seen {
+    std::uint64_t hand;
+    bool over;
+    std::string history;
+  };
+  std::vector<Seen> seen;
+
+ private:
+  std::unique_ptr<Player> bot_ = make_rule_player("tag", 1);
+};
+
+TEST(HoldemMatchTest, APacedTableShowsEachResultBeforeTheNextDeal) {
+  MatchParams params;
+  params.table.seats = 3;
+  params.hands = 4;
+  params.seed = 11;
+  params.history_hands = 10;
+  params.pace_ms = 1;
+  std::vector<PlayerInfo> infos = default_players(3);
+  auto watcher = std::make_unique<Watcher>();
+  Watcher* seen = watcher.get();
+  std::vector<SeatedPlayer> seats;
+  seats.push_back({infos[0], std::move(watcher)});
+  for (std::size_t s = 1; s < 3; ++s) seats.push_back({infos[s], make_rule_player("station", s)});
+  Match match(params, std::move(seats));
+  match.play();
+  for (std::uint64_t n = 1; n <= 4; ++n) {
+    std::vector<Watcher::Seen> of_hand;
+    for (const auto& s : seen->seen) {
+      if (s.hand == n) of_hand.push_back(s);
+    }
+    ASSERT_GE(of_hand.size(), 2u) << "hand " << n;
+    EXPECT_FALSE(of_hand.front().over);
+    EXPECT_TRUE(of_hand.back().over) << "hand " << n << " ends with its result on the table";
+    EXPECT_NE(of_hand.back().history.find("hand_000" + std::to_string(n)), std::string::npos)
+        << "the result's frame already holds the hand in the history";
+    EXPECT_EQ(std::count_if(of_hand.begin(), of_hand.end(), [](const auto& s) { return s.over; }), 1);
   }
 }
 

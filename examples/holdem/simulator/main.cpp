@@ -342,7 +342,7 @@ int main(int argc, char** argv) {
       })
       ->capture_default_str();
   app.add_option("--pace-ms", o.pace_ms,
-                 "wait this long after every deal and action, as a real table's animations do; the LLM bot "
+                 "wait this long after every deal, action and result, as a real table's animations do; the LLM bot "
                  "streams each new state to kvframe as a frame meanwhile, so its decisions find the frame encoded "
                  "(0: no pause, a frame only at the bot's own decisions)")
       ->check(CLI::Range(0, 60000))

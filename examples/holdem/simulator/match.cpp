@@ -208,6 +208,9 @@ void Match::play_hand(std::uint64_t number, const MatchObserver& observer) {
   if (observer.on_hand_over) observer.on_hand_over(hand, number, deck_order);
   nets_.push_back(result.net);
   memory_.record(hand, number);
+  // The result shows at the table too: the history and the players' stats
+  // change here, not at the next deal, so the watchers stream them now.
+  pause_for_watchers(hand, number);
   const std::string line = hand_line(hand, number, memory_.players());
   if (observer.on_hand_line) observer.on_hand_line(number, line);
   Json winners = Json::array();

@@ -33,7 +33,7 @@ struct MatchParams {
   int hands = 30;
   std::uint64_t seed = 1;
   int history_hands = 100;      // finished hands kept in the gamecore
-  // A game's pace: after each change at the table (deal, action) every
+  // A game's pace: after each change at the table (deal, action, result) every
   // player watches the new state (Player::watch: the LLM bot streams it to
   // kvframe as a frame) and the table waits this long, as a real table's
   // animations do, before the next seat decides. 0: no watching, no waiting.
