@@ -12,8 +12,8 @@ rows that are not a multiple of 256) runs at full size.
   /tmp/refenv/bin/python scripts/random-model-gguf.py [--out-dir DIR] [--keep-f16]
       [--llama-bin DIR] [SHAPE ...]
       (SHAPE: qwen3-0.6b llama3.2-1b llama3.2-3b llama3.1-8b gemma3-1b phi4-mini
-       phi4-mini-4l; default: the ones the llama.cpp reference test reads,
-       qwen3-0.6b llama3.2-1b gemma3-1b phi4-mini-4l)
+       phi4-mini-4l llama3.2-1b-text; default: the ones the llama.cpp reference
+       test reads, qwen3-0.6b llama3.2-1b gemma3-1b phi4-mini-4l)
 
 writes DIR/<shape>-random-q4_k_m.gguf (DIR: the model cache's random/ folder,
 $KVFRAME_MODELS/random, else ~/.cache/kvframe/models/random, where the test
@@ -50,7 +50,9 @@ pre-tokenizer names (qwen2, llama-bpe) and the real special tokens at their
 real ids: the 256 byte tokens, a few merged ones (and their merges: llama.cpp
 requires the merges key, gguf-py refuses an empty array), "<tok_N>" fillers.
 Text tokenizes into bytes and those few merges only; the fixtures feed random
-token ids, so this is enough for both runtimes to load the file. Phi-4-mini:
+token ids, so this is enough for both runtimes to load the file
+(llama3.2-1b-text, for the game case, takes the default model's whole BPE
+instead, so text is as many tokens as a real file makes of it). Phi-4-mini:
 the same, under its real pre-tokenizer name (gpt-4o), which kvframe splits as
 llama.cpp does (runtime/tokenizer/pre_tokenizer.cpp).
 
@@ -138,12 +140,20 @@ SHAPES = {
                       n_ctx=131072, tokenizer="gpt-4o", rope_dims=96, original_context=4096),
 }
 SHAPES["phi4-mini-4l"] = dict(SHAPES["phi4-mini"], n_layer=4, name="Phi 4 mini, 4 layers (random weights)")
+# The 1B shape for the game case: its synthetic vocabulary cuts text into bytes,
+# three to four times the tokens Llama 3's own tokenizer makes of the same
+# JSON. This one takes the default model's byte-level BPE (SmolLM2's 49,152
+# tokens and merges; fillers to Llama 3's specials) so a frame and a question
+# are about as many tokens as with the real file. Same weights.
+SHAPES["llama3.2-1b-text"] = dict(SHAPES["llama3.2-1b"], text_bpe=True,
+                                  name="Llama 3.2 1B (random weights, SmolLM2's BPE for text)")
 
 # The shapes tests/runtime/model/model_llama_cpp_test.cpp compares; the
 # larger Llama ones are for memory and speed (bench/bench_weights_memory.py).
 DEFAULT_SHAPES = ["qwen3-0.6b", "llama3.2-1b", "gemma3-1b", "phi4-mini-4l"]
 
 GEMMA_TOKENIZER_SOURCE = CACHE / "gemma-3-270m-q4_k_m.gguf"
+TEXT_BPE_SOURCE = CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf"  # scripts/fetch-model.sh's default
 QK_GAIN = 1.5
 POST_NORM_GAIN = 8.0
 LOGIT_STD = 4.0
@@ -255,16 +265,36 @@ def byte_unicode():
     return {b: chr(c) for b, c in zip(bs, cs)}
 
 
-def synthetic_bpe(n_vocab, specials):
+def text_tokens():
+    """The default model's byte-level BPE tokens and merges, its control
+    tokens turned into fillers (the shape's own specials come after them)."""
+    if not TEXT_BPE_SOURCE.exists():
+        sys.exit(f"{TEXT_BPE_SOURCE} is missing (its BPE is copied): run scripts/fetch-model.sh")
+    reader = gguf.GGUFReader(TEXT_BPE_SOURCE)
+    field = reader.fields["tokenizer.ggml.tokens"]
+    kinds = reader.fields["tokenizer.ggml.token_type"]
+    tokens = [bytes(field.parts[i]).decode() for i in field.data]
+    control = [kinds.parts[i].tolist()[0] == gguf.TokenType.CONTROL for i in kinds.data]
+    tokens = [f"<tok_{i}>" if c else t for i, (t, c) in enumerate(zip(tokens, control))]
+    merges = [bytes(reader.fields["tokenizer.ggml.merges"].parts[i]).decode()
+              for i in reader.fields["tokenizer.ggml.merges"].data]
+    return tokens, merges
+
+
+def synthetic_bpe(n_vocab, specials, text_bpe=False):
     """tokens, token types and merges of a byte-level BPE vocabulary of n_vocab
-    entries: the 256 bytes, a few merges of common English pairs, fillers, and
-    `specials` ({id: text}) as control tokens at their ids."""
-    chars = byte_unicode()
-    tokens = [chars[b] for b in range(256)]
-    pairs = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("e", "r"), ("a", "n"), ("o", "n"), ("r", "e"),
-             ("Ġ", "a"), ("Ġ", "s"), ("Ġ", "w"), ("o", "r"), ("e", "n"), ("Ġ", "c"), ("Ġ", "o"), ("l", "l")]
-    merges = [f"{a} {b}" for a, b in pairs]
-    tokens += [a + b for a, b in pairs]
+    entries: the 256 bytes, a few merges of common English pairs (or, with
+    text_bpe, the default model's whole BPE), fillers, and `specials`
+    ({id: text}) as control tokens at their ids."""
+    if text_bpe:
+        tokens, merges = text_tokens()
+    else:
+        chars = byte_unicode()
+        tokens = [chars[b] for b in range(256)]
+        pairs = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("e", "r"), ("a", "n"), ("o", "n"), ("r", "e"),
+                 ("Ġ", "a"), ("Ġ", "s"), ("Ġ", "w"), ("o", "r"), ("e", "n"), ("Ġ", "c"), ("Ġ", "o"), ("l", "l")]
+        merges = [f"{a} {b}" for a, b in pairs]
+        tokens += [a + b for a, b in pairs]
     types = [gguf.TokenType.NORMAL] * len(tokens)
     first_special = min(specials)
     tokens += [f"<tok_{i}>" for i in range(len(tokens), first_special)]
@@ -317,7 +347,7 @@ def add_tokenizer(w, s):
         reserved = iter(range(256))
         specials = {128000 + i: names.get(i) or f"<|reserved_special_token_{next(reserved)}|>" for i in range(256)}
         bos, eos, pad, add_bos = 128000, 128009, None, True
-    tokens, types, merges = synthetic_bpe(s["n_vocab"], specials)
+    tokens, types, merges = synthetic_bpe(s["n_vocab"], specials, s.get("text_bpe", False))
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre(s["tokenizer"])
     w.add_token_list(tokens)
