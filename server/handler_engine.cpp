@@ -76,14 +76,25 @@ bool RequestHandler::run_next(ReplySink& out, std::chrono::milliseconds wait) {
   running_ = {&out, work->item.principal, now(), 0, false};
   const Outcome outcome = run_work(*work, out);
   running_.out = nullptr;
-  // Idle time goes to the frame just applied: its query, when it comes,
-  // finds the blocks encoded. A request that arrives meanwhile waits for at
-  // most one frame's changed blocks, work its own query would have done.
-  if (outcome == Outcome::kFrameApplied && params_.warm_frames && scheduler_.queue_depth() == 0) {
-    const bool queued = std::find(warming_.begin(), warming_.end(), work->session_id) != warming_.end();
-    if (warm(work->session_id, params_.step_tokens) > 0 && !queued) warming_.push_back(work->session_id);
-  }
+  if (outcome == Outcome::kFrameApplied && params_.warm_frames) warm_when_idle(work->session_id);
   return true;
+}
+
+// Idle time goes to the frame just applied: its query, when it comes, finds
+// the blocks encoded. A request that arrives meanwhile waits for at most one
+// frame's changed blocks, work its own query would have done. Other
+// sessions' requests waiting only put the frame off until the engine is idle
+// (a game streaming to several sessions at once, one per NPC or per mode,
+// has every one of them warmed); the session's own next request, a query
+// or a newer frame, takes it over.
+void RequestHandler::warm_when_idle(uint64_t session_id) {
+  if (scheduler_.queue_depth_of_session(session_id) > 0) return;
+  const bool listed = std::find(warming_.begin(), warming_.end(), session_id) != warming_.end();
+  if (scheduler_.queue_depth() > 0) {
+    if (!listed) warming_.push_back(session_id);
+  } else if (warm(session_id, params_.step_tokens) > 0 && !listed) {
+    warming_.push_back(session_id);
+  }
 }
 
 Outcome RequestHandler::run_work(const Work& work, ReplySink& out) {

@@ -473,6 +473,12 @@ std::size_t Scheduler::queue_depth_of(const std::string& principal) const {
   return tenant == tenants_.end() ? 0 : tenant->second.queued;
 }
 
+std::size_t Scheduler::queue_depth_of_session(uint64_t session_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto session = sessions_.find(session_id);
+  return session == sessions_.end() ? 0 : session->second.queue.size();
+}
+
 uint64_t Scheduler::kv_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return kv_held_;

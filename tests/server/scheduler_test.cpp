@@ -110,6 +110,25 @@ TEST_F(HandlerTest, AFrameIsWarmedOnlyWhenNothingWaits) {
   EXPECT_TRUE(backend.warmed.empty());
 }
 
+// A game streaming one frame to each of several sessions (an NPC each, or
+// the same state in two modes) sends them back to back: each frame but the
+// last has another session's frame behind it, and is warmed once the engine
+// is idle instead of not at all.
+TEST_F(HandlerTest, FramesSentTogetherToSeveralSessionsAreAllWarmed) {
+  const uint64_t a = open_with_frame(), b = open_with_frame(), c = open_with_frame();
+  backend.warmed.clear();
+  send(frame_message(next_id++, a, 2, kTinyState));
+  send(frame_message(next_id++, b, 2, kTinyState));
+  send(frame_message(next_id++, c, 2, kTinyState));
+  run_all();
+  EXPECT_EQ(take().size(), 3u);
+  std::vector<uint64_t> warmed = backend.warmed;
+  std::sort(warmed.begin(), warmed.end());
+  std::vector<uint64_t> all = {a, b, c};
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(warmed, all) << "every session's frame warmed once, whatever waited behind it";
+}
+
 // step_tokens: a frame that takes several steps to encode gets one step per
 // engine turn while other sessions have work — their queries are answered
 // between its steps — and its query, deferred meanwhile, is answered once,

@@ -165,6 +165,9 @@ class RequestHandler {
   // step_tokens: the taken query's frame encoded a step at a time; false
   // when steps are left and other sessions wait (the query is deferred).
   bool frame_encoded(const Work& work);
+  // A frame just applied: warmed now if nothing waits, else listed in
+  // warming_ for idle time, unless the session's own next request waits.
+  void warm_when_idle(uint64_t session_id);
   // Idle time: one step of the frame of the session that waited longest to be warmed (warming_).
   bool warm_a_step();
   // Best-effort warming (Backend::warm / warm_step); the tokens left.

@@ -164,6 +164,8 @@ class Scheduler {
   // One principal's share: its open sessions and queued requests.
   std::size_t sessions_of(const std::string& principal) const;
   std::size_t queue_depth_of(const std::string& principal) const;
+  // Requests queued for one session (0 for one not open).
+  std::size_t queue_depth_of_session(uint64_t session_id) const;
   // The most KV the open sessions may come to hold (limits.kv_bytes_of),
   // all of them or one principal's.
   uint64_t kv_bytes() const;
