@@ -74,9 +74,11 @@ BENCHES = {
     "bench_bot": (["tools/kvframe-holdem"],
                   "{py} {bench}/bench_bot.py --holdem {b}/tools/kvframe-holdem --seeds 1 --hands 2 --history 0 "
                   "--model {m} --lora none --threads 1 --tag-baseline", r"tag \\ llm"),
-    "bench_serving": (["tools/kvframe-holdem", "server/kvframe-serve"],
-                      "{py} {bench}/bench_serving.py --build {b} --model {m} --threads 1 --matches 1 --together 1 "
-                      "--hands 1 --history 0", r"dec/s"),
+    "bench_serving": (["tools/kvframe-holdem-client", "server/kvframe-serve"],
+                      "{py} {bench}/bench_serving.py --build {b} --model {m} --lora none --threads 1 --matches 1,4 "
+                      "--paces 0,auto --together 1 --hands 2 --history 0 --json rows.json && "
+                      "{py} {bench}/bench_serving.py --from-json rows.json --plot ''",
+                      r"(?s)^unpaced, .*: 4 matches vs 1: .*^paced \d+ ms \(.* decisions/s a match\)"),
     "bench_fidelity": (["tools/kvframe-holdem", "tools/kvframe-finetune", "bench/bench_game_frames"],
                        holdem_dataset("heldout.jsonl") + " && "
                        "{py} {bench}/bench_fidelity.py --build {b} --model {m} --threads 1 --settings heads:0 "

@@ -11,16 +11,10 @@
 # has its own time limit and the script goes on past a failed one, so one call
 # reports as much as it can.
 set -uo pipefail
-out=${GPU_LOGS:-/tmp/gpu-logs}; mkdir -p "$out"
-jobs=${JOBS:-$(nproc)}
-step() { local name=$1 limit=$2; shift 2; echo "=== $name (limit ${limit}s)"; local t0=$SECONDS
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1; local rc=$?
-  echo "=== $name: rc $rc, $((SECONDS - t0)) s"; tail -n "${TAIL:-25}" "$out/$name.log"; return $rc; }
-
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
-eval "$(bash .device-debs/unpack-debs.sh .device-debs /opt/kvdeps)"
-torch_dir=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch
-python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+# shellcheck source=scripts/device/gpu-build.sh
+source "$(dirname "$0")/gpu-build.sh"   # step, gpu_build, $out
+targets=(kv_diff_gpu_tests runtime_engine_gpu_test runtime_model_gpu_test bench_block_attention bench_game_frames bench_npc)
+gpu_build "${targets[@]}"
 
 # The ceilings the floors are computed from: device-to-device copy bandwidth
 # (bytes read + written) and the bf16 matrix rate, on random data.
@@ -37,13 +31,6 @@ ms = t(lambda: y.copy_(x)); print(f"copy bandwidth {2 * x.numel() * 2 / ms / 1e6
 ms = t(lambda: a @ b); print(f"bf16 matmul {2 * 8192**3 / ms / 1e9:.0f} TFLOP/s (8192^3)")
 PY
 
-step configure 120 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVFRAME_LIBTORCH="$torch_dir" \
-  -DKVFRAME_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DTORCH_CUDA_ARCH_LIST=9.0 -DKVFRAME_FUZZ=OFF \
-  `# cppzmq finds libzmq through pkg-config, whose libzmq.pc wants -dev packages of its private deps` \
-  -DZeroMQ_INCLUDE_DIR=/opt/kvdeps/usr/include -DZeroMQ_LIBRARY=/opt/kvdeps/usr/lib/x86_64-linux-gnu/libzmq.so
-grep -E "kvframe:|CUDA" "$out/configure.log" | head -8
-targets=(kv_diff_gpu_tests runtime_engine_gpu_test runtime_model_gpu_test bench_block_attention bench_game_frames bench_npc)
-step build 330 cmake --build build-gpu -j "$jobs" --target "${targets[@]}" -- -k 0
 TAIL=40 step ctest-gpu 120 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 100
 
 b=build-gpu/bench; tok=.device/tokenizer.gguf; shape=(--model $tok --shape llama3-8b --device cuda --dtype bf16)

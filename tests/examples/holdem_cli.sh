@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # kvframe-holdem as a process: exit codes, replays with a fixed seed, the LLM
 # bot on a tiny model in-process (inproc://, two modes side by side) and over
-# a real kvframe-serve (ipc://), and the replay page it writes.
-# Usage: holdem_cli.sh KVFRAME_HOLDEM WRITE_TINY_MODEL KVFRAME_SERVE WORKDIR
+# a real kvframe-serve (ipc://), and the replay page it writes; and
+# kvframe-holdem-client, the same program without the in-process server.
+# Usage: holdem_cli.sh KVFRAME_HOLDEM WRITE_TINY_MODEL KVFRAME_SERVE WORKDIR KVFRAME_HOLDEM_CLIENT
 set -u
-holdem=$1 write_tiny=$2 serve=$3 work=$4
+holdem=$1 write_tiny=$2 serve=$3 work=$4 client=$5
 rm -rf "$work" && mkdir -p "$work"
 source "$(dirname "$0")/../tools/expect.sh"
 
 tiny_model "$write_tiny" llama 4096
+
+# Two replay pages of one match: the same hands, and the same answers to the same decisions.
+same_match() {
+  python3 - "$@" <<'PY' || failures=$((failures + 1))
+import json, re, sys
+def record(path):
+    page = open(path).read()
+    r = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', page, re.S).group(1))
+    return r["hands"], [(d["hand"], d["seat"], d["action"], d["samples"]["block"]["answer"]) for d in r["decisions"]]
+assert record(sys.argv[1]) == record(sys.argv[2]), "FAIL: not one match: " + sys.argv[3]
+print("ok: " + sys.argv[3])
+PY
+}
 
 expect 0 "--help" -- "$holdem" --help
 expect_in out.txt "Exit codes"
@@ -85,23 +99,22 @@ if command -v chromium >/dev/null; then
     { echo "FAIL: the real match's replay page did not draw hand 2"; failures=$((failures + 1)); }
 fi
 expect 0 "LLM bot in-process, same seed" -- "$holdem" "${llm_args[@]}" --json --replay-html "$work/match.html"
-python3 - "$work/match_1.html" "$work/match.html" <<'PY' || failures=$((failures + 1))
-import json, re, sys
-def record(path):
-    page = open(path).read()
-    r = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', page, re.S).group(1))
-    return r["hands"], [(d["hand"], d["seat"], d["action"], d["samples"]["block"]["answer"]) for d in r["decisions"]]
-assert record(sys.argv[1]) == record(sys.argv[2]), "a fixed seed must replay the same hands and answers"
-print("ok: the LLM match replays identically")
-PY
+same_match "$work/match_1.html" "$work/match.html" "the LLM match replays identically"
 
 # Over the bridge to a kvframe-serve process.
 "$serve" --model "$tiny" --bind "ipc://$work/serve.sock" --threads 1 --log-level info 2>"$work/serve.log" &
 serve_pid=$!
 for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
-expect 0 "LLM bot over --server" -- "$holdem" --server "ipc://$work/serve.sock" --bots llm,random --hands 2 --history 2 --context 4096
+remote_args=(--server "ipc://$work/serve.sock" --bots llm,random --hands 2 --history 2 --context 4096 --json)
+expect 0 "LLM bot over --server" -- "$holdem" "${remote_args[@]}" --replay-html "$work/remote.html"
 expect_in out.txt "invalid"
+# The client build plays the same match against the same server (greedy answers, a fixed seed).
+expect 0 "kvframe-holdem-client over --server" -- "$client" "${remote_args[@]}" --replay-html "$work/remote_client.html"
+same_match "$work/remote.html" "$work/remote_client.html" "kvframe-holdem-client plays kvframe-holdem's match"
 kill "$serve_pid"; wait "$serve_pid" 2>/dev/null
+expect 2 "kvframe-holdem-client without --server" -- "$client" --bots llm,random --hands 1
+expect_in err.txt "--server"
+expect 0 "kvframe-holdem-client, rule bots alone" -- "$client" --bots tag,random --hands 5 --commentary off
 expect 2 "--server with nobody there" -- "$holdem" --server "ipc://$work/nobody.sock" --bots llm,random --hands 1
 expect_in err.txt "kvframe-serve"
 finish "kvframe-holdem CLI: all passed"

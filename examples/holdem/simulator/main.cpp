@@ -4,33 +4,29 @@
 // line per hand and the commentary as it streams, then the report: standings
 // in bb/100 with 95% intervals, and the LLM bot's decisions per attention mode.
 // The LLM bot and commentator talk to kvframe-serve over the bridge: --server
-// ENDPOINT, or by default a server in this process over inproc://.
+// ENDPOINT, or by default a server in this process over inproc://
+// (local_server.h; kvframe-holdem-client, the same program without it,
+// needs --server).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include "holdem/hand_history.h"
 #include "holdem/replay_html.h"
 #include "holdem/simulator/dataset.h"
 #include "holdem/simulator/llm_player.h"
+#include "holdem/simulator/local_server.h"
 #include "holdem/simulator/match.h"
 #include "holdem/simulator/report.h"
 #include "kvframe/cli_options/command_line.h"
 #include "kvframe/common/exit_codes.h"
-#include "kvframe/cli_model/model_params.h"
 #include "kvframe/cli_options/fidelity_options.h"
-#include "kvframe/runtime/cpu_process.h"
-#include "kvframe/server/engine_backend.h"
-#include "kvframe/server_core/server.h"
 
 namespace {
 
 namespace hd = kvframe::examples::holdem;
-namespace rt = kvframe::runtime;
-namespace srv = kvframe::server;
 using Json = nlohmann::ordered_json;
 
 const char* const kFooter =
@@ -81,53 +77,6 @@ kvf_mode parse_mode(const std::string& name) {
   return name == "full" ? KVF_MODE_FULL : name == "prefix" ? KVF_MODE_PREFIX : KVF_MODE_BLOCK;
 }
 
-// A kvframe server in this process, bound to inproc://, on its own thread.
-class InProcessServer {
- public:
-  static std::unique_ptr<InProcessServer> start(const Options& o, std::string* error) {
-    auto self = std::unique_ptr<InProcessServer>(new InProcessServer());
-    rt::EngineParams engine_params;
-    rt::ModelParams model_params = kvframe::cli::model_params(o, "holdem");
-    auto loaded = rt::Engine::load(o.model, model_params, engine_params);
-    if (!loaded) {
-      *error = "cannot load the model " + o.model + ": " + loaded.error().to_string() +
-               " (fetch the default one with scripts/fetch-model.sh, or pass --model or --server)";
-      return nullptr;
-    }
-    self->backend_ = std::make_unique<srv::EngineBackend>(std::move(loaded).value());
-    srv::ServerParams params;
-    params.bind = "inproc://kvframe-holdem";
-    params.handler.default_context = o.context;
-    params.handler.fidelity = o.fidelity;
-    auto server = srv::Server::create(*self->backend_, params, self->log_);
-    if (!server) {
-      *error = "cannot start the in-process server: " + server.error().message;
-      return nullptr;
-    }
-    self->server_ = std::move(server).value();
-    self->thread_ = std::thread([s = self->server_.get()] { s->run(); });
-    return self;
-  }
-  ~InProcessServer() {
-    if (!server_) return;  // start() failed
-    server_->stop();
-    thread_.join();
-  }
-  kvframe::client::Client::Params client_params() {
-    kvframe::client::Client::Params params(server_->endpoint());
-    params.zmq_context = server_->zmq_context();
-    params.request_timeout_ms = 0;  // a CPU decision on a long state may take long; the server is ours
-    return params;
-  }
-
- private:
-  InProcessServer() : log_(srv::LogLevel::kWarn) {}
-  srv::Log log_;
-  std::unique_ptr<srv::EngineBackend> backend_;
-  std::unique_ptr<srv::Server> server_;
-  std::thread thread_;
-};
-
 // The replay page's record: the match's, plus the modes, decisions and report.
 Json replay_record(const hd::Match& match, const Options& o, const Json& report) {
   Json record = match.replay_record();
@@ -163,14 +112,13 @@ int run(const Options& o) {
   std::ostream& human = o.json ? std::cerr : std::cout;
 
   // Destroyed in reverse: the players' sessions, the client, then the server.
-  std::unique_ptr<InProcessServer> local;
+  std::unique_ptr<hd::LocalServer> local;
   std::optional<kvframe::client::Client> client;
   if (llm_seated || commentary) {
     kvframe::client::Client::Params where(o.server);
     if (o.server.empty()) {
       std::string error;
-      human << "loading " << o.model << " into an in-process server (inproc://)...\n" << std::flush;
-      local = InProcessServer::start(o, &error);
+      local = hd::start_local_server({o, o.context, o.fidelity}, human, &error);
       if (!local) {
         std::cerr << "kvframe-holdem: " << error << "\n";
         return kvframe::kExitBadInput;
@@ -355,7 +303,7 @@ int main(int argc, char** argv) {
   if (const std::optional<int> exit_now = kvframe::cli::parse_command_line(app, argc, argv)) return *exit_now;
   const bool in_process = o.server.empty() &&
                           (std::find(o.bots.begin(), o.bots.end(), "llm") != o.bots.end() || o.commentary == "notable");
-  if (in_process) rt::tune_cpu_process(argv, o.threads);
+  if (in_process) hd::tune_for_local_server(argv, o.threads);
   try {
     return run(o);
   } catch (const std::exception& e) {
