@@ -31,7 +31,7 @@ at::Tensor logits_of(const Model& model, const std::vector<int32_t>& tokens, Pro
 
 // An adapter that changes the model: B drawn at random.
 std::shared_ptr<LoraAdapter> random_adapter(const Model& model, LoraScope scope, int64_t rank = 4,
-                                            std::vector<std::string> targets = lora_target_names()) {
+                                            std::vector<std::string> targets = {}) {
   LoraParams params;
   params.rank = rank;
   params.alpha = 8;
