@@ -11,7 +11,6 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -27,7 +26,7 @@
 namespace kvframe::runtime::phi3_lora {
 namespace {
 
-const std::vector<int> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
+const std::vector<int32_t> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
 constexpr double kLogitTolerance = 2e-4;  // fp32 against the double-precision reference, as phi3_test.cpp
 constexpr int64_t kRank = 4;
 constexpr float kAlpha = 8;
@@ -98,22 +97,9 @@ std::vector<uint8_t> merged_model(const GgufFile& model, const GgufFile& adapter
   return w.bytes();
 }
 
-double largest_gap(const at::Tensor& logits, const std::vector<std::vector<double>>& reference, int64_t row,
-                   size_t position) {
-  const at::Tensor want = at::tensor(reference[position], at::kDouble).to(at::kFloat);
-  return (logits[row] - want).abs().max().item<double>();
-}
-
-// The prompt's logits from `model` — a prefill, and one token a step — against the reference.
+// The prompt's logits, a prefill and a token a step, against the reference.
 void expect_matches(const Model& model, const std::vector<std::vector<double>>& reference) {
-  KvCache whole = *model.new_cache(32), stepwise = *model.new_cache(32);
-  const at::Tensor all = *model.forward(test::token_ids(std::vector<int32_t>(kPrompt.begin(), kPrompt.end())), whole, true);
-  double worst = 0;
-  for (size_t t = 0; t < kPrompt.size(); ++t) {
-    auto step = model.forward(test::token_ids({kPrompt[t]}), stepwise);
-    ASSERT_TRUE(step.ok()) << step.error().to_string();
-    worst = std::max({worst, largest_gap(all, reference, static_cast<int64_t>(t), t), largest_gap(*step, reference, 0, t)});
-  }
+  const double worst = test::largest_gap_to(model, kPrompt, reference);
   EXPECT_LT(worst, kLogitTolerance) << "largest |logit - reference| = " << worst;
 }
 
@@ -125,13 +111,6 @@ ModelParams fp32_params(bool step_kernels) {
   return params;
 }
 
-struct TempFile {
-  std::string path = ::testing::TempDir() + "kvframe_phi3_lora_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(counter++) + ".gguf";
-  ~TempFile() { std::remove(path.c_str()); }
-  static inline int counter = 0;
-};
-
 TEST(Phi3Lora, ConvertedAdapterEqualsMergedWeightsOnBothPaths) {
   const std::vector<uint8_t> model_bytes = test::tiny_model_bytes(test::phi3_shape());
   const GgufFile model_file = parsed(model_bytes);
@@ -141,14 +120,9 @@ TEST(Phi3Lora, ConvertedAdapterEqualsMergedWeightsOnBothPaths) {
   const auto reference = test::naive_logits(parsed(merged_bytes), kPrompt);
   // The adapter must move the logits far past the tolerance (a B whose
   // Q/K rows were read in the wrong order would then show).
-  const auto base = test::naive_logits(model_file, kPrompt);
-  double moved = 0;
-  for (size_t t = 0; t < kPrompt.size(); ++t) {
-    for (size_t v = 0; v < base[t].size(); ++v) moved = std::max(moved, std::abs(base[t][v] - reference[t][v]));
-  }
-  EXPECT_GT(moved, 100 * kLogitTolerance);
+  EXPECT_GT(test::largest_difference(test::naive_logits(model_file, kPrompt), reference), 100 * kLogitTolerance);
 
-  TempFile saved;
+  test::TempFile saved;
   {
     FILE* out = std::fopen(saved.path.c_str(), "wb");
     ASSERT_NE(out, nullptr);

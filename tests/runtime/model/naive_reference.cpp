@@ -1,5 +1,6 @@
 #include "naive_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -186,6 +187,14 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
   std::vector<std::vector<double>> logits;
   for (int64_t t = 0; t < T; ++t) logits.push_back(head.apply(rms_norm(x[t], output_norm, eps)));
   return logits;
+}
+
+double largest_difference(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+  double largest = 0;
+  for (size_t t = 0; t < a.size(); ++t) {
+    for (size_t v = 0; v < a[t].size(); ++v) largest = std::max(largest, std::abs(a[t][v] - b[t][v]));
+  }
+  return largest;
 }
 
 }  // namespace kvframe::test

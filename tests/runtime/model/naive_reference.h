@@ -18,4 +18,7 @@ namespace kvframe::test {
 std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& file, const std::vector<int>& tokens,
                                               bool long_factors = false);
 
+// The largest |a - b| over two such sets of logits.
+double largest_difference(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
+
 }  // namespace kvframe::test

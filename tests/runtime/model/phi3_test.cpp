@@ -8,7 +8,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "gguf_writer.h"
@@ -21,7 +20,7 @@ namespace {
 
 using test::TinyModelSpec;
 
-const std::vector<int> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
+const std::vector<int32_t> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
 
 // fp32 against the double-precision reference, as model_test.cpp.
 constexpr double kLogitTolerance = 2e-4;
@@ -48,17 +47,7 @@ void expect_paths_match_naive(const GgufFile& file, int64_t context, bool long_f
     auto model = Model::load(file, params);
     ASSERT_TRUE(model.ok()) << model.error().to_string();
     EXPECT_EQ((*model)->config().long_rope, long_factors);
-    KvCache whole = *(*model)->new_cache(32), stepwise = *(*model)->new_cache(32);
-    const at::Tensor all = *(*model)->forward(test::token_ids(std::vector<int32_t>(kPrompt.begin(), kPrompt.end())), whole, true);
-    double worst = 0;
-    for (size_t t = 0; t < kPrompt.size(); ++t) {
-      auto step = (*model)->forward(test::token_ids({kPrompt[t]}), stepwise);
-      ASSERT_TRUE(step.ok());
-      for (const at::Tensor& row : {all[static_cast<int64_t>(t)], (*step)[0]}) {
-        const at::Tensor want = at::tensor(reference[t], at::kDouble).to(at::kFloat);
-        worst = std::max(worst, (row - want).abs().max().item<double>());
-      }
-    }
+    const double worst = test::largest_gap_to(**model, kPrompt, reference);
     EXPECT_LT(worst, kLogitTolerance) << "largest |logit - reference| = " << worst;
   }
 }
@@ -85,31 +74,19 @@ TEST(Phi3, LongRopeFactorsPastTheOriginalContext) {
   const GgufFile file = parsed(bytes);
   // The two sets must move the logits well past the tolerance for the
   // comparison to tell them apart.
-  const auto short_logits = test::naive_logits(file, kPrompt, false), long_logits = test::naive_logits(file, kPrompt, true);
-  double apart = 0;
-  for (size_t t = 0; t < kPrompt.size(); ++t) {
-    for (size_t v = 0; v < short_logits[t].size(); ++v) apart = std::max(apart, std::abs(short_logits[t][v] - long_logits[t][v]));
-  }
-  EXPECT_GT(apart, 100 * kLogitTolerance);
+  EXPECT_GT(test::largest_difference(test::naive_logits(file, kPrompt, false), test::naive_logits(file, kPrompt, true)),
+            100 * kLogitTolerance);
 
-  for (int64_t context : {int64_t{0}, int64_t{512}}) {
+  for (const auto& [context, long_factors] :
+       {std::pair<int64_t, bool>{0, false}, {512, false}, {513, true}, {4096, true}}) {
     SCOPED_TRACE("context " + std::to_string(context));
-    expect_paths_match_naive(file, context, false);
+    expect_paths_match_naive(file, context, long_factors);
     ModelParams params;
     params.context = context;
     const ModelConfig c = Model::load(file, params).value()->config();
-    EXPECT_EQ(c.rope.freq_factors, spec.rope_factors_short);
-    EXPECT_EQ(c.n_ctx_train, 512);
-  }
-  for (int64_t context : {int64_t{513}, int64_t{4096}}) {
-    SCOPED_TRACE("context " + std::to_string(context));
-    expect_paths_match_naive(file, context, true);
-    ModelParams params;
-    params.context = context;
-    const ModelConfig c = Model::load(file, params).value()->config();
-    EXPECT_EQ(c.rope.freq_factors, spec.rope_factors_long);
+    EXPECT_EQ(c.rope.freq_factors, long_factors ? spec.rope_factors_long : spec.rope_factors_short);
     EXPECT_FLOAT_EQ(static_cast<float>(c.rope.attn_factor), 1.19f);  // with either set, as llama.cpp
-    EXPECT_EQ(c.n_ctx_train, 2048);                                   // context_length
+    EXPECT_EQ(c.n_ctx_train, long_factors ? 2048 : 512);              // context_length, or the original one
   }
   // Block KV made with one set is not the other's.
   ModelParams long_context;
