@@ -244,6 +244,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
                                                  const std::vector<Example>& train, bool resume) {
   if (auto checked = check_params(params); !checked.ok()) return checked.error();
   auto impl = std::make_unique<Impl>(engine, params);
+  // No targets: every projection of the model, named, so a checkpoint and an
+  // --init adapter are compared with the same list.
+  if (impl->params.lora.targets.empty()) impl->params.lora.targets = rt::lora_target_names(engine.model().config());
   int64_t longest = 0;
   for (auto& sample : tokenize(engine, train)) {
     if (!sample || (params.max_context > 0 && sample->context_tokens() > params.max_context) ||
@@ -277,7 +280,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
   const rt::Model& model = engine.model();
   std::optional<CheckpointState> saved;
   if (resume && !params.out_dir.empty() && std::filesystem::exists(checkpoint_state_path(params.out_dir))) {
-    auto loaded = load_checkpoint(params.out_dir, model, params, impl->data);
+    auto loaded = load_checkpoint(params.out_dir, model, impl->params, impl->data);
     if (!loaded) return loaded.error();
     saved = std::move(loaded).value();
     impl->adapter = saved->adapter;
@@ -288,7 +291,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(rt::Engine& engine, const Train
     if (!adapter) return adapter.error();
     const rt::LoraParams& got = (*adapter)->params();
     if (got.rank != params.lora.rank || got.alpha != params.lora.alpha || got.scope != params.lora.scope ||
-        got.targets != params.lora.targets) {
+        got.targets != impl->params.lora.targets) {
       return Error{ErrorCode::kInvalidArgument, params.init + " has rank " + std::to_string(got.rank) + ", alpha " +
                                                     std::to_string(got.alpha) + ", scope " +
                                                     rt::lora_scope_name(got.scope) +

@@ -247,6 +247,7 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   kvframe::cli::ModelOptionsSpec model_options;
   model_options.lora_note = "the adapter of sessions that name none, which may also be an --adapter NAME";
+  model_options.context = false;  // --max-context is the context the model is loaded for
   kvframe::cli::add_model_options(app, o, model_options);
   app.add_option("--bind", o.bind, "ZeroMQ endpoint to listen on (port 0: any free port; the bound one is printed)")
       ->capture_default_str();
@@ -266,7 +267,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(16u, 1u << 24))->capture_default_str();
   kvframe::cli::add_fidelity_options(app, o.fidelity, "for sessions that ask for the server's default",
                                      kvframe::cli::KnobLimits::kServer);
-  app.add_option("--max-context", o.max_context, "most context tokens a session may ask for (default: the model's)")
+  app.add_option("--max-context", o.max_context, "most context tokens a session may ask for, and the context the model is loaded for (phi3 "
+                 "LongRoPE files rotate with their long factors past their original context; default: the model's)")
       ->check(CLI::Range(16u, 1u << 24));
   app.add_option("--max-tokens", o.max_tokens, "most tokens one query may generate")
       ->check(CLI::Range(1u, 1u << 20))->capture_default_str();
@@ -382,6 +384,9 @@ int main(int argc, char** argv) {
   // of the adapters sessions switch between, set after the load.
   model_params.lora = o.lora_merge ? default_adapter : "";
   model_params.lora_merge = o.lora_merge;
+  // The longest session the server takes is what the model is loaded for
+  // (a phi3 LongRoPE file's long factors past its original context).
+  model_params.context = o.max_context;
   rt::EngineParams engine_params;
   engine_params.cache_bytes = o.cache_mb << 20;
   log.info("loading model", {{"model", o.model},

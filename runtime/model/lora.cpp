@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "lora_impl.h"
+#include "weights.h"
 
 namespace kvframe::runtime {
 
@@ -18,9 +19,28 @@ Result<LoraScope> parse_lora_scope(std::string_view name) {
   return Error{ErrorCode::kInvalidArgument, "unknown LoRA scope '" + std::string(name) + "': use all or query"};
 }
 
-const std::vector<std::string>& lora_target_names() {
-  static const std::vector<std::string> names = {"attn_q",      "attn_k",   "attn_v", "attn_output",
-                                                 "ffn_gate",    "ffn_up",   "ffn_down"};
+const std::string& lora_target_name(int target) {
+  static const std::array<std::string, kLoraTargets> names = {
+      "attn_q", "attn_k", "attn_v", "attn_qkv", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
+  return names[static_cast<size_t>(target)];
+}
+
+bool has_lora_target(const ModelConfig& c, int target) {
+  switch (target) {
+    case kAttnQ:
+    case kAttnK:
+    case kAttnV:
+    case kFfnGate: return !c.fused_in_file;
+    case kAttnQkv: return c.fused_in_file;
+    default: return true;
+  }
+}
+
+std::vector<std::string> lora_target_names(const ModelConfig& config) {
+  std::vector<std::string> names;
+  for (int t = 0; t < kLoraTargets; ++t) {
+    if (has_lora_target(config, t)) names.push_back(lora_target_name(t));
+  }
   return names;
 }
 
@@ -30,9 +50,10 @@ std::array<int64_t, 2> lora_target_shape(const ModelConfig& c, int target) {
     case kAttnQ: return {q, c.n_embd};
     case kAttnK:
     case kAttnV: return {kv, c.n_embd};
+    case kAttnQkv: return {q + 2 * kv, c.n_embd};
     case kAttnOutput: return {c.n_embd, q};
-    case kFfnGate:
-    case kFfnUp: return {c.n_ff, c.n_embd};
+    case kFfnGate: return {c.n_ff, c.n_embd};
+    case kFfnUp: return {c.fused_in_file ? 2 * c.n_ff : c.n_ff, c.n_embd};
     default: return {c.n_embd, c.n_ff};
   }
 }
@@ -43,6 +64,8 @@ void LoraAdapter::Impl::set_shape(const ModelConfig& config) {
   n_head = config.n_head;
   n_head_kv = config.n_head_kv;
   head_dim = config.head_dim;
+  fused_in_file = config.fused_in_file;
+  if (fused_in_file) qkv_order = partial_rotary_order(config);
   for (int t = 0; t < kLoraTargets; ++t) shapes[static_cast<size_t>(t)] = lora_target_shape(config, t);
 }
 
@@ -53,7 +76,7 @@ void LoraAdapter::Impl::index() {
     for (int t = 0; t < kLoraTargets; ++t) {
       const Pair& p = layers[l][static_cast<size_t>(t)];
       if (!p.a.defined()) continue;
-      const std::string base = "blk." + std::to_string(l) + "." + lora_target_names()[static_cast<size_t>(t)] + ".weight";
+      const std::string base = "blk." + std::to_string(l) + "." + lora_target_name(t) + ".weight";
       parameters.push_back(p.a);
       names.push_back(base + ".lora_a");
       parameters.push_back(p.b);
@@ -103,9 +126,14 @@ std::vector<LayerLora> LoraAdapter::Impl::fuse(at::ScalarType dtype) const {
   auto out_of = [&](int t) { return shapes[static_cast<size_t>(t)][0]; };
   for (const auto& pairs : layers) {
     LayerLora l;
-    l.qkv = fuse_parts(pairs, kAttnQ, 3, {out_of(kAttnQ), out_of(kAttnK), out_of(kAttnV)}, params.alpha, dtype, fp32);
+    // A model whose file fuses Q|K|V and gate|up has one pair for each.
+    l.qkv = fused_in_file ? fuse_parts(pairs, kAttnQkv, 1, {out_of(kAttnQkv)}, params.alpha, dtype, fp32)
+                          : fuse_parts(pairs, kAttnQ, 3, {out_of(kAttnQ), out_of(kAttnK), out_of(kAttnV)},
+                                       params.alpha, dtype, fp32);
     l.o = fuse_parts(pairs, kAttnOutput, 1, {out_of(kAttnOutput)}, params.alpha, dtype, fp32);
-    l.gate_up = fuse_parts(pairs, kFfnGate, 2, {out_of(kFfnGate), out_of(kFfnUp)}, params.alpha, dtype, fp32);
+    l.gate_up = fused_in_file ? fuse_parts(pairs, kFfnUp, 1, {out_of(kFfnUp)}, params.alpha, dtype, fp32)
+                              : fuse_parts(pairs, kFfnGate, 2, {out_of(kFfnGate), out_of(kFfnUp)}, params.alpha,
+                                           dtype, fp32);
     l.down = fuse_parts(pairs, kFfnDown, 1, {out_of(kFfnDown)}, params.alpha, dtype, fp32);
     out.push_back(std::move(l));
   }
@@ -139,20 +167,28 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::create(const ModelConfig& conf
   if (!(params.alpha > 0) || !std::isfinite(params.alpha)) {
     return Error{ErrorCode::kInvalidArgument, "LoRA alpha must be a positive number"};
   }
-  if (params.targets.empty()) return Error{ErrorCode::kInvalidArgument, "LoRA needs at least one target"};
+  const std::vector<std::string> model_targets = lora_target_names(config);
+  std::string known;
+  for (const std::string& n : model_targets) known += (known.empty() ? "" : ", ") + n;
+  const std::vector<std::string> targets = params.targets.empty() ? model_targets : params.targets;
   std::array<bool, kLoraTargets> adapted{};
-  for (const std::string& target : params.targets) {
-    const auto& names = lora_target_names();
-    const auto found = std::find(names.begin(), names.end(), target);
-    if (found == names.end()) {
-      std::string known;
-      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  for (const std::string& target : targets) {
+    int found = 0;
+    while (found < kLoraTargets && lora_target_name(found) != target) ++found;
+    if (found == kLoraTargets) {
       return Error{ErrorCode::kInvalidArgument, "unknown LoRA target '" + target + "': use " + known};
     }
-    adapted[static_cast<size_t>(found - names.begin())] = true;
+    if (!has_lora_target(config, found)) {
+      return Error{ErrorCode::kInvalidArgument,
+                   "LoRA target '" + target + "' is not a projection of this '" + config.arch + "' model" +
+                       (config.fused_in_file ? " (its file fuses Q|K|V as attn_qkv and gate|up as ffn_up)" : "") +
+                       ": use " + known};
+    }
+    adapted[static_cast<size_t>(found)] = true;
   }
   auto impl = std::make_unique<Impl>();
   impl->params = params;
+  impl->params.targets = targets;
   impl->base_name = config.name;
   impl->set_shape(config);
   at::NoGradGuard no_grad;

@@ -19,10 +19,19 @@ Error not_adapter(const GgufFile& file, const std::string& why) {
   return {ErrorCode::kInvalidArgument, file.path() + " is not a LoRA adapter kvframe can use: " + why};
 }
 
-// Q and K rows of 'llama' files are stored interleaved (see weights.h); so are
-// the rows of their adapters' B.
-bool permuted_rows(const std::string& arch, int target) {
-  return arch == "llama" && (target == kAttnQ || target == kAttnK);
+// B's rows between the file's order and the loop's, which weights.cpp gives
+// the base weights alike: a 'llama' file's Q and K rows are interleaved, a
+// phi3 file's attn_qkv rows in its partial rotary's order.
+at::Tensor rows_of_loop(const LoraAdapter::Impl& m, int target, const at::Tensor& b, bool from_file) {
+  if (m.arch == "llama" && (target == kAttnQ || target == kAttnK)) {
+    const int64_t heads = target == kAttnQ ? m.n_head : m.n_head_kv;
+    return from_file ? unpermute_rope_rows(b, heads, m.head_dim) : permute_rope_rows(b, heads, m.head_dim);
+  }
+  if (target == kAttnQkv && !m.qkv_order.empty()) {
+    const at::Tensor order = at::tensor(m.qkv_order, at::kLong).to(b.device());
+    return b.index_select(0, from_file ? order : at::argsort(order));
+  }
+  return b;
 }
 
 // "blk.<layer>.<target>.weight.lora_<a|b>" -> (layer, target, is_b); nullopt otherwise.
@@ -38,7 +47,7 @@ std::optional<std::tuple<int64_t, int, bool>> parse_name(const std::string& name
   }
   const std::string rest = name.substr(dot + 1);
   for (int t = 0; t < kLoraTargets; ++t) {
-    const std::string stem = lora_target_names()[static_cast<size_t>(t)] + ".weight.lora_";
+    const std::string stem = lora_target_name(t) + ".weight.lora_";
     if (rest == stem + "a") return std::tuple{layer, t, false};
     if (rest == stem + "b") return std::tuple{layer, t, true};
   }
@@ -86,12 +95,6 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::parse(const GgufFile& file, co
   if (*arch != config.arch) {
     return not_adapter(file, "it adapts a '" + *arch + "' model, and this model is '" + config.arch + "'");
   }
-  // Their files adapt attn_qkv and ffn_up as the model stores them, with
-  // Q/K rows in the file's partial-rotary order: not read yet.
-  if (config.fused_in_file) {
-    return Error{ErrorCode::kUnsupportedArch, file.path() + ": LoRA adapter files of '" + config.arch +
-                                                  "' models (fused attn_qkv, ffn_up) are not supported yet"};
-  }
   auto impl = std::make_unique<Impl>();
   impl->set_shape(config);
   impl->params.targets.clear();
@@ -110,12 +113,15 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::parse(const GgufFile& file, co
 
   at::NoGradGuard no_grad;
   impl->layers.resize(static_cast<size_t>(config.n_layer));
+  std::string known;
+  for (const std::string& n : lora_target_names(config)) known += (known.empty() ? "" : "|") + n;
   std::array<bool, kLoraTargets> adapted{};
   for (const GgufTensorInfo& info : file.tensors()) {
     const auto parsed = parse_name(info.name);
-    if (!parsed) {
-      return not_adapter(file, "tensor '" + info.name + "' is not blk.N.<" + "attn_q|attn_k|attn_v|attn_output|" +
-                                   "ffn_gate|ffn_up|ffn_down>.weight.lora_a|lora_b (kvframe adapts only these)");
+    if (!parsed || !has_lora_target(config, std::get<1>(*parsed))) {
+      return not_adapter(file, "tensor '" + info.name + "' is not blk.N.<" + known +
+                                   ">.weight.lora_a|lora_b (the projections of this '" + config.arch +
+                                   "' model kvframe adapts)");
     }
     const auto [layer, target, is_b] = *parsed;
     if (layer >= config.n_layer) {
@@ -138,11 +144,7 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::parse(const GgufFile& file, co
     Impl::Pair& pair = impl->layers[static_cast<size_t>(layer)][static_cast<size_t>(target)];
     at::Tensor& slot = is_b ? pair.b : pair.a;
     if (slot.defined()) return not_adapter(file, "tensor '" + info.name + "' appears twice");
-    at::Tensor t = *values;
-    if (is_b && permuted_rows(config.arch, target)) {
-      t = unpermute_rope_rows(t, target == kAttnQ ? config.n_head : config.n_head_kv, config.head_dim);
-    }
-    slot = t.to(device);
+    slot = (is_b ? rows_of_loop(*impl, target, *values, /*from_file=*/true) : *values).to(device);
     adapted[static_cast<size_t>(target)] = true;
   }
   int64_t rank = 0;
@@ -150,14 +152,14 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::parse(const GgufFile& file, co
     for (int t = 0; t < kLoraTargets; ++t) {
       const Impl::Pair& p = impl->layers[l][static_cast<size_t>(t)];
       if (p.a.defined() != p.b.defined()) {
-        return not_adapter(file, "layer " + std::to_string(l) + " " + lora_target_names()[static_cast<size_t>(t)] +
+        return not_adapter(file, "layer " + std::to_string(l) + " " + lora_target_name(t) +
                                      " has lora_" + (p.a.defined() ? "a" : "b") + " without lora_" +
                                      (p.a.defined() ? "b" : "a"));
       }
       if (!p.a.defined()) continue;
       if (p.a.size(0) != p.b.size(1)) {
         return Error{ErrorCode::kShapeMismatch, "layer " + std::to_string(l) + " " +
-                                                    lora_target_names()[static_cast<size_t>(t)] + ": lora_a has rank " +
+                                                    lora_target_name(t) + ": lora_a has rank " +
                                                     std::to_string(p.a.size(0)) + ", lora_b " + std::to_string(p.b.size(1))};
       }
       rank = std::max(rank, p.a.size(0));
@@ -166,7 +168,7 @@ Result<std::shared_ptr<LoraAdapter>> LoraAdapter::parse(const GgufFile& file, co
   if (rank == 0) return not_adapter(file, "it holds no LoRA tensors");
   impl->params.rank = rank;
   for (int t = 0; t < kLoraTargets; ++t) {
-    if (adapted[static_cast<size_t>(t)]) impl->params.targets.push_back(lora_target_names()[static_cast<size_t>(t)]);
+    if (adapted[static_cast<size_t>(t)]) impl->params.targets.push_back(lora_target_name(t));
   }
   impl->index();
   return std::shared_ptr<LoraAdapter>(new LoraAdapter(std::move(impl)));
@@ -189,9 +191,8 @@ GgufWriter adapter_file(const LoraAdapter::Impl& m, GgmlType type) {
     for (int t = 0; t < kLoraTargets; ++t) {
       const LoraAdapter::Impl::Pair& p = m.layers[l][static_cast<size_t>(t)];
       if (!p.a.defined()) continue;
-      at::Tensor b = p.b.detach().to(at::kCPU);
-      if (permuted_rows(m.arch, t)) b = permute_rope_rows(b, t == kAttnQ ? m.n_head : m.n_head_kv, m.head_dim);
-      const std::string base = "blk." + std::to_string(l) + "." + lora_target_names()[static_cast<size_t>(t)] + ".weight";
+      const at::Tensor b = rows_of_loop(m, t, p.b.detach().to(at::kCPU), /*from_file=*/false);
+      const std::string base = "blk." + std::to_string(l) + "." + lora_target_name(t) + ".weight";
       for (const auto& [suffix, tensor] : {std::pair{".lora_a", p.a.detach().to(at::kCPU)}, std::pair{".lora_b", b}}) {
         const at::Tensor data = tensor.to(as).contiguous();
         std::vector<uint8_t> raw(static_cast<size_t>(data.nbytes()));

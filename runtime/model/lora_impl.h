@@ -16,9 +16,15 @@
 
 namespace kvframe::runtime {
 
-// The adaptable projections, in lora_target_names() order.
-enum LoraTarget { kAttnQ, kAttnK, kAttnV, kAttnOutput, kFfnGate, kFfnUp, kFfnDown, kLoraTargets };
+// Every projection kvframe adapts, named as GGUF names its tensor, in the
+// order of lora_target_names(). A model has Q, K, V and gate, up apart, or
+// (fused_in_file: phi3) attn_qkv holding Q|K|V and ffn_up holding gate|up,
+// as its file stores them.
+enum LoraTarget { kAttnQ, kAttnK, kAttnV, kAttnQkv, kAttnOutput, kFfnGate, kFfnUp, kFfnDown, kLoraTargets };
+const std::string& lora_target_name(int target);
 
+// Whether the model has the target as a tensor of its own.
+bool has_lora_target(const ModelConfig& config, int target);
 // Torch shape [out, in] of a target's base weight.
 std::array<int64_t, 2> lora_target_shape(const ModelConfig& config, int target);
 
@@ -42,6 +48,8 @@ struct LoraAdapter::Impl {
   std::string base_name;
   std::string arch;  // the base model's architecture (Q/K rows of 'llama' files are permuted on disk)
   int64_t n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+  bool fused_in_file = false;       // the targets are attn_qkv and ffn_up (gate|up), not their parts
+  std::vector<int64_t> qkv_order;   // the loop's attn_qkv rows, by their row in the file (empty: the same)
   std::array<std::array<int64_t, 2>, kLoraTargets> shapes{};  // each target's base weight [out, in]
   std::vector<std::array<Pair, kLoraTargets>> layers;
   std::vector<at::Tensor> parameters;  // a then b of each pair, layer by layer, target by target

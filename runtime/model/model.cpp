@@ -226,11 +226,22 @@ Result<std::unique_ptr<Model>> made_on_own_thread(const std::function<Result<std
 }
 
 // Per-frequency RoPE divisors travel as tensors: llama3 scaling's
-// rope_freqs, Phi-3's LongRoPE pair, of which kvframe rotates with the short
-// one (read_phi3 says why); each one value per rotated pair, F32.
+// rope_freqs, Phi-3's LongRoPE pair, of which the model rotates with the
+// set read_phi3 chose; each one value per rotated pair, F32.
 Status read_rope_factors(const GgufFile& file, ModelConfig& c) {
   const int64_t pairs = c.rope.rotated() / 2;
-  const char* taken = c.arch == "phi3" ? "rope_factors_short.weight" : "rope_freqs.weight";
+  const std::string taken = c.arch != "phi3" ? "rope_freqs.weight"
+                            : c.long_rope    ? "rope_factors_long.weight"
+                                             : "rope_factors_short.weight";
+  // A file with short factors and no long ones cannot rotate past the
+  // original length as it was trained to (llama.cpp would drop the factors).
+  if (c.long_rope && !file.find_tensor(taken) && file.find_tensor("rope_factors_short.weight")) {
+    return Error{ErrorCode::kMissingTensor,
+                 "tensor '" + taken + "' is missing: the model is loaded for a context past its " +
+                     std::to_string(c.rope_original_context) + " tokens (" + c.arch +
+                     ".rope.scaling.original_context_length), which the long LongRoPE factors rotate; "
+                     "load it for at most that many"};
+  }
   for (const char* name : {"rope_freqs.weight", "rope_factors_short.weight", "rope_factors_long.weight"}) {
     const GgufTensorInfo* factors = file.find_tensor(name);
     if (!factors) continue;
@@ -238,7 +249,7 @@ Status read_rope_factors(const GgufFile& file, ModelConfig& c) {
       return Error{ErrorCode::kShapeMismatch, "tensor '" + std::string(name) + "' must be F32 with one value per " +
                                                   "rotated pair (" + std::to_string(pairs) + ")"};
     }
-    if (std::string(name) != taken) continue;
+    if (name != taken) continue;
     c.rope.freq_factors.resize(static_cast<size_t>(pairs));
     std::memcpy(c.rope.freq_factors.data(), factors->data, factors->nbytes);  // data may be unaligned
   }
@@ -257,7 +268,7 @@ Result<std::unique_ptr<Model>> Model::load_here(const GgufFile& file, const Mode
   auto dtype = parse_dtype(params.dtype, *device);
   if (!dtype) return dtype.error();
 
-  auto config = read_model_config(file);
+  auto config = read_model_config(file, params.context);
   if (!config) return config.error();
   if (Status factors = read_rope_factors(file, *config); !factors.ok()) return factors.error();
 
@@ -342,7 +353,7 @@ uint64_t Model::context_fingerprint(const LoraAdapter* applied) const {
   const std::string text = c.arch + "|" + c.name + "|" + std::to_string(c.n_layer) + "|" + std::to_string(c.n_embd) +
                            "|" + std::to_string(c.n_head) + "|" + std::to_string(c.n_head_kv) + "|" +
                            std::to_string(c.head_dim) + "|" + std::to_string(c.n_ff) + "|" +
-                           std::to_string(c.n_vocab) + "|" + std::to_string(c.rope.freq_base) + "|" +
+                           std::to_string(c.n_vocab) + "|" + std::to_string(c.rope.freq_base) + (c.long_rope ? "|long" : "") + "|" +
                            std::string(c10::toString(impl_->dtype)) + "|" + std::to_string(adapter);
   return XXH3_64bits(text.data(), text.size());
 }

@@ -59,8 +59,9 @@ Status read_gemma3(const GgufFile& file, ModelConfig& c) {
 // Phi-3 / Phi-4-mini's variations, as llama.cpp reads them
 // (src/models/phi3.cpp): Q|K|V and gate|up fused in the file, partial
 // rotary (rope.dimension_count, read above), LongRoPE factors (model.cpp
-// reads the short ones) and its attention factor.
-Status read_phi3(const GgufFile& file, ModelConfig& c) {
+// reads the set chosen here) and its attention factor, which llama.cpp
+// applies with either set.
+Status read_phi3(const GgufFile& file, int64_t context, ModelConfig& c) {
   const std::string p = c.arch + ".";
   // llama.cpp ignores a Phi sliding window (its phi3.cpp turns it off) where
   // transformers applies it: no one answer to match, so such files are refused.
@@ -79,14 +80,17 @@ Status read_phi3(const GgufFile& file, ModelConfig& c) {
     if (!(*factor > 0.0 && *factor < 16.0)) return bad_value(p + "rope.scaling.attn_factor", "is out of range");
     c.rope.attn_factor = *factor;
   }
-  // llama.cpp rotates with the short factors while a context holds at most
-  // the original length, the long ones past it; kvframe's caches are sized
-  // per session, so it takes the short ones and reports that length as the
-  // trained context, the one it matches llama.cpp over.
-  if (auto original = file.get_int(p + "rope.scaling.original_context_length")) {
-    if (*original <= 0) return bad_value(p + "rope.scaling.original_context_length", "is not positive");
-    c.n_ctx_train = std::min(c.n_ctx_train, *original);
-  }
+  auto original = file.get_int(p + "rope.scaling.original_context_length");
+  if (!original) return {};
+  if (*original <= 0) return bad_value(p + "rope.scaling.original_context_length", "is not positive");
+  c.rope_original_context = *original;
+  // llama.cpp takes the long factors when its context per sequence, rounded
+  // up to a multiple of 256 (llama_context does), exceeds the original
+  // length, the short ones otherwise (llama_model::get_rope_factors).
+  constexpr int64_t kContextPadding = 256;
+  const int64_t padded = (context + kContextPadding - 1) / kContextPadding * kContextPadding;
+  c.long_rope = padded > *original;
+  if (!c.long_rope) c.n_ctx_train = std::min(c.n_ctx_train, *original);
   return {};
 }
 
@@ -98,7 +102,11 @@ int64_t ModelConfig::matmul_params() const {
   return n_layer * (attn + ffn) + n_vocab * n_embd;
 }
 
-Result<ModelConfig> read_model_config(const GgufFile& file) {
+Result<ModelConfig> read_model_config(const GgufFile& file, int64_t context) {
+  if (context < 0) {
+    return Error{ErrorCode::kInvalidArgument, "a model is loaded for a context of 0 or more tokens, not " +
+                                                  std::to_string(context)};
+  }
   ModelConfig c;
   auto arch = file.get_string("general.architecture");
   if (!arch) return arch.error();
@@ -182,7 +190,7 @@ Result<ModelConfig> read_model_config(const GgufFile& file) {
     if (Status gemma = read_gemma3(file, c); !gemma.ok()) return gemma.error();
   }
   if (c.arch == "phi3") {
-    if (Status phi = read_phi3(file, c); !phi.ok()) return phi.error();
+    if (Status phi = read_phi3(file, context, c); !phi.ok()) return phi.error();
   }
   return c;
 }

@@ -1,6 +1,7 @@
 // Writes the seed inputs of fuzz_lora (tests/fuzz/lora_corpus/): adapters for
-// the tiny model the target checks against (F32, F16, BF16; every target, a
-// few, one), and truncated and corrupted variants of one.
+// the tiny models the target checks against (F32, F16, BF16; every target, a
+// few, one; llama's and phi3's fused ones), and truncated and corrupted
+// variants of one.
 // Regenerate: build/tests/fuzz/make_lora_corpus tests/fuzz/lora_corpus
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -20,22 +21,29 @@ using namespace kvframe::runtime;
 
 std::vector<kvframe::test::SeedFile> lora_seeds() {
   std::vector<kvframe::test::SeedFile> files;
-  kvframe::test::TinyModelSpec spec;
-  spec.n_layer = 2;
-  const std::vector<uint8_t> model_bytes = kvframe::test::tiny_model_bytes(spec);
-  const ModelConfig config = read_model_config(GgufFile::parse(model_bytes.data(), model_bytes.size()).value()).value();
+  // The tiny models fuzz_lora checks adapters against: 'llama', and 'phi3'
+  // (fused Q|K|V and gate|up).
+  auto config_of = [](kvframe::test::TinyModelSpec spec) {
+    spec.n_layer = 2;
+    const std::vector<uint8_t> model_bytes = kvframe::test::tiny_model_bytes(spec);
+    return read_model_config(GgufFile::parse(model_bytes.data(), model_bytes.size()).value()).value();
+  };
+  const ModelConfig llama = config_of({}), phi3 = config_of(kvframe::test::phi3_shape());
   struct Seed {
     std::string name;
     std::vector<std::string> targets;
     int64_t rank;
     LoraScope scope;
     GgmlType type;
+    const ModelConfig* config;
   };
   const std::vector<Seed> seeds = {
-      {"all_f32", lora_target_names(), 2, LoraScope::kAll, GgmlType::kF32},
-      {"all_f16_query", lora_target_names(), 2, LoraScope::kQuery, GgmlType::kF16},
-      {"qv_bf16", {"attn_q", "attn_v"}, 1, LoraScope::kAll, GgmlType::kBF16},
-      {"down_f32", {"ffn_down"}, 3, LoraScope::kQuery, GgmlType::kF32},
+      {"all_f32", {}, 2, LoraScope::kAll, GgmlType::kF32, &llama},
+      {"all_f16_query", {}, 2, LoraScope::kQuery, GgmlType::kF16, &llama},
+      {"qv_bf16", {"attn_q", "attn_v"}, 1, LoraScope::kAll, GgmlType::kBF16, &llama},
+      {"down_f32", {"ffn_down"}, 3, LoraScope::kQuery, GgmlType::kF32, &llama},
+      {"phi3_all_f32", {}, 2, LoraScope::kAll, GgmlType::kF32, &phi3},
+      {"phi3_qkv_up_f16", {"attn_qkv", "ffn_up"}, 1, LoraScope::kQuery, GgmlType::kF16, &phi3},
   };
   std::vector<uint8_t> first;
   // Seeded, so regenerating writes the same files.
@@ -45,7 +53,7 @@ std::vector<kvframe::test::SeedFile> lora_seeds() {
     params.rank = s.rank;
     params.targets = s.targets;
     params.scope = s.scope;
-    auto adapter = LoraAdapter::create(config, params, at::kCPU, 5).value();
+    auto adapter = LoraAdapter::create(*s.config, params, at::kCPU, 5).value();
     for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.01, generator);
     const std::vector<uint8_t> bytes = adapter->bytes(s.type);
     if (first.empty()) first = bytes;

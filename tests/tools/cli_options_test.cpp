@@ -36,19 +36,22 @@ TEST(CliModelOptions, EveryFlagSetsItsFieldAndTheDefaultsAreTheRuntimes) {
   EXPECT_EQ(o.dtype, "");  // auto
   EXPECT_EQ(o.threads, 0);
   EXPECT_EQ(o.lora, "auto");
+  EXPECT_EQ(o.context, 0);  // runtime::ModelParams::context's: the short LongRoPE factors
   ASSERT_TRUE(parse(o, {}, {"--model", "m.gguf", "--device", "cuda:1", "--dtype", "fp16", "--threads", "3",
-                            "--lora", "none"}));
+                            "--lora", "none", "--model-context", "8192"}));
   EXPECT_EQ(o.model, "m.gguf");
   EXPECT_EQ(o.device, "cuda:1");
   EXPECT_EQ(o.dtype, "fp16");
   EXPECT_EQ(o.threads, 3);
   EXPECT_EQ(o.lora, "none");
+  EXPECT_EQ(o.context, 8192);
 }
 
 TEST(CliModelOptions, BadValuesAreUsageErrors) {
   cli::ModelOptions o;
   EXPECT_FALSE(parse(o, {}, {"--dtype", "fp8"}));
   EXPECT_FALSE(parse(o, {}, {"--threads", "-1"}));
+  EXPECT_FALSE(parse(o, {}, {"--model-context", "-1"}));
   cli::ModelOptionsSpec cpu_only;
   cpu_only.device = false;  // no --device: the CPU, which has no fp16
   EXPECT_FALSE(parse(o, cpu_only, {"--dtype", "fp16"}));
@@ -60,10 +63,10 @@ TEST(CliModelOptions, ASpecLeavesOutTheFlagsAProgramHasNot) {
   CLI::App app{"test"};
   cli::ModelOptions o;
   cli::ModelOptionsSpec which;
-  which.device = which.dtype = which.threads = which.lora = false;
+  which.device = which.dtype = which.threads = which.lora = which.context = false;
   cli::add_model_options(app, o, which);
   EXPECT_NE(app.get_option_no_throw("--model"), nullptr);
-  for (const char* absent : {"--device", "--dtype", "--threads", "--lora"}) {
+  for (const char* absent : {"--device", "--dtype", "--threads", "--lora", "--model-context"}) {
     EXPECT_EQ(app.get_option_no_throw(absent), nullptr) << absent;
   }
 }

@@ -54,6 +54,13 @@ void add_model_options(CLI::App& app, ModelOptions& o, const ModelOptionsSpec& w
                              which.lora_note))
         ->capture_default_str();
   }
+  if (which.context) {
+    app.add_option("--model-context", o.context,
+                   "most tokens one sequence holds, as llama.cpp's context size: past its original context "
+                   "a phi3 LongRoPE file (Phi-4-mini: 4096) rotates with its long factors (default 0: at most "
+                   "the original context)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+  }
 }
 
 std::string lora_file(const ModelOptions& o, std::string_view game) {

@@ -93,7 +93,7 @@ struct TrainOptions {
   ModelOptions model;
   std::vector<std::string> train, heldout, general;
   std::string out;
-  std::string targets = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down";
+  std::string targets;  // empty: every projection of the model
   std::string scope = "query";
   std::string schedule = "cosine";
   int64_t eval_every = 50;
@@ -381,7 +381,10 @@ int main(int argc, char** argv) {
   train_cmd->add_option("--out", train.out, "folder for checkpoints, the log, adapter.gguf and loss.png")->required();
   train_cmd->add_option("--rank", train.params.lora.rank, "LoRA rank")->check(CLI::PositiveNumber)->capture_default_str();
   train_cmd->add_option("--alpha", train.params.lora.alpha, "LoRA alpha (scale alpha / rank)")->capture_default_str();
-  train_cmd->add_option("--targets", train.targets, "projections to adapt")->capture_default_str();
+  train_cmd->add_option("--targets", train.targets,
+                        "projections to adapt, by GGUF tensor name (default: all the model has: "
+                        "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down; phi3, whose file fuses them: "
+                        "attn_qkv,attn_output,ffn_up,ffn_down)");
   train_cmd->add_option("--scope", train.scope,
                         "query: the final block and answer only (block KV stays the base model's); all: every token")
       ->capture_default_str();

@@ -11,7 +11,7 @@
 
 namespace kvframe::cli {
 
-// --device, --dtype and --lora (resolved for `game`, see lora_file); the
+// --device, --dtype, --model-context and --lora (resolved for `game`, see lora_file); the
 // other fields keep ModelParams' defaults. --threads is not a model
 // parameter: pass it to runtime::tune_cpu_process.
 inline runtime::ModelParams model_params(const ModelOptions& options, std::string_view game = {}) {
@@ -19,6 +19,7 @@ inline runtime::ModelParams model_params(const ModelOptions& options, std::strin
   params.device = options.device;
   params.dtype = options.dtype;
   params.lora = lora_file(options, game);
+  params.context = options.context;
   return params;
 }
 

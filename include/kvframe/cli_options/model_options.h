@@ -1,5 +1,5 @@
 // The model knobs of every kvframe program that loads a model — --model,
-// --device, --dtype, --threads, --lora — defined once: flag, default, check
+// --device, --dtype, --threads, --lora, --model-context — defined once: flag, default, check
 // and help text, so kvframe-serve, kvframe-holdem, kvframe-generate,
 // kvframe-finetune and the benches cannot drift apart. What a program does
 // with them beyond runtime::ModelParams (kvframe-serve's --adapter names,
@@ -21,6 +21,7 @@ struct ModelOptions {
   std::string dtype;                                  // "fp32", "bf16", "fp16"; empty: auto (ModelParams::dtype)
   int threads = 0;                                    // runtime::tune_cpu_process's; 0: the free cores
   std::string lora = "auto";                          // a file, "none" or "auto" (runtime::resolve_lora)
+  int64_t context = 0;                                // runtime::ModelParams::context
 };
 
 // Which of the flags a program has, and what its --model and --lora mean
@@ -31,6 +32,7 @@ struct ModelOptionsSpec {
   bool dtype = true;
   bool threads = true;
   bool lora = true;
+  bool context = true;  // false: the program derives ModelParams::context from options of its own
   std::string model_note;
   std::string lora_note;
 };

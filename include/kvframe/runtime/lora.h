@@ -36,21 +36,27 @@ enum class LoraScope { kAll, kQuery };
 const char* lora_scope_name(LoraScope scope);  // "all", "query"
 Result<LoraScope> parse_lora_scope(std::string_view name);
 
-// The projections an adapter may change, by their GGUF tensor names.
-const std::vector<std::string>& lora_target_names();  // attn_q attn_k attn_v attn_output ffn_gate ffn_up ffn_down
+// The projections an adapter of this model may change, by the names of
+// their GGUF tensors: attn_q attn_k attn_v attn_output ffn_gate ffn_up
+// ffn_down; for a model whose file fuses them (phi3) attn_qkv (Q|K|V)
+// attn_output ffn_up (gate|up) ffn_down, one low-rank pair each, as
+// llama.cpp adapts those tensors.
+std::vector<std::string> lora_target_names(const ModelConfig& config);
 
 struct LoraParams {
   int64_t rank = 8;
   double alpha = 16;  // the update is scaled by alpha / rank (a file without alpha: by 1, as llama.cpp)
-  std::vector<std::string> targets = lora_target_names();
+  // Empty: every projection of the model (lora_target_names).
+  std::vector<std::string> targets;
   LoraScope scope = LoraScope::kQuery;
 };
 
 class LoraAdapter {
  public:
   // A fresh adapter for a model of this shape: A uniform in ±1/sqrt(in), B
-  // zero, so it starts as the base model. Masters are fp32 on `device`.
-  // kInvalidArgument for a rank < 1, alpha <= 0, or an unknown target.
+  // zero, so it starts as the base model. Masters are fp32 on `device`;
+  // params().targets names them all. kInvalidArgument for a rank < 1,
+  // alpha <= 0, or a target that is not one of the model's.
   static Result<std::shared_ptr<LoraAdapter>> create(const ModelConfig& config, const LoraParams& params,
                                                      at::Device device = at::kCPU, uint64_t seed = 0);
   // Reads an adapter file for a model of this shape. Besides the GGUF

@@ -43,7 +43,10 @@ struct ModelConfig {
   int64_t head_dim = 0;    // n_embd / n_head unless the file says otherwise
   int64_t n_ff = 0;
   int64_t n_vocab = 0;
-  int64_t n_ctx_train = 0; // {arch}.context_length
+  // The context the model was trained to hold: {arch}.context_length, or
+  // for a phi3 file rotating with LongRoPE's short factors the length they
+  // hold (rope.scaling.original_context_length).
+  int64_t n_ctx_train = 0;
   double rms_eps = 1e-5;
   RopeParams rope;
   bool tied_embeddings = false;  // no output.weight: the head reuses token_embd
@@ -51,6 +54,12 @@ struct ModelConfig {
   // Phi-3: the file stores Q|K|V as one tensor (attn_qkv) and gate|up as
   // ffn_up, in the order the loop fuses them: read as they are.
   bool fused_in_file = false;
+  // Phi-3's LongRoPE (rope_factors_short / rope_factors_long): the length the
+  // short factors hold (rope.scaling.original_context_length; 0: the file
+  // gives none), and whether the model rotates with the long ones: loaded
+  // for a longer context (ModelParams::context), as llama.cpp picks them.
+  int64_t rope_original_context = 0;
+  bool long_rope = false;
   // How the one layer loop varies with the architecture (forward_pass.h).
   bool qk_norm = false;     // Qwen3, Gemma 3: each Q and K head RMS-normed before RoPE
   bool post_norms = false;  // Gemma 3: attention's and FFN's outputs RMS-normed before the residual add
@@ -69,9 +78,11 @@ struct ModelConfig {
   int64_t matmul_params() const;
 };
 
-// Reads and checks the hyperparameters. kUnsupportedArch names the
-// architecture and lists the supported ones; kMissingKey names the key.
-Result<ModelConfig> read_model_config(const GgufFile& file);
+// Reads and checks the hyperparameters, for a model loaded to hold
+// `context` tokens per sequence (ModelParams::context). kUnsupportedArch
+// names the architecture and lists the supported ones; kMissingKey names
+// the key; kInvalidArgument for a negative context.
+Result<ModelConfig> read_model_config(const GgufFile& file, int64_t context = 0);
 
 struct ModelParams {
   std::string device = "cpu";        // "cpu", "cuda", "cuda:N"
@@ -113,6 +124,13 @@ struct ModelParams {
   // program asked for that (tune_cpu_process without --threads), else
   // whatever the running thread has.
   int threads = 0;
+  // The most tokens one sequence's cache will hold, as llama.cpp's n_ctx per
+  // sequence. It matters to phi3 files with LongRoPE factors (Phi-4-mini):
+  // past rope.scaling.original_context_length (4,096 there) they rotate with
+  // their long factors and the model reports {arch}.context_length as its
+  // trained context, at most that length with the short ones. 0: the short
+  // factors. Other files ignore it.
+  int64_t context = 0;
 };
 
 // How the context's tokens attend during training (Model::context_kv):
@@ -197,7 +215,7 @@ class Model {
   at::Device device() const;
   at::ScalarType dtype() const;
   // What KV computed for the prompt's context depends on: the shape, weights'
-  // name, dtype, and an adapter that changes the context (scope kAll, or
+  // name, LongRoPE's set of factors, dtype, and an adapter that changes the context (scope kAll, or
   // merged): the one applied now, or `adapter` when it would be.
   uint64_t context_fingerprint() const;
   uint64_t context_fingerprint(const LoraAdapter* adapter) const;

@@ -18,6 +18,7 @@
 namespace kvframe::runtime {
 namespace {
 
+using test::TempFile;
 using test::TinyModelSpec;
 
 constexpr double kTol = 1e-5;  // fp32, summation order only
@@ -31,7 +32,7 @@ at::Tensor logits_of(const Model& model, const std::vector<int32_t>& tokens, Pro
 
 // An adapter that changes the model: B drawn at random.
 std::shared_ptr<LoraAdapter> random_adapter(const Model& model, LoraScope scope, int64_t rank = 4,
-                                            std::vector<std::string> targets = lora_target_names()) {
+                                            std::vector<std::string> targets = {}) {
   LoraParams params;
   params.rank = rank;
   params.alpha = 8;
@@ -42,13 +43,6 @@ std::shared_ptr<LoraAdapter> random_adapter(const Model& model, LoraScope scope,
   for (size_t i = 1; i < adapter->parameters().size(); i += 2) adapter->parameters()[i].normal_(0, 0.05);
   return adapter;
 }
-
-struct TempFile {
-  std::string path = ::testing::TempDir() + "kvframe_lora_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(counter++) + ".gguf";
-  ~TempFile() { std::remove(path.c_str()); }
-  static inline int counter = 0;
-};
 
 TEST(Lora, AFreshAdapterIsTheBaseModel) {
   for (const TinyModelSpec& spec : test::tiny_shapes()) {

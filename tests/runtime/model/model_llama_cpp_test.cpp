@@ -11,7 +11,10 @@
 // llama-quantize (scripts/random-model-gguf.py writes them to the model
 // cache's random/ folder; each skips without its file or fixture), against fixtures/<shape>_random_llama_cpp.json
 // (reference/make_llama_cpp_fixture.py --random): two prompts of random ids
-// (64 and 768 tokens), 16 decode steps, and a few tokenizer strings.
+// (64 and 768 tokens), 16 decode steps, and a few tokenizer strings. And
+// Phi-4-mini past its original context (fixtures/phi4-mini-4l_long_...):
+// llama.cpp at a context of 4,608 tokens, so with the long LongRoPE factors,
+// on prompts of 64 and 4,160 tokens; kvframe loaded for the same context.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -61,9 +64,12 @@ nlohmann::json read_fixture() {
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no Gemma 3 270M at " << path                   \
                                                    << ": run scripts/fetch-model.sh gemma3-270m"
 
-std::unique_ptr<Model> load_fp32(const std::string& path) {
+// `context`: the context llama.cpp ran with (the fixture's n_ctx), which
+// picks Phi's LongRoPE factors on both sides.
+std::unique_ptr<Model> load_fp32(const std::string& path, int64_t context = 0) {
   ModelParams fp32;
   fp32.dtype = "fp32";
+  fp32.context = context;
   // Decoding steps in fp32 too: their int8 activations (the default) round
   // as llama.cpp's quantized matmuls do, though not alike, which would hide
   // a difference of meaning in the steps behind tenths of noise.
@@ -289,6 +295,26 @@ struct Agreement {
   }
 };
 
+// Past Phi-4-mini's original context the long factors must matter: loaded
+// with the short ones, kvframe's logits on the first prompt stay far from
+// llama.cpp's on the F32 copy (so the comparison above tells the sets apart).
+void expect_short_factors_differ(const std::string& path, const nlohmann::json& prompt) {
+  auto model = load_fp32(path);
+  ASSERT_TRUE(model);
+  const std::vector<int64_t> ids = prompt["ids"].get<std::vector<int64_t>>();
+  KvCache cache = *model->new_cache(static_cast<int64_t>(ids.size()));
+  auto logits = model->forward(at::tensor(ids), cache, /*all_logits=*/true);
+  ASSERT_TRUE(logits.ok()) << logits.error().to_string();
+  const Reference exact = Reference::of(prompt, true);
+  double worst = 0;
+  for (int64_t r = 0; r < logits->size(0); ++r) {
+    const at::Tensor mine = (*logits)[r].index_select(0, at::tensor(exact.ids[static_cast<size_t>(r)]));
+    worst = std::max(worst, (mine - at::tensor(exact.logits[static_cast<size_t>(r)])).abs().max().item<double>());
+  }
+  std::printf("short factors against llama.cpp's long ones: largest |dlogit| %.4f\n", worst);
+  EXPECT_GT(worst, 10 * kExactBounds.max);
+}
+
 class RandomShapeAgainstLlamaCpp : public ::testing::TestWithParam<RandomShape> {};
 
 #define REQUIRE_RANDOM_MODEL(path)                                                                        \
@@ -325,9 +351,10 @@ TEST_P(RandomShapeAgainstLlamaCpp, LogitsAndDecodeStepsMatch) {
   ASSERT_EQ(std::filesystem::file_size(path), fixture["model_bytes"].get<uintmax_t>())
       << path << " is not the file the fixture was made from: rerun scripts/random-model-gguf.py "
       << GetParam().shape << " with the pinned llama.cpp, or remake the fixture";
-  auto model = load_fp32(path);
+  const int64_t context = fixture.value("n_ctx", int64_t{0});
+  auto model = load_fp32(path, context);
   ASSERT_TRUE(model);
-  const std::string shape = GetParam().shape;
+  const std::string shape = GetParam().shape + std::string(model->config().long_rope ? " (long factors)" : "");
   Agreement all_rounded{kRoundedBounds}, all_exact_prefill{kExactBounds};
   for (const auto& prompt : fixture["prompts"]) {
     const std::string name = shape + " " + prompt["name"].get<std::string>();
@@ -367,15 +394,18 @@ TEST_P(RandomShapeAgainstLlamaCpp, LogitsAndDecodeStepsMatch) {
   }
   all_rounded.report(shape + " all vs llama.cpp Q4_K_M");
   all_exact_prefill.report(shape + " all prefill vs llama.cpp F32 copy");
+  if (model->config().long_rope) expect_short_factors_differ(path, fixture["prompts"][0]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, RandomShapeAgainstLlamaCpp,
                          ::testing::Values(RandomShape{"qwen3-0.6b", "qwen3-0.6b_random_llama_cpp.json"},
                                            RandomShape{"llama3.2-1b", "llama3.2-1b_random_llama_cpp.json"},
                                            RandomShape{"gemma3-1b", "gemma3-1b_random_llama_cpp.json"},
-                                           RandomShape{"phi4-mini-4l", "phi4-mini-4l_random_llama_cpp.json"}),
+                                           RandomShape{"phi4-mini-4l", "phi4-mini-4l_random_llama_cpp.json"},
+                                           RandomShape{"phi4-mini-4l", "phi4-mini-4l_long_random_llama_cpp.json"}),
                          [](const ::testing::TestParamInfo<RandomShape>& param_info) {
-                           std::string name = param_info.param.shape;
+                           std::string name = param_info.param.fixture;
+                           name = name.substr(0, name.find("_random_llama_cpp"));
                            std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
                            return name;
                          });

@@ -1,5 +1,6 @@
 #include "naive_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -78,7 +79,8 @@ Matrix rows(const Matrix& m, int64_t first, int64_t count) {
 
 }  // namespace
 
-std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const std::vector<int>& tokens) {
+std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const std::vector<int>& tokens,
+                                              bool long_factors) {
   const std::string arch = f.get_string("general.architecture").value();
   const std::string a = arch + ".";
   const int64_t L = f.get_int(a + "block_count").value(), E = f.get_int(a + "embedding_length").value();
@@ -90,11 +92,12 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
   const bool interleaved = arch == "llama";
   std::vector<float> factors;
   if (f.find_tensor("rope_freqs.weight")) factors = tensor(f, "rope_freqs.weight").w;
-  // Phi-3: fused Q|K|V and gate|up, partial rotary, LongRoPE's short factors
-  // (llama.cpp's for a context of at most the original length) and factor.
+  // Phi-3: fused Q|K|V and gate|up, partial rotary, LongRoPE's short or long
+  // factors and its attention factor (with either).
   const bool phi = arch == "phi3";
   const int64_t rot = f.find(a + "rope.dimension_count") ? f.get_int(a + "rope.dimension_count").value() : E / H;
-  if (phi && f.find_tensor("rope_factors_short.weight")) factors = tensor(f, "rope_factors_short.weight").w;
+  const char* longrope = long_factors ? "rope_factors_long.weight" : "rope_factors_short.weight";
+  if (phi && f.find_tensor(longrope)) factors = tensor(f, longrope).w;
   const double mscale = f.find(a + "rope.scaling.attn_factor") ? f.get_float(a + "rope.scaling.attn_factor").value() : 1.0;
   const bool biased = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   // Qwen3 and Gemma 3: QK norms; Gemma 3 also post norms, GeGLU, scaled
@@ -184,6 +187,14 @@ std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& f, const 
   std::vector<std::vector<double>> logits;
   for (int64_t t = 0; t < T; ++t) logits.push_back(head.apply(rms_norm(x[t], output_norm, eps)));
   return logits;
+}
+
+double largest_difference(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+  double largest = 0;
+  for (size_t t = 0; t < a.size(); ++t) {
+    for (size_t v = 0; v < a[t].size(); ++v) largest = std::max(largest, std::abs(a[t][v] - b[t][v]));
+  }
+  return largest;
 }
 
 }  // namespace kvframe::test

@@ -13,6 +13,12 @@
 namespace kvframe::test {
 
 // Logits [tokens.size()][n_vocab] for a prompt processed from position 0.
-std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& file, const std::vector<int>& tokens);
+// long_factors: a phi3 file rotates with its LongRoPE long factors (llama.cpp's
+// choice for a context past rope.scaling.original_context_length), else the short ones.
+std::vector<std::vector<double>> naive_logits(const runtime::GgufFile& file, const std::vector<int>& tokens,
+                                              bool long_factors = false);
+
+// The largest |a - b| over two such sets of logits.
+double largest_difference(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b);
 
 }  // namespace kvframe::test

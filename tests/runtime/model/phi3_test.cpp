@@ -1,12 +1,14 @@
 // Phi-3 / Phi-4-mini's variations of the one layer loop on a tiny file
-// (test::phi3_shape(): fused Q|K|V and gate|up, partial rotary, LongRoPE):
-// the libtorch path and the CPU's step kernels against the naive decoder,
-// which rotates as ggml_rope_ext does; and the files kvframe refuses.
+// (test::phi3_shape(): fused Q|K|V and gate|up, partial rotary, LongRoPE's
+// short and long factors): the libtorch path and the CPU's step kernels
+// against the naive decoder, which rotates as ggml_rope_ext does; and the
+// files kvframe refuses.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <string>
 
 #include "gguf_writer.h"
 #include "kvframe/runtime/model.h"
@@ -18,7 +20,7 @@ namespace {
 
 using test::TinyModelSpec;
 
-const std::vector<int> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
+const std::vector<int32_t> kPrompt = {257, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 258, 10, 33, 0, 255, 128};
 
 // fp32 against the double-precision reference, as model_test.cpp.
 constexpr double kLogitTolerance = 2e-4;
@@ -30,36 +32,67 @@ GgufFile parsed(const std::vector<uint8_t>& bytes) {
 }
 
 // A prefill on each path, then steps one token at a time on the step
-// kernels' path: every position's logits against the naive decoder.
+// kernels' path: every position's logits against the naive decoder, the
+// model loaded for `context` tokens and the reference rotating with the
+// LongRoPE set that context takes.
+void expect_paths_match_naive(const GgufFile& file, int64_t context, bool long_factors) {
+  const auto reference = test::naive_logits(file, kPrompt, long_factors);
+  for (bool step_kernels : {false, true}) {
+    SCOPED_TRACE(step_kernels ? "step kernels" : "libtorch");
+    ModelParams params;
+    params.dtype = "fp32";
+    params.step_kernels = step_kernels;
+    params.int8_activations = false;  // the reference's fp32 arithmetic
+    params.context = context;
+    auto model = Model::load(file, params);
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    EXPECT_EQ((*model)->config().long_rope, long_factors);
+    const double worst = test::largest_gap_to(**model, kPrompt, reference);
+    EXPECT_LT(worst, kLogitTolerance) << "largest |logit - reference| = " << worst;
+  }
+}
+
 TEST(Phi3, BothPathsMatchTheNaiveDecoder) {
   for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
+    SCOPED_TRACE(ggml_type_name(type));
     TinyModelSpec spec = test::phi3_shape();
     spec.weight_type = type;
     const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
-    const GgufFile file = parsed(bytes);
-    const auto reference = test::naive_logits(file, kPrompt);
-    for (bool step_kernels : {false, true}) {
-      SCOPED_TRACE(std::string(ggml_type_name(type)) + (step_kernels ? ", step kernels" : ", libtorch"));
-      ModelParams params;
-      params.dtype = "fp32";
-      params.step_kernels = step_kernels;
-      params.int8_activations = false;  // the reference's fp32 arithmetic
-      auto model = Model::load(file, params);
-      ASSERT_TRUE(model.ok()) << model.error().to_string();
-      KvCache whole = *(*model)->new_cache(32), stepwise = *(*model)->new_cache(32);
-      const at::Tensor all = *(*model)->forward(test::token_ids(std::vector<int32_t>(kPrompt.begin(), kPrompt.end())), whole, true);
-      double worst = 0;
-      for (size_t t = 0; t < kPrompt.size(); ++t) {
-        auto step = (*model)->forward(test::token_ids({kPrompt[t]}), stepwise);
-        ASSERT_TRUE(step.ok());
-        for (const at::Tensor& row : {all[static_cast<int64_t>(t)], (*step)[0]}) {
-          const at::Tensor want = at::tensor(reference[t], at::kDouble).to(at::kFloat);
-          worst = std::max(worst, (row - want).abs().max().item<double>());
-        }
-      }
-      EXPECT_LT(worst, kLogitTolerance) << "largest |logit - reference| = " << worst;
-    }
+    expect_paths_match_naive(parsed(bytes), 0, false);
   }
+}
+
+// llama.cpp rotates with the long factors when its context per sequence,
+// rounded up to 256, exceeds rope.scaling.original_context_length (here
+// 512: a quarter of context_length), the short ones otherwise; the model
+// loaded for the same context does as it does, on both paths, and reports
+// the context its factors hold.
+TEST(Phi3, LongRopeFactorsPastTheOriginalContext) {
+  TinyModelSpec spec = test::phi3_shape();
+  spec.n_ctx = 2048;
+  const std::vector<uint8_t> bytes = test::tiny_model_bytes(spec);
+  const GgufFile file = parsed(bytes);
+  // The two sets must move the logits well past the tolerance for the
+  // comparison to tell them apart.
+  EXPECT_GT(test::largest_difference(test::naive_logits(file, kPrompt, false), test::naive_logits(file, kPrompt, true)),
+            100 * kLogitTolerance);
+
+  for (const auto& [context, long_factors] :
+       {std::pair<int64_t, bool>{0, false}, {512, false}, {513, true}, {4096, true}}) {
+    SCOPED_TRACE("context " + std::to_string(context));
+    expect_paths_match_naive(file, context, long_factors);
+    ModelParams params;
+    params.context = context;
+    const ModelConfig c = Model::load(file, params).value()->config();
+    EXPECT_EQ(c.rope.freq_factors, long_factors ? spec.rope_factors_long : spec.rope_factors_short);
+    EXPECT_FLOAT_EQ(static_cast<float>(c.rope.attn_factor), 1.19f);  // with either set, as llama.cpp
+    EXPECT_EQ(c.n_ctx_train, long_factors ? 2048 : 512);              // context_length, or the original one
+  }
+  // Block KV made with one set is not the other's.
+  ModelParams long_context;
+  long_context.context = 4096;
+  EXPECT_NE(Model::load(file).value()->context_fingerprint(),
+            Model::load(file, long_context).value()->context_fingerprint());
 }
 
 // The config as read: partial rotary, LongRoPE's short factors and
@@ -73,6 +106,8 @@ TEST(Phi3, ConfigReadsPartialRotaryAndLongRope) {
   EXPECT_EQ(c.rope.rotary_dims, 12);
   EXPECT_FLOAT_EQ(static_cast<float>(c.rope.attn_factor), 1.19f);
   EXPECT_EQ(c.rope.freq_factors, spec.rope_factors_short);
+  EXPECT_EQ(c.rope_original_context, spec.n_ctx / 4);
+  EXPECT_FALSE(c.long_rope);
   EXPECT_EQ(c.n_ctx_train, spec.n_ctx / 4);  // rope.scaling.original_context_length
 }
 
@@ -92,9 +127,10 @@ std::vector<uint8_t> with_tensor(const GgufFile& file, const std::string& name, 
   return w.bytes();
 }
 
-void expect_refused(const std::vector<uint8_t>& bytes, ErrorCode code, const std::string& named) {
+void expect_refused(const std::vector<uint8_t>& bytes, ErrorCode code, const std::string& named,
+                    const ModelParams& params = {}) {
   const GgufFile file = parsed(bytes);
-  auto model = Model::load(file);
+  auto model = Model::load(file, params);
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.error().code, code) << model.error().to_string();
   EXPECT_NE(model.error().message.find(named), std::string::npos) << model.error().message;
@@ -121,6 +157,16 @@ TEST(Phi3Errors, BadFilesAreTypedErrorsNamingTheTensorOrKey) {
                  "rope_factors_short.weight");
   expect_refused(with_tensor(file, "rope_factors_long.weight", {5}), ErrorCode::kShapeMismatch,
                  "rope_factors_long.weight");
+
+  // Loaded past the original context, a file with short factors alone.
+  TinyModelSpec short_only = spec;
+  short_only.rope_factors_long.clear();
+  ModelParams long_context;
+  long_context.context = spec.n_ctx;
+  expect_refused(test::tiny_model_bytes(short_only), ErrorCode::kMissingTensor, "rope_factors_long.weight",
+                 long_context);
+  long_context.context = -1;
+  expect_refused(bytes, ErrorCode::kInvalidArgument, "-1", long_context);
 
   TinyModelSpec windowed = spec;
   windowed.sliding_window = 8;

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
 #include <random>
 
 namespace kvframe::test {
@@ -34,6 +38,28 @@ TinyModelSpec windowed_shape() {
 std::string describe(const TinyModelSpec& spec) {
   return spec.arch + ", " + std::to_string(spec.n_head) + " heads over " + std::to_string(spec.n_head_kv) + " kv heads";
 }
+
+double largest_gap_to(const runtime::Model& model, const std::vector<int32_t>& prompt,
+                      const std::vector<std::vector<double>>& reference) {
+  const auto n = static_cast<int64_t>(prompt.size());
+  runtime::KvCache whole = *model.new_cache(n), stepwise = *model.new_cache(n);
+  const at::Tensor all = *model.forward(token_ids(prompt), whole, true);
+  double worst = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    auto step = model.forward(token_ids({prompt[static_cast<size_t>(t)]}), stepwise);
+    EXPECT_TRUE(step.ok()) << step.error().to_string();
+    const at::Tensor want = at::tensor(reference[static_cast<size_t>(t)], at::kDouble).to(at::kFloat);
+    for (const at::Tensor& row : {all[t], (*step)[0]}) worst = std::max(worst, (row - want).abs().max().item<double>());
+  }
+  return worst;
+}
+
+TempFile::TempFile() {
+  static std::atomic<int> counter{0};
+  path = ::testing::TempDir() + "kvframe_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".gguf";
+}
+
+TempFile::~TempFile() { std::remove(path.c_str()); }
 
 at::Tensor token_ids(const std::vector<int32_t>& tokens) {
   return at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), at::kLong);

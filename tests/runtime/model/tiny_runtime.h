@@ -27,6 +27,20 @@ std::string describe(const TinyModelSpec& spec);
 at::Tensor token_ids(const std::vector<int32_t>& tokens);
 
 std::vector<int32_t> random_tokens(int64_t n, uint32_t seed);
+
+// The largest |logit - reference[position]| over a prompt run once as a
+// prefill and once a token a step (decoding steps: the CPU's step kernels).
+double largest_gap_to(const runtime::Model& model, const std::vector<int32_t>& prompt,
+                      const std::vector<std::vector<double>>& reference);
+
+// A file path of its own under the tests' temporary folder, removed with it.
+struct TempFile {
+  TempFile();
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string path;
+};
 std::vector<std::vector<int32_t>> random_rows(const std::vector<int64_t>& lengths, uint32_t seed);
 
 }  // namespace kvframe::test

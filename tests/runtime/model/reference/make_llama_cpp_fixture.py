@@ -47,6 +47,16 @@ text is meaningless) a smaller fixture:
       /tmp/refenv/bin/python tests/runtime/model/reference/make_llama_cpp_fixture.py --random \\
       ~/.cache/kvframe/models/random/$m-random-q4_k_m.gguf tests/runtime/model/fixtures/${m}_random_llama_cpp.json
   done
+
+--n-ctx sets the context llama.cpp is configured with (written as "n_ctx",
+which the test loads kvframe for) and --lengths the random prompts'. Past
+Phi-4-mini's original 4,096 tokens llama.cpp rotates with the long LongRoPE
+factors; the long fixture runs a prompt past it too:
+
+  LLAMA_CPP_LIB_PATH=$bin PYTHONPATH=$bin/../../../.. \\
+    /tmp/refenv/bin/python tests/runtime/model/reference/make_llama_cpp_fixture.py --random \\
+    --n-ctx 4608 --lengths 64,4160 ~/.cache/kvframe/models/random/phi4-mini-4l-random-q4_k_m.gguf \\
+    tests/runtime/model/fixtures/phi4-mini-4l_long_random_llama_cpp.json
 """
 import argparse
 import json
@@ -77,9 +87,16 @@ def prompt_ids(llm, name, length):
 
 
 def logits_of(llm, ids):
+    """llama.cpp's logits at every position: a view of its scores, valid until the next eval."""
     llm.reset()
     llm.eval(ids)
-    return np.array(llm.scores[: len(ids)], dtype=np.float32)
+    return np.asarray(llm.scores[: len(ids)], dtype=np.float32)
+
+
+def by_rows(scores, f, rows=256):
+    """f over row blocks of scores, stacked: a whole-matrix sort of a long
+    prompt's logits (vocabularies of 200K) would take tens of GB."""
+    return np.concatenate([f(scores[i : i + rows]) for i in range(0, len(scores), rows)])
 
 
 def greedy(llm, ids):
@@ -94,18 +111,18 @@ def greedy(llm, ids):
 
 
 def top_of(scores):
-    top = np.argsort(-scores, axis=1)[:, :TOP]
+    top = by_rows(scores, lambda block: np.argsort(-block, axis=1)[:, :TOP])
     return {"top_ids": top.tolist(), "top_logits": np.round(np.take_along_axis(scores, top, axis=1), 3).tolist()}
 
 
-def random_fixture(llm):
+def random_fixture(llm, lengths):
     """Random ids, llama.cpp's top 5 at every position, and its greedy decode steps."""
     n_vocab = llm.n_vocab()
     prompts = []
-    for length in RANDOM_LENGTHS:
+    for length in lengths:
         ids = np.random.default_rng([RANDOM_SEED, length]).integers(0, n_vocab, size=length).tolist()
         entry = {"name": f"random_{length}", "ids": ids, **top_of(logits_of(llm, ids))}
-        if length == RANDOM_LENGTHS[0]:
+        if length == lengths[0]:
             fed, tops = [], []
             for _ in range(RANDOM_DECODED):  # llm holds the prompt: eval() appends one token at a time
                 fed.append(int(np.argmax(llm.scores[llm.n_tokens - 1])))
@@ -149,10 +166,10 @@ def f32_copy(model, out):
     writer.close()
 
 
-def add_exact(prompts, model, threads):
+def add_exact(prompts, model, threads, n_ctx):
     """exact_logits / exact_top1 / exact_gap from llama.cpp on the F32 copy of `model`."""
     def exact(entry, scores):
-        top2 = -np.sort(-scores, axis=1)[:, :2]
+        top2 = by_rows(scores, lambda block: -np.sort(-block, axis=1)[:, :2])
         entry["exact_logits"] = np.round(np.take_along_axis(scores, np.array(entry["top_ids"]), axis=1), 4).tolist()
         entry["exact_top1"] = scores.argmax(axis=1).tolist()
         entry["exact_gap"] = np.round(top2[:, 0] - top2[:, 1], 4).tolist()
@@ -160,7 +177,7 @@ def add_exact(prompts, model, threads):
     with tempfile.TemporaryDirectory(dir=Path(model).parent) as tmp:
         copy = str(Path(tmp) / "f32.gguf")
         f32_copy(model, copy)
-        llm = Llama(model_path=copy, n_ctx=2048 + GENERATED, n_batch=512, logits_all=True, n_threads=threads,
+        llm = Llama(model_path=copy, n_ctx=n_ctx, n_batch=512, logits_all=True, n_threads=threads,
                     type_k=GGML_F32, type_v=GGML_F32, verbose=False)
         for entry in prompts:
             exact(entry, logits_of(llm, entry["ids"]))
@@ -193,18 +210,20 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--random", action="store_true", help="random token ids (random-weight models)")
+    parser.add_argument("--n-ctx", type=int, default=2048 + GENERATED, help="llama.cpp's context size")
+    parser.add_argument("--lengths", default=",".join(map(str, RANDOM_LENGTHS)), help="--random prompts' lengths")
     args = parser.parse_args()
     # An fp32 KV cache: llama.cpp's default fp16 one would add its own rounding.
-    llm = Llama(model_path=args.model, n_ctx=2048 + GENERATED, n_batch=512, logits_all=True,
+    llm = Llama(model_path=args.model, n_ctx=args.n_ctx, n_batch=512, logits_all=True,
                 n_threads=args.threads, type_k=GGML_F32, type_v=GGML_F32, verbose=False)
     if args.random:
         # The file's size: the test refuses a file other than the one measured
         # (another llama.cpp's llama-quantize may choose another mix).
         fixture = {"model": Path(args.model).name, "model_bytes": Path(args.model).stat().st_size,
-                   "prompts": random_fixture(llm),
+                   "n_ctx": args.n_ctx, "prompts": random_fixture(llm, [int(n) for n in args.lengths.split(",")]),
                    "tokenization": tokenization_of(llm, RANDOM_TOKENIZED_BYTES)}
         llm.close()  # one model in memory at a time
-        add_exact(fixture["prompts"], args.model, args.threads)
+        add_exact(fixture["prompts"], args.model, args.threads, args.n_ctx)
         Path(args.out).write_text(json.dumps(fixture, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
         return
     prompts = []
