@@ -203,15 +203,12 @@ def text_tokens():
     tokens turned into fillers (the shape's own specials come after them)."""
     if not TEXT_BPE_SOURCE.exists():
         sys.exit(f"{TEXT_BPE_SOURCE} is missing (its BPE is copied): run scripts/fetch-model.sh")
-    reader = gguf.GGUFReader(TEXT_BPE_SOURCE)
-    field = reader.fields["tokenizer.ggml.tokens"]
-    kinds = reader.fields["tokenizer.ggml.token_type"]
-    tokens = [bytes(field.parts[i]).decode() for i in field.data]
+    fields = gguf.GGUFReader(TEXT_BPE_SOURCE).fields
+    strings = lambda key: [bytes(fields[key].parts[i]).decode() for i in fields[key].data]
+    kinds = fields["tokenizer.ggml.token_type"]
     control = [kinds.parts[i].tolist()[0] == gguf.TokenType.CONTROL for i in kinds.data]
-    tokens = [f"<tok_{i}>" if c else t for i, (t, c) in enumerate(zip(tokens, control))]
-    merges = [bytes(reader.fields["tokenizer.ggml.merges"].parts[i]).decode()
-              for i in reader.fields["tokenizer.ggml.merges"].data]
-    return tokens, merges
+    tokens = [f"<tok_{i}>" if c else t for i, (t, c) in enumerate(zip(strings("tokenizer.ggml.tokens"), control))]
+    return tokens, strings("tokenizer.ggml.merges")
 
 
 def synthetic_bpe(n_vocab, specials, text_bpe=False):
