@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "cpu_attention.h"
 #include "model_impl.h"  // check_ids, check_cache
 
 namespace kvframe::runtime {
@@ -74,6 +75,9 @@ std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor&
       for (int64_t t = 0; t < Lmax; ++t) gather.push_back(p.starts[r] + std::min(t, n - 1));
       for (int64_t t = 0; t < n; ++t) real.push_back(slot0 + t);
     }
+    for (size_t m = i; m < end; ++m) g.row_starts.push_back(p.starts[order[m]]);
+    g.row_lengths = row_lengths;
+    g.row_prefixes = row_prefixes;
     g.members = at::tensor(members, at::kLong).to(device);
     g.gather = at::tensor(gather, at::kLong).to(device);
     g.real = at::tensor(real, at::kLong).to(device);
@@ -104,8 +108,11 @@ std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor&
   return groups;
 }
 
-at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
-                           const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s, bool local) {
+namespace {
+
+at::Tensor explicit_group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k,
+                                    const at::Tensor& own_v, const at::Tensor& ctx_k, const at::Tensor& ctx_v,
+                                    const AttentionShape& s, bool local) {
   const int64_t B = g.B, Lmax = g.Lmax, H = s.H, KH = s.KH, G = H / KH, d = s.d;
   const int64_t S = ctx_k.defined() ? ctx_k.size(1) : 0;
   // As in the forward pass, query head h reads KV head h / G: query slots are
@@ -139,6 +146,28 @@ at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor
   }
   at::Tensor out = parts.size() == 1 ? parts[0] : at::cat(parts, 3);  // [KH, B, G, Lmax, d]
   return out.permute({1, 3, 0, 2, 4}).reshape({B * Lmax, H * d}).index_select(0, g.real);
+}
+
+}  // namespace
+
+at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
+                           const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s, bool local) {
+  const int64_t first = g.row_starts.front();
+  int64_t tokens = 0;
+  std::vector<AttentionSequence> sequences;
+  for (int64_t b = 0; b < g.B; ++b) {
+    const auto row = static_cast<size_t>(b);
+    const int64_t n = g.row_lengths[row], own = g.row_prefixes[row] + n;
+    sequences.push_back({g.row_starts[row] - first, n, own_k.select(1, b).narrow(1, 0, own),
+                         own_v.select(1, b).narrow(1, 0, own)});
+    tokens += n;
+  }
+  if (!cpu_attention_runs(q)) {
+    return explicit_group_attention(g, q, own_k, own_v, ctx_k, ctx_v, s, local);
+  }
+  at::Tensor out = at::empty({tokens, s.H * s.d}, q.options());
+  cpu_attention(q.narrow(0, first, tokens), sequences, ctx_k, ctx_v, g.context_padding, local ? s.window : 0, out);
+  return out;
 }
 
 at::Tensor gather_slots(const Group& g, const at::Tensor& t) {

@@ -40,13 +40,14 @@ struct AttentionShape {
   at::ScalarType dtype;
   // Per layer, true where attention is windowed (plan_groups' window); null: none.
   const std::vector<bool>* local_layers = nullptr;
+  int64_t window = 0;  // what a windowed layer's query sees: its last `window` entries
   bool local(int64_t layer) const { return local_layers && !local_layers->empty() && (*local_layers)[static_cast<size_t>(layer)]; }
 };
 
 // The shape of `config`'s attention in `dtype`, its local layers windowed
 // (pair with plan_groups(..., config.sliding_window)).
 inline AttentionShape attention_shape(const ModelConfig& config, at::ScalarType dtype) {
-  return {config.n_head, config.n_head_kv, config.head_dim, dtype, &config.rope.local_layers};
+  return {config.n_head, config.n_head_kv, config.head_dim, dtype, &config.rope.local_layers, config.sliding_window};
 }
 
 // Ragged rows in packed order. Rows with no tokens are left out of `order`.
@@ -71,6 +72,8 @@ struct Group {
   at::Tensor gather;    // [B Lmax] int64: the packed token in each slot (padding slots repeat a real one)
   at::Tensor real;      // [tokens] int64: the slots holding real tokens, in packed order
   at::Tensor context_padding;  // undefined or bool [S], true = masked: the context's padding
+  // Per slot row: its first packed token, its new tokens, its own entries before them.
+  std::vector<int64_t> row_starts, row_lengths, row_prefixes;
   // Query slots [r0, r0 + rows) per attention call, reading the first `keys`
   // own keys, each with its mask of those keys [B, 1, rows, keys], true =
   // masked: future positions, and for padding slots the keys past the row's end.
@@ -92,7 +95,10 @@ struct Group {
 std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor& context_padding, int64_t H,
                                at::Device device, int64_t window = 0);
 
-// One layer's attention for one group. q [T, H, d]: the packed queries
+// One layer's attention for one group, its rows' arithmetic as in
+// CachePlan's: rows cpu_attention runs go through it (so a sequence's answer
+// is the same in a batch as alone), the others through the explicit path
+// described above. q [T, H, d]: the packed queries
 // (rotated); own_k, own_v [KH, B, >= g.keys, d]: each slot row's own keys
 // (rotated) and values, entry j of a row at index j; ctx_k, ctx_v [KH, S, d]
 // or undefined; local: the layer is windowed. Returns the group's real rows

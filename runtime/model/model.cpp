@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_attention.h"
 #include "cpu_step.h"
 #include "decode_graph.h"
 #include "device.h"
@@ -61,6 +62,14 @@ class CachePlan final : public AttentionPlan {
     // step, a prefill, a query after cached blocks); masked shapes keep the path below.
     if (!padding_.defined() && window == 0 && (n == 1 || start == 0 ? fused_.cache : fused_.cache_after)) {
       return fused_cache_attention(q, keys, values, fused_.folded);
+    }
+    // On the CPU, one pass over the keys with the scores kept in cache; a
+    // decoding step's few rows (off the step path) would leave most lanes of
+    // its tile empty, and keep the path below.
+    if (n * (q.size(1) / keys.size(0)) >= 16 && cpu_attention_runs(q)) {
+      at::Tensor out = at::empty({n, q.size(1) * q.size(2)}, q.options());
+      cpu_attention(q, {{0, n, keys, values}}, {}, {}, padding_, window, out);
+      return out;
     }
     if (n <= kQueryChunk) return chunk(q, keys, values, window);
     std::vector<at::Tensor> parts;
