@@ -37,6 +37,15 @@ expect_in err.txt "schema_unsupported"
 expect 2 "--schema longer than --max-tokens" -- "$generate" --model "$tiny" --prompt hi --schema "$work/hp.json" --max-tokens 3
 expect_in err.txt "unsatisfiable"
 expect 0 "tiny model, --stop" -- "$generate" --model "$tiny" --prompt "hello" --max-tokens 8 --stop "zzzz"
+# A phi3 file's short LongRoPE factors hold 128 tokens here (a quarter of its
+# context_length): a prompt (5 tokens) and --max-tokens past them is refused
+# before any work, and runs once the model is loaded for that context.
+"$write_tiny" "$work/phi3.gguf" phi3 || { echo "FAIL: write_tiny_model phi3"; exit 1; }
+expect 0 "phi3, prompt and --max-tokens at its short factors' context" -- "$generate" --model "$work/phi3.gguf" --prompt hello --max-tokens 123
+expect 2 "phi3, prompt and --max-tokens past its short factors' context" -- "$generate" --model "$work/phi3.gguf" --prompt hello --max-tokens 124
+expect_in err.txt "phi3.rope.scaling.original_context_length"
+expect_in err.txt "--model-context 129"
+expect 0 "phi3 loaded for that context" -- "$generate" --model "$work/phi3.gguf" --prompt hello --max-tokens 124 --model-context 129
 if "$generate" --model "$tiny" --prompt hi --device cuda --max-tokens 1 >/dev/null 2>&1; then
   echo "ok: --device cuda ran (CUDA build with a GPU)"
 else

@@ -243,7 +243,9 @@ class Model {
   int threads() const;
   void set_threads(int threads);
 
-  // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1.
+  // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1
+  // or, on a phi3 model rotating with LongRoPE's short factors, for one past
+  // rope_original_context (load it with ModelParams::context for more).
   Result<KvCache> new_cache(int64_t capacity) const;
 
   // The one batch entry point (batch.h): runs the batch's tokens through the

@@ -95,6 +95,43 @@ TEST(Phi3, LongRopeFactorsPastTheOriginalContext) {
             Model::load(file, long_context).value()->context_fingerprint());
 }
 
+// Loaded with the short factors, the model refuses a cache past the context
+// they hold (rope.scaling.original_context_length: a quarter of
+// context_length here), whose positions they would rotate wrong; at that
+// length it runs. Loaded for a longer context (the long factors) it takes
+// the longer cache, and one past context_length too, as llama.cpp lets a
+// model run past its trained context — as it lets other architectures.
+TEST(Phi3, ShortFactorsRefuseACachePastTheirContext) {
+  const TinyModelSpec spec = test::phi3_shape();
+  const int64_t limit = spec.n_ctx / 4;
+  auto short_model = test::load_tiny_model(spec);
+  ASSERT_TRUE(short_model);
+  auto at_limit = short_model->new_cache(limit);
+  ASSERT_TRUE(at_limit.ok()) << at_limit.error().to_string();
+  EXPECT_TRUE(short_model->forward(test::token_ids(test::random_tokens(limit, 5)), *at_limit).ok());
+  auto past = short_model->new_cache(limit + 1);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().code, ErrorCode::kInvalidArgument);
+  for (const std::string& named : {std::to_string(limit), std::string("phi3.rope.scaling.original_context_length"),
+                                   "--model-context " + std::to_string(limit + 1)}) {
+    EXPECT_NE(past.error().message.find(named), std::string::npos) << past.error().message;
+  }
+
+  ModelParams longer;
+  longer.context = limit + 1;
+  auto long_model = test::load_tiny_model(spec, longer);
+  ASSERT_TRUE(long_model);
+  ASSERT_TRUE(long_model->config().long_rope);
+  auto past_limit = long_model->new_cache(limit + 1);
+  ASSERT_TRUE(past_limit.ok()) << past_limit.error().to_string();
+  EXPECT_TRUE(long_model->forward(test::token_ids(test::random_tokens(limit + 1, 5)), *past_limit).ok());
+  EXPECT_TRUE(long_model->new_cache(2 * spec.n_ctx).ok());
+
+  auto llama = test::load_tiny_model(TinyModelSpec{});
+  ASSERT_TRUE(llama);
+  EXPECT_TRUE(llama->new_cache(2 * TinyModelSpec{}.n_ctx).ok());
+}
+
 // The config as read: partial rotary, LongRoPE's short factors and
 // attention factor, and the context those factors are for.
 TEST(Phi3, ConfigReadsPartialRotaryAndLongRope) {
