@@ -11,6 +11,12 @@
 
 #include "quant_kernels.h"  // cpu_has_avx512, <immintrin.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// As quant_kernels.h says: GCC 12's AVX-512 intrinsics start from
+// _mm512_undefined_ps(), which it then calls uninitialized (a false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 namespace kvframe::runtime {
 namespace {
 
