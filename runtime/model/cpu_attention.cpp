@@ -95,13 +95,15 @@ struct Running {
   __m512 m[2], l[2];                          // running maximum and sum per row
 };
 
-// Where a range of entries is stored: entry `base` at k and v, and each next
-// one a row further.
+// Where a sequence's entries are stored: those before `split` in the shared
+// context, the others in its own rows (entry split at own_k, own_v).
 template <typename T>
 struct Rows {
-  int64_t base;
-  const T *k, *v;
-  int64_t k_row, v_row;
+  int64_t split;
+  const T *context_k, *context_v;
+  int64_t context_k_row, context_v_row;
+  const T *own_k, *own_v;
+  int64_t own_k_row, own_v_row;
 };
 
 // Entries kb .. kb + nb - 1 (in a sequence's order: the context's, then its
@@ -113,8 +115,9 @@ KV_ATTENTION_AVX512 void attend_block(Running<D>& run, const Layout<T>& s, const
   const __m512 neg_inf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
   const int64_t scored = (nb + kScoreKeys - 1) / kScoreKeys * kScoreKeys;
   for (int64_t j = 0; j < nb; ++j) {
-    const T* key = at.k + (kb + j - at.base) * at.k_row;
-    const T* value = at.v + (kb + j - at.base) * at.v_row;
+    const int64_t e = kb + j;
+    const T* key = e < at.split ? at.context_k + e * at.context_k_row : at.own_k + (e - at.split) * at.own_k_row;
+    const T* value = e < at.split ? at.context_v + e * at.context_v_row : at.own_v + (e - at.split) * at.own_v_row;
     for (int64_t c = 0; c < D; c += 16) {
       _mm512_store_ps(&run.kf[j][c], load16(key + c));
       _mm512_store_ps(&run.vf[j][c], load16(value + c));
@@ -202,23 +205,23 @@ KV_ATTENTION_AVX512 void attend_block(Running<D>& run, const Layout<T>& s, const
   }
 }
 
-// Blocks over entries [at.base, to) for `lanes`, starting at multiples of
-// kKeyBlock past at.base (the context's first entry, or a sequence's first
-// own one), whatever the tile: with a lane's state untouched by blocks it
-// cannot see, each row's result depends on its own keys alone, and a sequence
-// gets the same result in a batch as alone. shared: every lane of the tile
+// Entries [from, to) for `lanes`, in blocks that start at multiples of
+// kKeyBlock of the entry (from is one), whatever the tile and whether the
+// context is shared or the sequence's own: with a lane's state untouched by
+// blocks it cannot see, each row's result depends on its own entries alone,
+// the same in a batch as alone, and the same as with the context's entries
+// at the start of the sequence's own cache (CachePlan). shared: every lane
 // may read these entries (else the lanes outside `lanes` are masked).
 template <int64_t D, typename T>
-KV_ATTENTION_AVX512 void attend_range(Running<D>& run, const Layout<T>& s, const Rows<T>& at, int64_t to,
-                                      __mmask32 lanes, bool shared) {
-  const int64_t from = at.base;
+KV_ATTENTION_AVX512 void attend_range(Running<D>& run, const Layout<T>& s, const Rows<T>& at, int64_t from,
+                                      int64_t to, __mmask32 lanes, bool shared) {
   int64_t min_lo = to, max_lo = from, min_hi = to;
   for (int64_t r = 0; r < kTileRows; ++r) {
     if (!((lanes >> r) & 1)) continue;
     min_lo = std::min<int64_t>(min_lo, run.lo[r]), max_lo = std::max<int64_t>(max_lo, run.lo[r]);
     min_hi = std::min<int64_t>(min_hi, run.hi[r]);
   }
-  for (int64_t kb = from + (std::max(min_lo, from) - from) / kKeyBlock * kKeyBlock; kb < to; kb += kKeyBlock) {
+  for (int64_t kb = std::max(from, min_lo / kKeyBlock * kKeyBlock); kb < to; kb += kKeyBlock) {
     const int64_t nb = std::min(kb + kKeyBlock, to) - kb;
     bool padded = false;
     for (int64_t e = kb; e < std::min(kb + nb, s.P); ++e) padded = padded || s.padding[e];
@@ -248,11 +251,14 @@ KV_ATTENTION_AVX512 void attend_tile(const Layout<T>& s, const Tile<T>& tile) {
   const __mmask32 all = tile.rows == kTileRows ? ~__mmask32{0} : (__mmask32{1} << tile.rows) - 1;
   const bool one_sequence = tile.own[0] == tile.own[tile.rows - 1];
 
-  // The shared context, read by every lane.
-  if (s.S > 0) {
-    const Rows<T> context{0, s.context_k + tile.head * s.context_k_head, s.context_v + tile.head * s.context_v_head,
-                          s.context_k_row, s.context_v_row};
-    attend_range<D>(run, s, context, s.S, all, true);
+  const T* context_k = s.context_k ? s.context_k + tile.head * s.context_k_head : nullptr;
+  const T* context_v = s.context_v ? s.context_v + tile.head * s.context_v_head : nullptr;
+  // The shared context's whole blocks, read by every lane; the block that
+  // ends it goes with each sequence's own first entries below.
+  const int64_t shared_end = s.S / kKeyBlock * kKeyBlock;
+  if (shared_end > 0) {
+    const Rows<T> context{s.S, context_k, context_v, s.context_k_row, s.context_v_row, nullptr, nullptr, 0, 0};
+    attend_range<D>(run, s, context, 0, shared_end, all, true);
   }
   // Each sequence's own entries, read by its lanes.
   for (int64_t r0 = 0; r0 < tile.rows;) {
@@ -260,8 +266,9 @@ KV_ATTENTION_AVX512 void attend_tile(const Layout<T>& s, const Tile<T>& tile) {
     int64_t r1 = r0;
     __mmask32 lanes = 0;
     for (; r1 < tile.rows && tile.own[r1] == &own; ++r1) lanes |= __mmask32{1} << r1;
-    const Rows<T> entries{s.S, own.k + tile.head * own.k_head, own.v + tile.head * own.v_head, own.k_row, own.v_row};
-    attend_range<D>(run, s, entries, s.S + own.L, lanes, one_sequence);
+    const Rows<T> entries{s.S, context_k, context_v, s.context_k_row, s.context_v_row,
+                          own.k + tile.head * own.k_head, own.v + tile.head * own.v_head, own.k_row, own.v_row};
+    attend_range<D>(run, s, entries, shared_end, s.S + own.L, lanes, one_sequence);
     r0 = r1;
   }
 

@@ -44,7 +44,8 @@ struct AttentionSequence {
 // only its last `window`, its own included. A tile holds 32 rows: short
 // sequences share tiles (a batch of decoding steps fills one), while a lone
 // sequence of a few rows leaves most of its tile's lanes empty. Each row's
-// result is the same as in a call of its sequence alone, bit for bit.
+// result is the same as in a call of its sequence alone, bit for bit, and as
+// in a call with the context's entries at the start of its own (no context).
 void cpu_attention(const at::Tensor& q, const std::vector<AttentionSequence>& sequences, const at::Tensor& context_k,
                    const at::Tensor& context_v, const at::Tensor& padding, int64_t window, at::Tensor& out);
 

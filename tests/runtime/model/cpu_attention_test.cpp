@@ -96,7 +96,8 @@ TEST(CpuAttentionTest, EqualsAttentionInFp32) {
 
 // Batched branches must answer as they do alone: each row's result depends on
 // its own keys only, bit for bit, whatever shares its call or its tile (short
-// sequences, as branches' decoding steps, share tiles).
+// sequences, as branches' decoding steps, share tiles), and whether the
+// context is shared or at the start of the sequence's own cache.
 TEST(CpuAttentionTest, ASequenceInABatchGetsWhatItGetsAlone) {
   if (!quant_kernels::cpu_has_avx512()) GTEST_SKIP() << "the CPU has no AVX-512: the explicit path runs";
   c10::InferenceMode inference;
@@ -120,6 +121,12 @@ TEST(CpuAttentionTest, ASequenceInABatchGetsWhatItGetsAlone) {
       EXPECT_TRUE(batched.narrow(0, sequence.first, sequence.n).equal(alone.narrow(0, sequence.first, sequence.n)));
       // Rows of no sequence of the call are left alone.
       EXPECT_EQ(alone.isnan().any(1).sum().item<int64_t>(), first - sequence.n);
+      // As a query's final block alone (CachePlan): the context's entries at
+      // the start of its own cache, 333 of them, not a whole number of blocks.
+      const AttentionSequence whole{sequence.first, sequence.n, at::cat({context_k, sequence.keys}, 1),
+                                    at::cat({context_v, sequence.values}, 1)};
+      const at::Tensor cached = run(q, {whole}, {}, {}, {}, window);
+      EXPECT_TRUE(batched.narrow(0, sequence.first, sequence.n).equal(cached.narrow(0, sequence.first, sequence.n)));
     }
   }
 }
