@@ -95,10 +95,9 @@ struct Group {
 std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor& context_padding, int64_t H,
                                at::Device device, int64_t window = 0);
 
-// One layer's attention for one group, its rows' arithmetic as in
-// CachePlan's: rows cpu_attention runs go through it (so a sequence's answer
-// is the same in a batch as alone), the others through the explicit path
-// described above. q [T, H, d]: the packed queries
+// One layer's attention for one group: through cpu_attention where it runs
+// (each row as it would be alone, which is how CachePlan computes a query's
+// final block of a vector of rows or more), else the explicit path above. q [T, H, d]: the packed queries
 // (rotated); own_k, own_v [KH, B, >= g.keys, d]: each slot row's own keys
 // (rotated) and values, entry j of a row at index j; ctx_k, ctx_v [KH, S, d]
 // or undefined; local: the layer is windowed. Returns the group's real rows
