@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "quant_kernels.h"  // cpu_has_avx512, <immintrin.h>
+#include "quant_kernels.h"  // cpu_has_avx512, bf16x16_to_ps, <immintrin.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 // As quant_kernels.h says: GCC 12's AVX-512 intrinsics start from
@@ -53,10 +53,7 @@ struct Own {
 
 KV_ATTENTION_AVX512 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
 
-KV_ATTENTION_AVX512 inline __m512 load16(const c10::BFloat16* p) {
-  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
-}
+KV_ATTENTION_AVX512 inline __m512 load16(const c10::BFloat16* p) { return quant_kernels::bf16x16_to_ps(p); }
 
 // 2^x per lane for x <= 0, to fp32 precision; -inf (a masked key) gives 0.
 KV_ATTENTION_AVX512 inline __m512 exp2_ps(__m512 x) {

@@ -28,6 +28,10 @@ namespace kvframe::runtime {
 // DQ), and no gradients to track.
 bool cpu_attention_runs(const at::Tensor& q);
 
+// Query rows one vector holds: a lone sequence with fewer (a decoding step's)
+// would leave most lanes of its tile empty.
+inline constexpr int64_t kCpuAttentionVectorRows = 16;
+
 // One sequence of a call: its queries, and its own entries, which it reads
 // after the call's shared context (if any).
 struct AttentionSequence {

@@ -152,6 +152,7 @@ at::Tensor explicit_group_attention(const Group& g, const at::Tensor& q, const a
 
 at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
                            const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s, bool local) {
+  if (!cpu_attention_runs(q)) return explicit_group_attention(g, q, own_k, own_v, ctx_k, ctx_v, s, local);
   const int64_t first = g.row_starts.front();
   int64_t tokens = 0;
   std::vector<AttentionSequence> sequences;
@@ -161,9 +162,6 @@ at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor
     sequences.push_back({g.row_starts[row] - first, n, own_k.select(1, b).narrow(1, 0, own),
                          own_v.select(1, b).narrow(1, 0, own)});
     tokens += n;
-  }
-  if (!cpu_attention_runs(q)) {
-    return explicit_group_attention(g, q, own_k, own_v, ctx_k, ctx_v, s, local);
   }
   at::Tensor out = at::empty({tokens, s.H * s.d}, q.options());
   cpu_attention(q.narrow(0, first, tokens), sequences, ctx_k, ctx_v, g.context_padding, local ? s.window : 0, out);

@@ -64,9 +64,8 @@ class CachePlan final : public AttentionPlan {
       return fused_cache_attention(q, keys, values, fused_.folded);
     }
     // On the CPU, one pass over the keys with the scores kept in cache; a
-    // decoding step's few rows (off the step path) would leave most lanes of
-    // its tile empty, and keep the path below.
-    if (n * (q.size(1) / keys.size(0)) >= 16 && cpu_attention_runs(q)) {
+    // decoding step's few rows (off the step path) keep the path below.
+    if (n * (q.size(1) / keys.size(0)) >= kCpuAttentionVectorRows && cpu_attention_runs(q)) {
       at::Tensor out = at::empty({n, q.size(1) * q.size(2)}, q.options());
       cpu_attention(q, {{0, n, keys, values}}, {}, {}, padding_, window, out);
       return out;

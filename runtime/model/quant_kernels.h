@@ -30,6 +30,12 @@ bool cpu_has_avx2();
 bool cpu_has_avx512_vnni();
 
 #if defined(__x86_64__)
+// 16 bf16 values at p (unaligned) widened to fp32: bf16 is the top half of an fp32.
+__attribute__((target("avx512f"))) inline __m512 bf16x16_to_ps(const void* p) {
+  const __m256i raw = _mm256_loadu_si256(static_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
+}
+
 // A block's fp16 scale (unaligned).
 inline float fp16_at(const uint8_t* p) {
   uint16_t h;

@@ -27,6 +27,7 @@ using quant_kernels::cpu_has_avx512;
 using quant_kernels::cpu_has_avx512_bf16;
 #if defined(__x86_64__)
 using quant_kernels::fp16_at;
+using quant_kernels::bf16x16_to_ps;
 #endif
 
 // The types with kernels of their own, which dequantize a 32-element block
@@ -109,9 +110,9 @@ KV_AVX512 inline void block_avx512(const uint8_t* b, __m512& lo, __m512& hi) {
     lo = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
     hi = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32)));
     return;
-  } else if constexpr (F == BlockFormat::kBF16) {  // bf16 is the top half of an fp32
-    lo = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b))), 16));
-    hi = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32))), 16));
+  } else if constexpr (F == BlockFormat::kBF16) {
+    lo = bf16x16_to_ps(b);
+    hi = bf16x16_to_ps(b + 32);
     return;
   }
   const __m512 d = _mm512_set1_ps(fp16_at(b));
