@@ -168,6 +168,13 @@ Result<std::unique_ptr<Session>> Session::open(Engine& engine, const SessionPara
     return Error{ErrorCode::kInvalidArgument, "bad block rules: " + checked.error().to_string()};
   }
   if (params.context < 16) return Error{ErrorCode::kInvalidArgument, "a session needs a context of at least 16 tokens"};
+  // Every mode's positions run to the context: block mode's assembled cache,
+  // its branches and recomputed entries included, not only a plain cache.
+  if (auto fits = engine.model().check_positions(
+          params.context, "a session context of " + std::to_string(params.context) + " tokens");
+      !fits.ok()) {
+    return fits.error();
+  }
   if (auto bad = common::fidelity_out_of_range(params.fidelity)) return Error{ErrorCode::kInvalidArgument, *bad};
   auto context = params.mode == AttentionMode::kBlock ? make_block_context(engine, params)
                                                        : make_causal_context(engine.model(), params.mode, params.context);

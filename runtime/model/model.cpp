@@ -454,24 +454,30 @@ Model::WeightsMemory Model::weights_memory() const {
   return out;
 }
 
-Result<KvCache> Model::new_cache(int64_t capacity) const {
-  if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "a KV cache needs a capacity of at least 1 token"};
+Status Model::check_positions(int64_t positions, const std::string& what) const {
   const ModelConfig& c = impl_->config;
   // LongRoPE's short factors rotate positions up to their original context
-  // only: past it the logits would be wrong, with no sign of it. A plain
-  // cache's entries are its positions, so refusing its capacity here stops
-  // every run that starts from one (generate(), causal sessions, a caller's
-  // own prefill and decode) before any work. Other models run past their
-  // trained context, as llama.cpp lets them.
+  // only: past it the logits would be wrong, with no sign of it. Other
+  // models run past their trained context, as llama.cpp lets them.
   const bool short_factors = !c.long_rope && c.rope_original_context > 0 && !c.rope.freq_factors.empty();
-  if (short_factors && capacity > c.rope_original_context) {
-    const std::string n = std::to_string(capacity), limit = std::to_string(c.rope_original_context);
-    return Error{ErrorCode::kInvalidArgument,
-                 "a KV cache of " + n + " tokens passes the " + limit + " this model's short LongRoPE factors hold (" +
-                     c.arch + ".rope.scaling.original_context_length), past which positions would rotate wrong; "
-                     "load the model for " + n + " tokens (ModelParams::context, --model-context " + n +
-                     ") to rotate with its long factors, or use at most " + limit};
+  if (!short_factors || positions <= c.rope_original_context) return {};
+  const std::string n = std::to_string(positions), limit = std::to_string(c.rope_original_context);
+  return Error{ErrorCode::kInvalidArgument,
+               what + " passes the " + limit + " tokens this model's short LongRoPE factors hold (" + c.arch +
+                   ".rope.scaling.original_context_length), past which positions would rotate wrong; load the "
+                   "model for " + n + " tokens (ModelParams::context, --model-context " + n +
+                   ") to rotate with its long factors, or use at most " + limit};
+}
+
+Result<KvCache> Model::new_cache(int64_t capacity) const {
+  if (capacity < 1) return Error{ErrorCode::kInvalidArgument, "a KV cache needs a capacity of at least 1 token"};
+  // A plain cache's entries are its positions, so refusing its capacity here
+  // stops every run that starts from one (generate(), causal sessions, a
+  // caller's own prefill and decode) before any work.
+  if (auto fits = check_positions(capacity, "a KV cache of " + std::to_string(capacity) + " tokens"); !fits.ok()) {
+    return fits.error();
   }
+  const ModelConfig& c = impl_->config;
   KvCache cache;
   cache.capacity = capacity;
   const auto options = at::TensorOptions(impl_->dtype).device(impl_->device);

@@ -244,9 +244,13 @@ class Model {
   void set_threads(int threads);
 
   // kBackend when the memory cannot be had; kInvalidArgument for capacity < 1
-  // or, on a phi3 model rotating with LongRoPE's short factors, for one past
-  // rope_original_context (load it with ModelParams::context for more).
+  // or for one check_positions() refuses.
   Result<KvCache> new_cache(int64_t capacity) const;
+  // kInvalidArgument when `positions` pass what this model rotates right: on
+  // a phi3 model rotating with LongRoPE's short factors, rope_original_context
+  // (load it with ModelParams::context for more). `what` names the need in
+  // the message ("a KV cache of 300 tokens").
+  Status check_positions(int64_t positions, const std::string& what) const;
 
   // The one batch entry point (batch.h): runs the batch's tokens through the
   // forward pass in one pass, the matrices read once for every sequence's

@@ -235,7 +235,8 @@ kv_diff::Layout default_layout(const Model& model);
 
 class Session {
  public:
-  // Errors: kInvalidArgument for bad rules or a context below 16 tokens;
+  // Errors: kInvalidArgument for bad rules, a context below 16 tokens or one
+  // past the positions the model rotates right (Model::check_positions);
   // kBackend when the KV buffer cannot be allocated.
   static Result<std::unique_ptr<Session>> open(Engine& engine, const SessionParams& params = {});
   ~Session();

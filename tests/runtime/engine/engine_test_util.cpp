@@ -28,13 +28,15 @@ kvframe::test::TinyModelSpec qwen2_spec(int64_t layers) {
   return spec;
 }
 
-std::unique_ptr<Engine> tiny_engine_of(const kvframe::test::TinyModelSpec& spec, int64_t cache_bytes) {
+std::unique_ptr<Engine> tiny_engine_of(const kvframe::test::TinyModelSpec& spec, int64_t cache_bytes,
+                                       int64_t model_context) {
   const std::vector<uint8_t> bytes = kvframe::test::tiny_model_bytes(spec);
   auto file = GgufFile::parse(bytes.data(), bytes.size());
   EXPECT_TRUE(file.ok());
   ModelParams fp32;
   fp32.dtype = "fp32";  // the reference the engine tests compare paths in,
   fp32.int8_activations = false;  // decoding steps included
+  fp32.context = model_context;
   auto model = Model::load(*file, fp32);
   auto tokenizer = Tokenizer::from_gguf(*file);
   EXPECT_TRUE(model.ok() && tokenizer.ok());

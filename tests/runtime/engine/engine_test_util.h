@@ -23,8 +23,10 @@ double relative_error(const at::Tensor& a, const at::Tensor& b);
 std::unique_ptr<Engine> tiny_engine(int64_t cache_bytes = int64_t{1} << 30, int64_t layers = 2);
 // The same for any tiny model; qwen2_spec: the second architecture the
 // runtime runs (Qwen2: q/k/v biases, one KV head, untied output).
+// model_context: ModelParams::context (a phi3 spec past its short factors'
+// context rotates with its long ones).
 std::unique_ptr<Engine> tiny_engine_of(const kvframe::test::TinyModelSpec& spec,
-                                       int64_t cache_bytes = int64_t{1} << 30);
+                                       int64_t cache_bytes = int64_t{1} << 30, int64_t model_context = 0);
 kvframe::test::TinyModelSpec qwen2_spec(int64_t layers);
 // The tests' session: a system prompt, many small blocks, an 8K context.
 SessionParams session_params(AttentionMode mode);

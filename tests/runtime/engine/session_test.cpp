@@ -26,16 +26,44 @@ struct ReuseCase {
   kv_diff::Layout layout;
   bool blocks_after_prefix;
   int64_t window = 0;  // > 0: Gemma 3's shape, its local layers windowed
-  bool phi3 = false;   // Phi-3's shape: partial rotary, LongRoPE's attention factor
+  bool phi3 = false;   // Phi-3's shape: partial rotary, LongRoPE's long factors and attention factor
 };
 
-// The default tiny model, Gemma 3's shape at `window`, or Phi-3's.
+// The default tiny model, Gemma 3's shape at `window`, or Phi-3's, loaded
+// for the sessions' context (its short factors hold less).
 std::unique_ptr<Engine> engine_for(const ReuseCase& c) {
-  if (c.phi3) return tiny_engine_of(kvframe::test::phi3_shape());
+  if (c.phi3) {
+    return tiny_engine_of(kvframe::test::phi3_shape(), int64_t{1} << 30,
+                          session_params(AttentionMode::kBlock).context);
+  }
   if (c.window == 0) return tiny_engine();
   kvframe::test::TinyModelSpec gemma3;
   gemma3.arch = "gemma3", gemma3.n_head_kv = 1, gemma3.rope_base = 1000000.0f, gemma3.sliding_window = c.window;
   return tiny_engine_of(gemma3);
+}
+
+// Past the context LongRoPE's short factors hold, positions rotate wrong:
+// a session of any mode asking for more is refused at open, before any
+// frame, and the same model loaded for that context (long factors) opens it.
+TEST(Phi3Sessions, ShortFactorsRefuseAContextPastTheirs) {
+  const kvframe::test::TinyModelSpec spec = kvframe::test::phi3_shape();
+  const int64_t limit = spec.n_ctx / 4;  // rope.scaling.original_context_length of the tiny file
+  auto engine = tiny_engine_of(spec);
+  for (AttentionMode mode : {AttentionMode::kBlock, AttentionMode::kPrefix, AttentionMode::kFull}) {
+    SessionParams params = session_params(mode);
+    params.context = limit + 1;
+    auto refused = Session::open(*engine, params);
+    ASSERT_FALSE(refused.ok()) << attention_mode_name(mode);
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.error().message.find("--model-context " + std::to_string(limit + 1)), std::string::npos)
+        << refused.error().message;
+    params.context = limit;
+    EXPECT_TRUE(Session::open(*engine, params).ok()) << attention_mode_name(mode);
+  }
+  auto long_factors = tiny_engine_of(spec, int64_t{1} << 30, limit + 1);
+  SessionParams params = session_params(AttentionMode::kBlock);
+  params.context = limit + 1;
+  EXPECT_TRUE(Session::open(*long_factors, params).ok());
 }
 
 class BlockReuse : public ::testing::TestWithParam<ReuseCase> {};
