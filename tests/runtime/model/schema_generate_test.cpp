@@ -111,7 +111,9 @@ TEST(SchemaGenerate, RecordsTheFirstChoicesWithTheirProbabilities) {
       double total = 0;
       for (size_t k = 0; k < point.options.size(); ++k) {
         EXPECT_GT(point.options[k].probability, 0.0);
-        if (k > 0) EXPECT_LE(point.options[k].probability, point.options[k - 1].probability);
+        if (k > 0) {
+          EXPECT_LE(point.options[k].probability, point.options[k - 1].probability);
+        }
         total += point.options[k].probability;
       }
       EXPECT_LE(total, 1.0 + 1e-6);
