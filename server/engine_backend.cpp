@@ -84,6 +84,7 @@ QueryAnswer answer_of(rt::Answer& a) {
   out.context_tokens = count(r.context_tokens);
   out.query_tokens = count(r.query_tokens);
   out.generated_tokens = count(r.generated_tokens);
+  out.tokens_encoded_superseded = count(r.tokens_encoded_superseded);
   out.ms = {r.ms.partition,   r.ms.tokenize,    r.ms.encode,  r.ms.reposition, r.ms.query_prefill,
             r.ms.first_token, r.ms.first_chunk, r.ms.decode, r.ms.mask,       r.ms.total};
   return out;

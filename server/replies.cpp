@@ -62,7 +62,7 @@ Buffer result(uint64_t request_id, const ResultFields& f) {
                                  a.generated_tokens, ms(a.ms.partition), ms(a.ms.tokenize), ms(a.ms.encode),
                                  ms(a.ms.reposition), ms(a.ms.query_prefill), ms(a.ms.first_token), ms(a.ms.decode),
                                  ms(a.ms.engine), ms(f.queue_ms), ms(f.server_ms), ms(a.ms.first_chunk),
-                                 ms(a.ms.mask), f.batch_size);
+                                 ms(a.ms.mask), f.batch_size, a.tokens_encoded_superseded);
   auto text = b.CreateString(a.text);
   auto action_json = b.CreateString(f.action_json.data(), f.action_json.size());
   flatbuffers::Offset<flatbuffers::Vector<uint8_t>> action;

@@ -83,6 +83,7 @@ kvf_report report_from(const fb::Report* r, fb::StopReason stop, double round_tr
   out.first_chunk_ms = r->first_chunk_ms();
   out.mask_ms = r->mask_ms();
   out.batch_size = static_cast<int32_t>(r->batch_size());
+  out.tokens_encoded_superseded = r->tokens_encoded_superseded();
   return out;
 }
 

@@ -35,6 +35,9 @@ struct ModelSample {
   double total_ms = 0;         // query sent -> result
   std::int64_t tokens_encoded = 0;  // prompt tokens encoded for this decision (frame + query)
   std::int64_t tokens_prompt = 0;   // the whole prompt: what a full prefill encodes
+  // Encoded ahead for the frames streamed since the last decision (the
+  // table's states a later one superseded): the rest of what it cost.
+  std::int64_t tokens_encoded_superseded = 0;
   // Where the time to the first token went, as the server reports it: waiting
   // behind other work, encoding the frame's blocks (what was not encoded
   // ahead), the query block over the context; first_token_ms is the engine's

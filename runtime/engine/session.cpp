@@ -106,6 +106,7 @@ struct Session::Impl {
   std::unique_ptr<KvContext> context;
   double pending_partition_ms = 0;  // frames since the last query
   WorkAhead ahead;                  // warm() and warm_step() on the current frame
+  int64_t superseded_tokens = 0;    // theirs on frames superseded since the last query
 
   // Blocks and tokens that warm() encoded (and blocks it re-positioned) count in the query's report,
   // with the time it took: the work its frame took, done ahead or not. Blocks warmed count as
@@ -117,7 +118,9 @@ struct Session::Impl {
     report.blocks_repositioned += ahead.blocks_repositioned;
     report.tokens_encoded += ahead.tokens_encoded;
     report.ms.encode += ahead.encode_ms;
+    report.tokens_encoded_superseded = superseded_tokens;
     ahead = {};
+    superseded_tokens = 0;
   }
 
   json_blocker::Result<json_blocker::FrameDiff> accepted(json_blocker::Result<json_blocker::FrameDiff> diff) {
@@ -125,7 +128,9 @@ struct Session::Impl {
       const json_blocker::FrameTimings& t = stream.last_timings();
       pending_partition_ms += t.patch_ms + t.partition_ms + t.diff_ms;
       // A report tells how its own frame's blocks came to be: what was
-      // encoded ahead for an earlier frame is, in this one, reused.
+      // encoded ahead for an earlier frame is, in this one, reused, and
+      // counted apart as work the stream cost.
+      superseded_tokens += ahead.tokens_encoded;
       ahead = {};
     }
     return diff;

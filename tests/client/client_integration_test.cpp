@@ -91,6 +91,7 @@ TEST(ClientWithServer, AQueryAboutAFrameGetsAResultWithTheEnginesReport) {
   EXPECT_GE(report.generated_tokens, 1);
   EXPECT_LE(report.generated_tokens, 4);
   EXPECT_EQ(report.batch_size, 1) << "one query, run alone";
+  EXPECT_EQ(report.tokens_encoded_superseded, 0) << "one frame, asked: none superseded";
 
   auto stats = client.stats_json();
   ASSERT_TRUE(stats) << stats.status().message();

@@ -185,6 +185,8 @@ class Report:
         mask_ms: keeping tokens within the output schema (part of first token and decode).
         batch_size: queries of this session decoded together with this one (NPCs asking
             about the same frame are answered in one batch).
+        tokens_encoded_superseded: tokens encoded ahead, since the session's last query,
+            for frames superseded before any query asked them (not in tokens_encoded).
         round_trip_ms: measured by this client: from sending the query to its result.
     """
 
@@ -211,6 +213,7 @@ class Report:
     first_chunk_ms: float = 0.0
     mask_ms: float = 0.0
     batch_size: int = 1
+    tokens_encoded_superseded: int = 0
     round_trip_ms: float = 0.0
 
 

@@ -307,7 +307,8 @@ def report(body: Optional[Any], round_trip_ms: float) -> t.Report:
         encode_ms=body.EncodeMs(), reposition_ms=body.RepositionMs(), query_prefill_ms=body.QueryPrefillMs(),
         first_token_ms=body.FirstTokenMs(), decode_ms=body.DecodeMs(), engine_ms=body.EngineMs(),
         queue_ms=body.QueueMs(), server_ms=body.ServerMs(), first_chunk_ms=body.FirstChunkMs(),
-        mask_ms=body.MaskMs(), batch_size=body.BatchSize(), round_trip_ms=round_trip_ms,
+        mask_ms=body.MaskMs(), batch_size=body.BatchSize(),
+        tokens_encoded_superseded=body.TokensEncodedSuperseded(), round_trip_ms=round_trip_ms,
     )
 
 

@@ -100,6 +100,7 @@ ModelSample LlmPlayer::ask(ModeSession& mode, const std::string& frame, const cl
     const kvf_report& r = *answer.report;
     sample.tokens_encoded = r.tokens_encoded;
     sample.tokens_prompt = r.context_tokens + r.query_tokens;
+    sample.tokens_encoded_superseded = r.tokens_encoded_superseded;
     sample.blocks_reused = r.blocks_reused;
     sample.blocks_total = r.blocks_total;
     sample.queue_ms = r.queue_ms;

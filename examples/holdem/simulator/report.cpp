@@ -101,6 +101,7 @@ Json decision_records(const std::vector<const DecisionRecord*>& decisions) {
       Json answer = {{"mode", s.mode},
                      {"action", s.valid ? action_name(s.action.kind) : "invalid"},
                      {"tokens_encoded", s.tokens_encoded},
+                     {"tokens_encoded_superseded", s.tokens_encoded_superseded},
                      {"ms", {{"ttft", round_to(s.ttft_ms, 1)},
                              {"queue", round_to(s.queue_ms, 1)},
                              {"encode", round_to(s.encode_ms, 1)},
@@ -124,7 +125,7 @@ Json decision_records(const std::vector<const DecisionRecord*>& decisions) {
 
 Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*>& decisions) {
   std::vector<double> ttft, total;
-  double encoded = 0, prompt = 0, reused = 0, blocks = 0;
+  double encoded = 0, superseded = 0, prompt = 0, reused = 0, blocks = 0;
   std::int64_t valid = 0, agree = 0, agree_kind = 0, played_here = 0;
   for (const DecisionRecord* record : decisions) {
     const std::vector<ModelSample>& samples = record->decision.samples;
@@ -135,6 +136,7 @@ Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*
       ttft.push_back(s.ttft_ms);
       total.push_back(s.total_ms);
       encoded += static_cast<double>(s.tokens_encoded);
+      superseded += static_cast<double>(s.tokens_encoded_superseded);
       prompt += static_cast<double>(s.tokens_prompt);
       reused += static_cast<double>(s.blocks_reused);
       blocks += static_cast<double>(s.blocks_total);
@@ -149,6 +151,7 @@ Json mode_stats(const std::string& mode, const std::vector<const DecisionRecord*
           {"ttft_ms", spread(ttft)},
           {"total_ms", spread(total)},
           {"tokens_encoded", round_to(encoded / n, 1)},
+          {"tokens_encoded_superseded", round_to(superseded / n, 1)},
           {"tokens_prompt", round_to(prompt / n, 1)},
           {"encoded_share", prompt > 0 ? round_to(encoded / prompt, 4) : 0.0},
           {"cache_hit_rate", blocks > 0 ? round_to(reused / blocks, 4) : 0.0},

@@ -108,7 +108,7 @@ extern "C" {
  * soname (libkvframe_client.so.N): it changes only when a program built
  * against an older header would break, never for an addition. */
 #define KVF_VERSION_MAJOR 0
-#define KVF_VERSION_MINOR 5
+#define KVF_VERSION_MINOR 6
 #define KVF_VERSION_PATCH 0
 #define KVF_ABI_VERSION 1
 #define KVF_MAKE_VERSION(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
@@ -401,6 +401,8 @@ typedef struct kvf_report {
   double first_chunk_ms; /* to the first streamed chunk; 0 when nothing was streamed */
   double mask_ms;        /* picking tokens within the output schema */
   int32_t batch_size;    /* queries of the session decoded together with this one */
+  int64_t tokens_encoded_superseded; /* encoded ahead, since the session's last query, for
+                                        frames superseded before a query asked them */
 } kvf_report;
 KVF_API kvf_status kvf_event_report(const kvf_event* event, kvf_report* out);
 

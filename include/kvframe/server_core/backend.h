@@ -90,6 +90,7 @@ struct QueryAnswer {
   fb::StopReason stop = fb::StopReason::MaxTokens;
   uint32_t blocks_total = 0, blocks_reused = 0, blocks_encoded = 0, cache_hits = 0, blocks_repositioned = 0;
   uint32_t tokens_encoded = 0, context_tokens = 0, query_tokens = 0, generated_tokens = 0;
+  uint32_t tokens_encoded_superseded = 0;  // runtime::QueryReport's
   EngineStages ms;
 };
 

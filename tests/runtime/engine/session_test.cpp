@@ -272,31 +272,43 @@ TEST(Report, CountsReusedEncodedAndSharedBlocks) {
 // warm() moves a frame's encoding ahead of its query and changes nothing
 // else: the same logits and tokens as a session that never warms, the same
 // work counted, and the query itself runs only its final block — with
-// several frames between warm and query too. In full mode, the baseline that
-// recomputes everything at each query, it does nothing.
+// several frames between warm and query too, whose work on the frames it
+// superseded is counted apart (tokens_encoded_superseded). In full mode, the
+// baseline that recomputes everything at each query, it does nothing.
 class Warm : public ::testing::TestWithParam<AttentionMode> {};
 
 TEST_P(Warm, EncodesAheadWithoutChangingAnswersOrCounts) {
-  auto engine = tiny_engine(), other = tiny_engine();
+  auto engine = tiny_engine(), other = tiny_engine(), third = tiny_engine();
   const SessionParams params = session_params(GetParam());
-  auto warmed = open(*engine, params), plain = open(*other, params);
+  // every: asked at every frame, the superseded ones too, so its reports
+  // give each frame's work, which warm() did ahead in `warmed`.
+  auto warmed = open(*engine, params), plain = open(*other, params), every = open(*third, params);
   EXPECT_TRUE(warmed->warm().ok()) << "before the first frame: nothing to do";
+  const bool full = GetParam() == AttentionMode::kFull;
+  auto work_of = [&](const std::string& frame) {
+    const Answer asked = ask(*every, frame, task(1));
+    return full ? 0 : asked.report.tokens_encoded - asked.report.query_tokens;
+  };
   test::FrameEdits frames(13);
   for (int i = 0; i < 30; ++i) {
     frames.edit();
     ASSERT_TRUE(warmed->update(frames.json()));
     ASSERT_TRUE(warmed->warm().ok());
+    int64_t superseded = 0;
     if (i % 5 == 4) {  // a frame warmed, then another before the query
+      superseded = work_of(frames.json());
       frames.edit();
       ASSERT_TRUE(warmed->update(frames.json()));
       ASSERT_TRUE(warmed->warm().ok());
     }
+    work_of(frames.json());
     auto a = warmed->query(task(3));
     ASSERT_TRUE(a) << a.error().to_string();
     const Answer b = ask(*plain, frames.json(), task(3));
     ASSERT_LE(relative_error(a->first_logits, b.first_logits), kRelativeTolerance) << "frame " << i;
     EXPECT_EQ(a->tokens, b.tokens) << "frame " << i;
     EXPECT_EQ(a->report.blocks_total, b.report.blocks_total);
+    EXPECT_EQ(a->report.tokens_encoded_superseded, superseded) << "frame " << i;
     if (i % 5 != 4) {  // one frame per query: the same work, counted alike
       EXPECT_EQ(a->report.tokens_encoded, b.report.tokens_encoded) << "frame " << i;
       EXPECT_EQ(a->report.blocks_encoded, b.report.blocks_encoded) << "frame " << i;
@@ -310,8 +322,22 @@ TEST_P(Warm, EncodesAheadWithoutChangingAnswersOrCounts) {
   ASSERT_TRUE(warmed->warm().ok());
   auto again = warmed->query(task(1));
   ASSERT_TRUE(again);
-  const int64_t frame_work = GetParam() == AttentionMode::kFull ? again->report.context_tokens : 0;
+  const int64_t frame_work = full ? again->report.context_tokens : 0;
   EXPECT_EQ(again->report.tokens_encoded, frame_work + again->report.query_tokens);
+  EXPECT_EQ(again->report.tokens_encoded_superseded, 0);
+
+  // A game that sends the frame it streamed once more with its question:
+  // the warmed frame is superseded by its copy, so its work counts apart and
+  // the query encodes only its final block.
+  frames.edit();
+  ASSERT_TRUE(warmed->update(frames.json()));
+  ASSERT_TRUE(warmed->warm().ok());
+  ASSERT_TRUE(warmed->update(frames.json()));
+  auto resent = warmed->query(task(1));
+  ASSERT_TRUE(resent);
+  EXPECT_EQ(resent->report.tokens_encoded,
+            (full ? resent->report.context_tokens : 0) + resent->report.query_tokens);
+  EXPECT_EQ(resent->report.tokens_encoded_superseded, work_of(frames.json()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Warm,

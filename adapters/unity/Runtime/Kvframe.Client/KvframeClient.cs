@@ -43,7 +43,7 @@ namespace Kvframe.Client
 
         /// <summary>The C ABI version these bindings mirror: KVF_VERSION of kvframe_client.h
         /// (major * 10000 + minor * 100 + patch).</summary>
-        public const int BindingsVersion = 500;
+        public const int BindingsVersion = 600;
 
         /// <summary>The loaded native library's version (kvf_version): check at startup that it is
         /// at least BindingsVersion with the same major version. Every struct these bindings pass

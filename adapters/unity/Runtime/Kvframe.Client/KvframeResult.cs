@@ -69,6 +69,8 @@ namespace Kvframe.Client
         public double MaskMs;
         /// <summary>Queries of the session decoded together with this one (many NPCs, one frame).</summary>
         public int BatchSize;
+        /// <summary>Tokens encoded ahead, since the session's last query, for frames superseded before a query asked them.</summary>
+        public long TokensEncodedSuperseded;
     }
 
     /// <summary>What the server said when the client connected.</summary>
