@@ -25,13 +25,14 @@ pace `auto`). Per N and pace: decisions per second of all matches, and per
 match; each decision's time to first token and to the whole action (frame
 sent to action), p50 / p99; starvation (the slowest match's decision rate
 over the fastest's); the tokens encoded per decision (its Report: what its
-frame and question still needed; paced, what the server encoded ahead from
-the streamed frames counts in no decision) and the prompt's tokens. Rates
-are counted while every match plays: from the last match's first decision to
-the first match's last one, each decision timed as its line arrives from its
-match, so the matches' start and cold first frames stay out. Under the
-table: unpaced, 4 matches against 1 (decisions/s and p50, against the goals
-2.5x and 1.5x); per pace, the largest N whose p99 is within --p99-goal.
+frame and question still needed), those the server encoded ahead for the
+frames streamed before it (paced; Report.tokens_encoded_superseded) and the
+prompt's tokens. Rates are counted while every match plays: from the last
+match's first decision to the first match's last one, each decision timed as
+its line arrives from its match, so the matches' start and cold first frames
+stay out. Under the table: unpaced, 4 matches against 1 (decisions/s and
+p50, against the goals 2.5x and 1.5x); per pace, the largest N whose p99 is
+within --p99-goal.
 
 Configurations differ in `--max-sessions-together` (1 runs one session's
 request per engine turn, more lets waiting sessions' answers decode together,
@@ -225,7 +226,7 @@ def play_matches(holdem, endpoint, n, pace, seed, args, work, tag):
             run.process.wait()
             run.reader.join()
     wall = time.perf_counter() - start
-    ttft, total, encoded, prompt, pauses = [], [], [], [], 0
+    ttft, total, encoded, superseded, prompt, pauses = [], [], [], [], [], 0
     for run, page in runs:
         if run.process.returncode != 0:
             raise RuntimeError(f"kvframe-holdem exited {run.process.returncode}: {tail(run.log_path, 1000)}")
@@ -235,6 +236,7 @@ def play_matches(holdem, endpoint, n, pace, seed, args, work, tag):
         ttft += [s["ttft_ms"] for s in samples]
         total += [s["total_ms"] for s in samples]
         encoded += [s["tokens_encoded"] for s in samples]
+        superseded += [s["tokens_encoded_superseded"] for s in samples]
         prompt += [s["tokens_prompt"] for s in samples]
         # The table pauses before every player's action (blinds have no seat) and after each result.
         pauses += sum(1 for h in record["hands"] for step in h["steps"] if "seat" in step) + len(record["hands"])
@@ -242,7 +244,8 @@ def play_matches(holdem, endpoint, n, pace, seed, args, work, tag):
     return {"matches": n, "pace": pace, "decisions": len(total), "per_s": per_s, "per_match": per_s / n,
             "ttft_p50": percentile(ttft, 50), "ttft_p99": percentile(ttft, 99),
             "p50": percentile(total, 50), "p99": percentile(total, 99), "starvation": starvation,
-            "encoded": sum(encoded) / max(1, len(encoded)), "prompt": sum(prompt) / max(1, len(prompt)),
+            "encoded": sum(encoded) / max(1, len(encoded)),
+            "superseded": sum(superseded) / max(1, len(superseded)), "prompt": sum(prompt) / max(1, len(prompt)),
             "wall_s": wall, "pauses": pauses}
 
 
@@ -348,14 +351,16 @@ def print_table(rows, casters):
     caster_head = f" {'casters':>7} {'caster p50':>10}" if casters else ""
     print(f"{'matches':>7} {'pace ms':>7} {'together':>8} {'step':>5} {'OpenBLAS':>8} {'decisions':>9} {'dec/s':>7} "
           f"{'dec/s/match':>11} {'vs first':>8} {'ttft p50':>8} {'ttft p99':>8} {'p50 ms':>8} {'p99 ms':>8} "
-          f"{'slowest/fastest':>15} {'tokens/decision':>15} {'prompt tokens':>13}" + caster_head)
+          f"{'slowest/fastest':>15} {'tokens/decision':>15} {'streamed before':>15} {'prompt tokens':>13}" +
+          caster_head)
     for r in rows:
         t, step, blas = r["config"]
         caster_cols = f" {r['casters']:>7} {r['caster_p50']:>10.0f}" if casters else ""
         print(f"{r['matches']:>7} {r['pace']:>7} {t:>8} {step:>5} {blas:>8} {r['decisions']:>9} {r['per_s']:>7.2f} "
               f"{r['per_match']:>11.2f} {r['per_s'] / base[(r['pace'], tuple(r['config']))]:>7.2f}x "
               f"{r['ttft_p50']:>8.0f} {r['ttft_p99']:>8.0f} {r['p50']:>8.0f} {r['p99']:>8.0f} "
-              f"{r['starvation']:>15.2f} {r['encoded']:>15.0f} {r['prompt']:>13.0f}" + caster_cols)
+              f"{r['starvation']:>15.2f} {r['encoded']:>15.0f} {r['superseded']:>15.0f} {r['prompt']:>13.0f}" +
+              caster_cols)
 
 
 def summaries(rows, p99_goal):
@@ -377,7 +382,8 @@ def summaries(rows, p99_goal):
             best = by_n[within[-1]]
             lines.append(f"paced {pace} ms (~{rate:.2f} decisions/s a match), {name}: largest N with p99 <= "
                          f"{p99_goal:.0f} ms: {within[-1]} (of {','.join(map(str, sorted(by_n)))}; p99 "
-                         f"{best['p99']:.0f} ms, {best['encoded']:.0f} tokens encoded per decision)")
+                         f"{best['p99']:.0f} ms, {best['encoded']:.0f} tokens encoded per decision and "
+                         f"{best['superseded']:.0f} on the frames streamed before it)")
         else:
             lines.append(f"paced {pace} ms (~{rate:.2f} decisions/s a match), {name}: no N with p99 <= "
                          f"{p99_goal:.0f} ms (of {','.join(map(str, sorted(by_n)))})")

@@ -32,7 +32,8 @@
 //       "net": [-10, 30, ...]}],
 //    "decisions": [{"hand": 1, "seat": 0, "street": "flop", "action": "call",
 //                   "samples": {"block": {"ttft_ms": 95.1, "total_ms": 410.2, "tokens_encoded": 84,
-//                                         "tokens_prompt": 3120, "answer": "{...}", "valid": true},
+//                                         "tokens_prompt": 3120, "tokens_encoded_superseded": 0,
+//                                         "answer": "{...}", "valid": true},
 //                               "full": {...}},
 //                   "agree": true}],               every mode chose the played action
 //    "report": {...}}                              the final report (kvframe-holdem --json)

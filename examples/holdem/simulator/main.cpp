@@ -89,6 +89,7 @@ Json replay_record(const hd::Match& match, const Options& o, const Json& report)
     for (const hd::ModelSample& s : d.decision.samples) {
       samples[s.mode] = {{"ttft_ms", s.ttft_ms},         {"total_ms", s.total_ms},
                          {"tokens_encoded", s.tokens_encoded}, {"tokens_prompt", s.tokens_prompt},
+                         {"tokens_encoded_superseded", s.tokens_encoded_superseded},
                          {"answer", s.answer},           {"valid", s.valid}};
       agree = agree && s.chose(d.decision.action);
     }
