@@ -101,6 +101,13 @@ fi
 expect 0 "LLM bot in-process, same seed" -- "$holdem" "${llm_args[@]}" --json --replay-html "$work/match.html"
 same_match "$work/match_1.html" "$work/match.html" "the LLM match replays identically"
 
+# A phi3 file whose short LongRoPE factors hold 1,024 tokens (a quarter of
+# its 4,096): the in-process model is loaded for --context, as llama.cpp for
+# its -c, so sessions of 2,048 tokens rotate with the long factors and play.
+"$write_tiny" "$work/phi3.gguf" phi3 4096 || { echo "FAIL: write_tiny_model phi3"; failures=$((failures + 1)); }
+expect 0 "phi3 past its short factors' context, in-process" -- "$holdem" --model "$work/phi3.gguf" --bots llm,tag \
+  --hands 1 --seed 5 --mode block --history 2 --context 2048 --commentary off --threads 1
+
 # Over the bridge to a kvframe-serve process.
 "$serve" --model "$tiny" --bind "ipc://$work/serve.sock" --threads 1 --log-level info 2>"$work/serve.log" &
 serve_pid=$!

@@ -20,6 +20,10 @@ class InProcessServer final : public LocalServer {
     auto self = std::unique_ptr<InProcessServer>(new InProcessServer());
     rt::EngineParams engine_params;
     rt::ModelParams model_params = cli::model_params(p.model, "holdem");
+    // Loaded for the sessions' context, as llama.cpp for its -c and
+    // kvframe-serve for its --max-context: a phi3 LongRoPE file (Phi-4-mini)
+    // asked for more than its original context rotates with its long factors.
+    model_params.context = p.context;
     auto loaded = rt::Engine::load(p.model.model, model_params, engine_params);
     if (!loaded) {
       *error = "cannot load the model " + p.model.model + ": " + loaded.error().to_string() +

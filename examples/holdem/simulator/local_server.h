@@ -18,8 +18,8 @@
 namespace kvframe::examples::holdem {
 
 struct LocalServerParams {
-  cli::ModelOptions model;  // --model, --dtype, --threads, --lora
-  std::uint32_t context = 8192;
+  cli::ModelOptions model;       // --model, --dtype, --threads, --lora
+  std::uint32_t context = 8192;  // the sessions' and the model's (ModelParams::context)
   common::BlockFidelity fidelity;
 };
 

@@ -39,7 +39,8 @@ const char* const kFooter =
     "Hand histories: kvframe-holdem --bots tag,station,random --seats 6 --stacks 200,1000,50,3000,700,1000 "
     "--hands 1500 --hand-history m.phhs";
 
-// --model, --dtype, --threads and --lora (of the in-process server): kvframe::cli::ModelOptions.
+// --model, --dtype, --threads and --lora (of the in-process server): kvframe::cli::ModelOptions
+// (its context is the sessions' --context, below).
 struct Options : kvframe::cli::ModelOptions {
   std::vector<std::string> bots = {"llm", "tag", "station", "random"};
   int seats = 0;
@@ -265,7 +266,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "the same seed replays the same match")->capture_default_str();
   app.add_option("--server", o.server, "a running kvframe-serve (e.g. tcp://127.0.0.1:5555); default: one in this process");
   kvframe::cli::ModelOptionsSpec model_options;
-  model_options.device = false;  // the in-process server runs on the CPU
+  model_options.device = false;   // the in-process server runs on the CPU
+  model_options.context = false;  // it loads the model for --context (local_server.cpp)
   model_options.model_note = "the in-process server's, as are --dtype, --threads and --lora (unused with --server)";
   kvframe::cli::add_model_options(app, o, model_options);
   app.add_option("--mode", o.modes, "attention modes: the first plays, the others answer the same decisions to compare")
