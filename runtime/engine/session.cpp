@@ -106,7 +106,7 @@ struct Session::Impl {
   std::unique_ptr<KvContext> context;
   double pending_partition_ms = 0;  // frames since the last query
   WorkAhead ahead;                  // warm() and warm_step() on the current frame
-  int64_t superseded_tokens = 0;    // theirs on frames superseded since the last query
+  int64_t superseded_tokens = 0;    // tokens they encoded for frames superseded since the last query
 
   // Blocks and tokens that warm() encoded (and blocks it re-positioned) count in the query's report,
   // with the time it took: the work its frame took, done ahead or not. Blocks warmed count as

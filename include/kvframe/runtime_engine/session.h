@@ -208,9 +208,10 @@ struct QueryReport {
   // tokens run through the model up to the first token, final block included,
   // and those Session::warm() ran for this frame ahead of the query
   int64_t tokens_encoded = 0;
-  // tokens warm() encoded, since the session's previous query, for frames a
-  // later one superseded before a query asked them: the rest of the work the
-  // stream cost (a game streaming at its table's pace warms every frame)
+  // tokens warm() and warm_step() encoded, since the session's previous
+  // query, for frames a later one superseded before a query asked them: the
+  // rest of the work the stream cost (a game streaming at its table's pace
+  // has every frame warmed)
   int64_t tokens_encoded_superseded = 0;
   int64_t context_tokens = 0;       // prefix + blocks
   int64_t query_tokens = 0;         // the final block
