@@ -14,10 +14,17 @@ replay record:
     ready.
 
 Latency is from sending the decision's frame to the first answer token
-(TTFT) and to the whole action (total), as the game sees it.
+(TTFT) and to the whole action (total), as the game sees it. With more
+modes after -- (--mode block,full) every mode answers the same decisions
+and each gets its rows, with its first token against the last mode's
+(p50 over p50). Tokens per decision: those encoded at the decision and
+those encoded ahead for the frames streamed before it
+(Report.tokens_encoded_superseded), what a paced stream costs.
 
     python3 bench/bench_holdem_latency.py                 # paces 0,300; 3 seeds x 12 hands
     python3 bench/bench_holdem_latency.py --paces 0,150,300 --seeds 3001,3002 --hands 20
+    python3 bench/bench_holdem_latency.py --paces 1000,3000 --seeds 6001 --hands 12 -- \
+        --model llama3.2-1b-text-random-q4_k_m.gguf --mode block,full --history 10 --lora none --threads 2
 
 Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md (3: a run failed).
 """
@@ -36,6 +43,7 @@ import exit_codes  # bench/exit_codes.py
 
 
 def run_match(holdem, pace, seed, hands, extra):
+    """{mode: [sample, ...]} of one match, each mode's samples in decision order."""
     with tempfile.TemporaryDirectory() as work:
         page = os.path.join(work, "replay.html")
         cmd = [holdem, "--bots", "llm,tag,station,random", "--hands", str(hands), "--seed", str(seed),
@@ -46,16 +54,17 @@ def run_match(holdem, pace, seed, hands, extra):
             return None
         html = open(page).read()
     record = json.loads(re.search(r'<script id="record" type="application/json">(.*?)</script>', html, re.S).group(1))
-    samples = [d["samples"]["block"] for d in record["decisions"] if "block" in d["samples"]]
-    return [(s["ttft_ms"], s["total_ms"]) for s in samples]
+    return {mode: [d["samples"][mode] for d in record["decisions"] if mode in d["samples"]] for mode in record["modes"]}
 
 
-def plot(path, rows):
-    bar_chart(path, "Hold'em LLM decision latency, block mode (kvframe-holdem, default model, CPU)",
-              "ms (lower is better)", [f"pace {r['pace']} ms" for r in rows],
-              {"first token p50": [r["ttft_p50"] for r in rows],
-               "whole action p50": [r["total_p50"] for r in rows],
-               "whole action p99": [r["total_p99"] for r in rows]})
+def plot(path, rows, modes):
+    series = {f"{mode} first token p50": [r["ttft_p50"] for r in rows if r["mode"] == mode] for mode in modes}
+    if len(modes) == 1:
+        series.update({"whole action p50": [r["total_p50"] for r in rows],
+                       "whole action p99": [r["total_p99"] for r in rows]})
+    bar_chart(path, f"Hold'em LLM decision latency, {', '.join(modes)} (kvframe-holdem, CPU)",
+              "ms (lower is better)", [f"pace {r['pace']} ms" for r in rows if r["mode"] == modes[0]], series,
+              logscale=len(modes) > 1)
 
 
 def main():
@@ -71,27 +80,40 @@ def main():
     paces = [int(p) for p in args.paces.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
 
-    samples = {p: [] for p in paces}
+    samples, modes = {p: {} for p in paces}, []
     for seed in seeds:
         for pace in paces:  # alternating: both paces meet the same machine load
             got = run_match(args.holdem, pace, seed, args.hands, args.extra)
             if got is None:
                 return exit_codes.RUN_FAILED
-            samples[pace] += got
-            print(f"  seed {seed} pace {pace} ms: {len(got)} decisions", file=sys.stderr, flush=True)
+            for mode, answers in got.items():
+                samples[pace].setdefault(mode, []).extend(answers)
+                if mode not in modes:
+                    modes.append(mode)
+            print(f"  seed {seed} pace {pace} ms: {len(next(iter(got.values()), []))} decisions", file=sys.stderr,
+                  flush=True)
 
     rows = []
-    print(f"{'pace ms':>8} {'decisions':>9} {'ttft p50':>9} {'ttft p99':>9} {'total p50':>10} {'total p99':>10}")
+    baseline = modes[-1]
+    print(f"{'pace ms':>8} {'mode':>6} {'decisions':>9} {'ttft p50':>9} {'ttft p99':>9} {'total p50':>10} "
+          f"{'total p99':>10} {'tokens at decision':>18} {'streamed before':>15} {f'vs {baseline}':>9}")
     for pace in paces:
-        ttft = [t for t, _ in samples[pace]]
-        total = [t for _, t in samples[pace]]
-        row = {"pace": pace, "n": len(total), "ttft_p50": percentile(ttft, 50), "ttft_p99": percentile(ttft, 99),
-               "total_p50": percentile(total, 50), "total_p99": percentile(total, 99)}
-        rows.append(row)
-        print(f"{pace:>8} {row['n']:>9} {row['ttft_p50']:>7.0f}ms {row['ttft_p99']:>7.0f}ms "
-              f"{row['total_p50']:>8.0f}ms {row['total_p99']:>8.0f}ms")
+        for mode in modes:
+            got = samples[pace].get(mode, [])
+            ttft = [s["ttft_ms"] for s in got]
+            total = [s["total_ms"] for s in got]
+            n = max(1, len(got))
+            row = {"pace": pace, "mode": mode, "n": len(got), "ttft_p50": percentile(ttft, 50),
+                   "ttft_p99": percentile(ttft, 99), "total_p50": percentile(total, 50),
+                   "total_p99": percentile(total, 99), "encoded": sum(s["tokens_encoded"] for s in got) / n,
+                   "superseded": sum(s["tokens_encoded_superseded"] for s in got) / n}
+            rows.append(row)
+            base = percentile([s["ttft_ms"] for s in samples[pace].get(baseline, [])], 50)
+            print(f"{pace:>8} {mode:>6} {row['n']:>9} {row['ttft_p50']:>7.0f}ms {row['ttft_p99']:>7.0f}ms "
+                  f"{row['total_p50']:>8.0f}ms {row['total_p99']:>8.0f}ms {row['encoded']:>18.1f} "
+                  f"{row['superseded']:>15.1f} {base / max(row['ttft_p50'], 1e-9):>8.1f}x")
     if args.plot:
-        plot(args.plot, rows)
+        plot(args.plot, rows, modes)
         print(f"plot: {args.plot}", file=sys.stderr)
     return 0
 
