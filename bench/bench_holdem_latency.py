@@ -98,6 +98,7 @@ def main():
     print(f"{'pace ms':>8} {'mode':>6} {'decisions':>9} {'ttft p50':>9} {'ttft p99':>9} {'total p50':>10} "
           f"{'total p99':>10} {'tokens at decision':>18} {'streamed before':>15} {f'vs {baseline}':>9}")
     for pace in paces:
+        base = percentile([s["ttft_ms"] for s in samples[pace].get(baseline, [])], 50)
         for mode in modes:
             got = samples[pace].get(mode, [])
             ttft = [s["ttft_ms"] for s in got]
@@ -108,7 +109,6 @@ def main():
                    "total_p99": percentile(total, 99), "encoded": sum(s["tokens_encoded"] for s in got) / n,
                    "superseded": sum(s["tokens_encoded_superseded"] for s in got) / n}
             rows.append(row)
-            base = percentile([s["ttft_ms"] for s in samples[pace].get(baseline, [])], 50)
             print(f"{pace:>8} {mode:>6} {row['n']:>9} {row['ttft_p50']:>7.0f}ms {row['ttft_p99']:>7.0f}ms "
                   f"{row['total_p50']:>8.0f}ms {row['total_p99']:>8.0f}ms {row['encoded']:>18.1f} "
                   f"{row['superseded']:>15.1f} {base / max(row['ttft_p50'], 1e-9):>8.1f}x")

@@ -97,11 +97,11 @@ std::vector<Group> plan_groups(const PackedRows& p, int64_t S, const at::Tensor&
 
 // One layer's attention for one group: through cpu_attention where it runs
 // (each row as it would be alone, which is how CachePlan computes a query's
-// final block of a vector of rows or more), else the explicit path above. q [T, H, d]: the packed queries
-// (rotated); own_k, own_v [KH, B, >= g.keys, d]: each slot row's own keys
-// (rotated) and values, entry j of a row at index j; ctx_k, ctx_v [KH, S, d]
-// or undefined; local: the layer is windowed. Returns the group's real rows
-// [tokens, H d], in packed order.
+// final block of a vector of rows or more), else the explicit path above.
+// q [T, H, d]: the packed queries (rotated); own_k, own_v [KH, B, >= g.keys,
+// d]: each slot row's own keys (rotated) and values, entry j of a row at
+// index j; ctx_k, ctx_v [KH, S, d] or undefined; local: the layer is
+// windowed. Returns the group's real rows [tokens, H d], in packed order.
 at::Tensor group_attention(const Group& g, const at::Tensor& q, const at::Tensor& own_k, const at::Tensor& own_v,
                            const at::Tensor& ctx_k, const at::Tensor& ctx_v, const AttentionShape& s,
                            bool local = false);
