@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# kvframe-finetune train as a process, on a tiny model the test writes: exit
-# codes, and a run cut short by --stop-after then resumed keeps the schedule
-# of an uninterrupted run.
+# kvframe-finetune as a process, on a tiny model the test writes: train's
+# exit codes, a run cut short by --stop-after then resumed keeps the schedule
+# of an uninterrupted run, and the adapter eval's --lora auto picks.
 # Usage: finetune_cli.sh KVFRAME_FINETUNE WRITE_TINY_MODEL WORKDIR
 set -u
 finetune=$1 write_tiny=$2 work=$3
@@ -27,4 +27,16 @@ lrs() { python3 -c 'import json,sys; print([round(r["lr"], 12) for r in map(json
 whole=$(lrs "$work/whole/train_log.jsonl") cut=$(lrs "$work/cut/train_log.jsonl")
 [ "$whole" = "$cut" ] && [ "$(python3 -c "print(len($whole))")" = 4 ] ||
   { echo "FAIL: learning rates by step: whole run $whole, cut and resumed $cut"; failures=$((failures + 1)); }
-finish "kvframe-finetune train: exit codes and --stop-after pass"
+
+# eval --lora auto with the default model takes the shipped adapter of the
+# game the data's ids name (--game overrides): the tiny model under the
+# default model's file name, whose shapes then refuse that adapter (exit 2).
+as_default=$work/as_default/SmolLM2-135M-Instruct.Q4_1.gguf
+mkdir -p "$work/as_default" && cp "$tiny" "$as_default"
+printf '{"id":"holdem-s1-hand_0001-p1-2","frame":{"pot":15},"instruction":"act","target":"fold"}\n' >"$work/holdem.jsonl"
+eval=("$finetune" eval --model "$as_default" --dtype fp32 --data "$work/holdem.jsonl" --modes block)
+expect 2 "eval of Hold'em records, --lora auto" -- "${eval[@]}"
+expect_in err.txt "SmolLM2-135M-Instruct.holdem-lora.gguf"
+expect 2 "the same, --game moba" -- "${eval[@]}" --game moba
+expect_in err.txt "SmolLM2-135M-Instruct.moba-lora.gguf"
+finish "kvframe-finetune: exit codes, --stop-after and eval's adapter pass"

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gnuplot_plot.h"
@@ -58,8 +59,10 @@ int fail(const kvframe::Error& error, const std::string& next, int code = kvfram
   return code;
 }
 
-kvframe::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora) {
-  rt::ModelParams params = kvframe::cli::model_params(o);
+// `game` names whose shipped adapter --lora auto picks (see data_game).
+kvframe::Result<std::unique_ptr<rt::Engine>> load_engine(const ModelOptions& o, bool with_lora,
+                                                         std::string_view game = {}) {
+  rt::ModelParams params = kvframe::cli::model_params(o, game);
   if (!with_lora) params.lora.clear();  // train: the base model, under the adapter it trains
   std::cerr << "[finetune] loading " << o.model << (params.lora.empty() ? "" : " + " + params.lora) << " ("
             << (o.dtype.empty() ? "dtype auto" : o.dtype) << ", " << rt::cpu_backend_description() << ")\n";
@@ -75,6 +78,22 @@ kvframe::Result<std::vector<ft::Example>> read_all(const std::vector<std::string
   }
   return all;
 }
+
+// The game the examples come from, by their ids' first word: kvframe-holdem
+// writes "holdem-s<seed>-...", kvframe-stream "moba-s<seed>-...". Empty when
+// they do not all share one, or when `game` already names it.
+std::string data_game(const std::vector<ft::Example>& examples, const std::string& game) {
+  if (!game.empty() || examples.empty()) return game;
+  const std::string first = examples.front().id.substr(0, examples.front().id.find('-'));
+  for (const ft::Example& e : examples) {
+    if (e.id.compare(0, first.size() + 1, first + "-") != 0) return {};
+  }
+  return first;
+}
+
+constexpr const char* kGameHelp =
+    "whose shipped adapter --lora auto picks (holdem, moba; default: the game the data's ids name, as "
+    "kvframe-holdem and kvframe-stream write them)";
 
 std::string duration(double seconds) {
   const auto s = static_cast<int64_t>(std::max(0.0, seconds));
@@ -238,7 +257,22 @@ struct EvalOptions {
   bool blocks_after_prefix = false;
   kvframe::common::BlockFidelity fidelity;  // block sessions' knobs
   bool json_output = false;
+  std::string game;
+  std::string records;  // each example's answers, one JSON line each
 };
+
+// One example's answers as --records writes them.
+json record_json(const ft::EvalRecord& r, const ft::Example& e, const std::vector<rt::AttentionMode>& modes) {
+  json answers = json::array();
+  for (size_t m = 0; m < r.modes.size(); ++m) {
+    const ft::ModeAnswer& a = r.modes[m];
+    answers.push_back({{"mode", rt::attention_mode_name(modes[m])}, {"text", a.text},
+                       {"matches_target", a.matches_target}, {"matches_reference", a.matches_reference},
+                       {"first_token", a.first_token}, {"kl_vs_reference", a.kl_vs_reference},
+                       {"tokens_encoded", a.tokens_encoded}, {"ms", a.ms}});
+  }
+  return {{"id", r.id}, {"target", e.target}, {"answers", answers}};
+}
 
 int run_eval(const EvalOptions& o) {
   ft::EvalParams params;
@@ -257,9 +291,15 @@ int run_eval(const EvalOptions& o) {
   auto examples = read_all(o.data);
   if (!examples) return fail(examples.error(), "fix the --data files");
   if (o.limit > 0 && static_cast<int64_t>(examples->size()) > o.limit) examples->resize(static_cast<size_t>(o.limit));
-  auto engine = load_engine(o.model, /*with_lora=*/true);
+  auto engine = load_engine(o.model, /*with_lora=*/true, data_game(*examples, o.game));
   if (!engine) return fail(engine.error(), "check --model, --lora, --device and --dtype");
+  std::ofstream records;
+  if (!o.records.empty()) {
+    records.open(o.records);
+    if (!records) return fail({kvframe::ErrorCode::kIo, "cannot write " + o.records}, "check --records");
+  }
   auto report = ft::evaluate(**engine, *examples, params, [&](size_t done, size_t total, const ft::EvalRecord& r) {
+    if (records.is_open()) records << record_json(r, (*examples)[done - 1], params.modes).dump() << "\n" << std::flush;
     std::cerr << "[" << done << "/" << total << "] " << r.id;
     for (size_t m = 0; m < r.modes.size(); ++m) {
       std::cerr << "  " << rt::attention_mode_name(params.modes[m]) << ": " << r.modes[m].text
@@ -302,12 +342,13 @@ struct DistillOptions {
   ModelOptions model;
   std::string data, out;
   int32_t max_tokens = 32;
+  std::string game;
 };
 
 int run_distill(const DistillOptions& o) {
   auto examples = ft::read_examples(o.data);
   if (!examples) return fail(examples.error(), "fix --data");
-  auto engine = load_engine(o.model, /*with_lora=*/true);
+  auto engine = load_engine(o.model, /*with_lora=*/true, data_game(*examples, o.game));
   if (!engine) return fail(engine.error(), "check --model, --lora, --device and --dtype");
   std::vector<ft::Example> missing;
   for (const ft::Example& e : *examples) {
@@ -429,6 +470,10 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--blocks-after-prefix", eval.blocks_after_prefix, "block sessions encode blocks after the prefix");
   kvframe::cli::add_fidelity_options(*eval_cmd, eval.fidelity, "for the block sessions");
   eval_cmd->add_flag("--json", eval.json_output, "the summary as JSON on stdout");
+  eval_cmd->add_option("--game", eval.game, kGameHelp);
+  eval_cmd->add_option("--records", eval.records,
+                       "also write each example's answers here, a JSON line each (id, target, answers: mode, text, "
+                       "matches_target, matches_reference, first_token, kl_vs_reference, tokens_encoded, ms)");
 
   DistillOptions distill;
   CLI::App* distill_cmd = app.add_subcommand("distill", "fill missing targets with the model's full-mode answers");
@@ -436,6 +481,7 @@ int main(int argc, char** argv) {
   distill_cmd->add_option("--data", distill.data, "examples (JSONL)")->required();
   distill_cmd->add_option("--out", distill.out, "where to write them with targets (JSONL)")->required();
   distill_cmd->add_option("--max-tokens", distill.max_tokens, "most tokens per target")->capture_default_str();
+  distill_cmd->add_option("--game", distill.game, kGameHelp);
 
   PerplexityOptions perplexity;
   CLI::App* perplexity_cmd =
