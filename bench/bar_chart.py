@@ -1,9 +1,11 @@
-"""A clustered bar chart as PNG, drawn by gnuplot (Debian's gnuplot-nox),
-for the Python benches: one cluster per row, one bar per series.
+"""The Python benches' plots, drawn by gnuplot (Debian's gnuplot-nox): a
+clustered bar chart (one cluster per row, one bar per series), and any other
+gnuplot script run the same way.
 
-    from bar_chart import bar_chart
+    from bar_chart import bar_chart, gnuplot
     ok = bar_chart("out.png", "title", "ms (lower is better)",
                    labels=["pace 0", "pace 300"], series={"p50": [471, 156], "p99": [664, 510]})
+    ok = gnuplot(script)  # a script that sets its own terminal and output
 """
 import os
 import subprocess
@@ -32,13 +34,19 @@ set grid ytics
 set key outside top center horizontal
 plot {plots}
 """
+    drawn = gnuplot(script)
+    os.unlink(data.name)
+    return drawn
+
+
+def gnuplot(script):
+    """Runs a gnuplot script; False (and a line on stderr) when gnuplot is missing or failed."""
     try:
         done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
     except FileNotFoundError:  # a bare host (a GPU host): the table is the result, the plot can be drawn later
         done = None
-    os.unlink(data.name)
     if done is None or done.returncode != 0:
-        sys.stderr.write("no plot: " + (f"gnuplot failed: {done.stderr.strip()}" if done else
+        sys.stderr.write("no plot: " + (f"gnuplot failed: {done.stderr.strip()[-1000:]}" if done else
                                         "gnuplot is missing (scripts/setup.sh installs gnuplot-nox)") + "\n")
         return False
     return True

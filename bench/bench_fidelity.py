@@ -24,12 +24,12 @@ KL against cost, a line per game. Exit codes: docs/tools.md (1: a bad --settings
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import exit_codes  # bench/exit_codes.py, beside this file
+from bar_chart import gnuplot
 
 ALL = 1 << 20  # --block-heads beyond every block's length: every token of a changed block's successors
 
@@ -131,13 +131,7 @@ set key top right
 plot {kl}
 unset multiplot
 """
-        done = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True) \
-            if shutil.which("gnuplot") else None
-        if done is None or done.returncode != 0:
-            sys.stderr.write("bench_fidelity: no plot: gnuplot is missing or failed (scripts/setup.sh installs "
-                             "gnuplot-nox)\n" + (done.stderr[-1000:] if done else ""))
-            return False
-    return True
+        return gnuplot(script)
 
 
 def main():

@@ -74,6 +74,10 @@ BENCHES = {
     "bench_bot": (["tools/kvframe-holdem"],
                   "{py} {bench}/bench_bot.py --holdem {b}/tools/kvframe-holdem --seeds 1 --hands 2 --history 0 "
                   "--model {m} --lora none --threads 1 --tag-baseline", r"tag \\ llm"),
+    "bench_holdem_dial": (["tools/kvframe-holdem", "tools/kvframe-finetune"],
+                          "rm -rf dial && {py} {bench}/bench_holdem_dial.py --build {b} --model {m} --lora none "
+                          "--threads 1 --seeds 1 --hands 3 --history 1 --settings heads:0,temp:1.2 --work dial",
+                          r"full = block"),
     "bench_serving": (["tools/kvframe-holdem-client", "server/kvframe-serve"],
                       "{py} {bench}/bench_serving.py --build {b} --model {m} --lora none --threads 1 --matches 1,4 "
                       "--paces 0,auto --together 1 --hands 2 --history 0 --json rows.json && "
