@@ -60,10 +60,21 @@
 #
 #   scripts/train-holdem-adapter.sh            # work in build/train-holdem
 #   KVFRAME_TRAIN_DIR=DIR scripts/train-holdem-adapter.sh
+#   # the same recipe for another model, from its block-tuned adapter
+#   # (models/<model>.block-lora.gguf, which train-default-adapter.sh writes
+#   # with the same KVFRAME_TRAIN_MODEL); writes models/<model>.holdem-lora.gguf
+#   KVFRAME_TRAIN_MODEL=gemma3-270m KVFRAME_TRAIN_DIR=build/train-holdem-gemma3 \
+#     scripts/train-holdem-adapter.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/training.sh
 training_dirs build/train-holdem data
+start="models/$model_stem.block-lora.gguf"
+if [ ! -s "$start" ]; then
+  echo "train-holdem: no $start; make it first: KVFRAME_TRAIN_MODEL=${KVFRAME_TRAIN_MODEL:-}" \
+    "scripts/train-default-adapter.sh" >&2
+  exit 2
+fi
 holdem_datasets "$work/data/decisions.jsonl" "$work/data/heldout.jsonl" 2 1101-1140 2101-2102
 
 # balanced_draw DATA PER-CELL SEED OUT
@@ -88,12 +99,12 @@ holdem_round() {
   shift 3
   [ -s "$out/adapter.gguf" ] && return 0
   echo "[train-holdem] $out (resumes from its checkpoint)" >&2
-  "$tools/kvframe-finetune" train --resume --init "$init" --train "$data" \
+  "$tools/kvframe-finetune" train --resume "${model_args[@]}" --init "$init" --train "$data" \
     --heldout "$work/data/heldout.jsonl" --heldout-limit 16 "${general_args[@]}" \
     --out "$out" --scope query --rank 8 --alpha 16 --batch 8 --schedule cosine --causal-fraction 0.5 \
     --eval-every 0 --checkpoint-every 5 "$@"
 }
-holdem_round "$work/run1" models/SmolLM2-135M-Instruct.block-lora.gguf "$work/data/balanced.jsonl" \
+holdem_round "$work/run1" "$start" "$work/data/balanced.jsonl" \
   --steps 80 --lr 1e-3 --warmup 6 --consistency 1 --seed 5
 holdem_round "$work/run2" "$work/run1/adapter.gguf" "$work/data/balanced2.jsonl" \
   --steps 240 --lr 5e-4 --warmup 6 --consistency 2 --seed 6
@@ -115,7 +126,8 @@ onpolicy_decisions() {
   mkdir -p "$dir"
   [ -s "$dir/decisions.jsonl" ] && return 0
   rm -f "$dir/part"[12].jsonl
-  holdem_players=(--bots llm,tag,station,random --mode block --commentary off --lora "$2" --threads 1 "${@:5}")
+  holdem_players=(--bots llm,tag,station,random --mode block --commentary off "${model_args[@]}" --lora "$2" --threads 1
+                  "${@:5}")
   OMP_NUM_THREADS=1 holdem_decisions "$dir/part1.jsonl" 2,10,2,20,5,2 $(seq "$first" 2 $((last - 1))) &
   odd=$!
   OMP_NUM_THREADS=1 holdem_decisions "$dir/part2.jsonl" 5,2,30,2,10,5 $(seq $((first + 1)) 2 "$last") &
@@ -150,8 +162,8 @@ holdem_round "$work/run7" "$work/run6/adapter.gguf" "$work/onpolicy3/mix.jsonl" 
   --steps 50 --lr 3e-4 --warmup 4 --consistency 4 --general-weight 4 --general-per-step 2 --dtype fp32 --seed 12
 
 mkdir -p models
-cp "$work/run7/adapter.gguf" models/SmolLM2-135M-Instruct.holdem-lora.gguf
+cp "$work/run7/adapter.gguf" "models/$model_stem.holdem-lora.gguf"
 logs=()
 for round in 1 2 3 4 5 6 7; do logs+=("$round=$work/run$round/train_log.jsonl"); done
-joined_logs "${logs[@]}" >models/SmolLM2-135M-Instruct.holdem-lora.train_log.jsonl
-echo "[train-holdem] wrote models/SmolLM2-135M-Instruct.holdem-lora.gguf" >&2
+joined_logs "${logs[@]}" >"models/$model_stem.holdem-lora.train_log.jsonl"
+echo "[train-holdem] wrote models/$model_stem.holdem-lora.gguf" >&2
