@@ -48,10 +48,12 @@ def kind(answer):
 
 
 def run(cmd, what):
+    """Runs a program, its progress (stderr) shown as it goes."""
     sys.stderr.write(f"[bench_holdem_dial] {what}\n")
-    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sys.stderr.flush()
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL)
     if done.returncode != 0:
-        sys.stderr.write(f"bench_holdem_dial: {' '.join(cmd)} exited {done.returncode}\n{done.stderr[-2000:]}\n")
+        sys.stderr.write(f"bench_holdem_dial: {' '.join(cmd)} exited {done.returncode}\n")
     return done.returncode == 0
 
 
@@ -118,39 +120,40 @@ def table(rows):
     print(f"{n} decisions; the target: the tight-aggressive bot's action; cost: tokens run through the model per "
           f"decision, % of full's ({rows[0]['full_tokens']:.0f})")
     print(f"{'setting':>16} | {'full = block':>12} {'same answer':>11} | {'block = target':>14} "
-          f"{'fold / check / call / raise':>30} | {'cost':>6} | disagreements (block > full)")
+          f"{'fold / check / call / raise':>32} | {'cost':>6} | disagreements (block > full)")
     for r in rows:
         per = " / ".join(percent(*c).strip() for c in r["block_target"][1:])
         dirs = ", ".join(f"{d} {c}" for d, c in r["directions"]) or "-"
         print(f"{r['label']:>16} | {percent(r['same_kind'], n):>12} {percent(r['same_answer'], n):>11} | "
-              f"{percent(r['block_target'][0], n):>14} {per:>30} | {percent(r['tokens'], r['full_tokens']):>6} | "
+              f"{percent(r['block_target'][0], n):>14} {per:>32} | {percent(r['tokens'], r['full_tokens']):>6} | "
               f"{dirs}")
     full = rows[0]["full_target"]
     print(f"{'full':>16} | {'':>12} {'':>11} | {percent(full[0], n):>14} "
-          f"{' / '.join(percent(*c).strip() for c in full[1:]):>30} | {'100.0%':>6} |")
+          f"{' / '.join(percent(*c).strip() for c in full[1:]):>32} | {'100.0%':>6} |")
 
 
 def plot(path, rows):
-    """full = block against cost, a point per setting."""
+    """Per setting (its cost under its name): full = block and block = the target; full = the target dashed."""
     with tempfile.TemporaryDirectory() as work:
         data = os.path.join(work, "dial.dat")
         with open(data, "w") as f:
-            for r in rows:
-                f.write(f'{100 * r["tokens"] / r["full_tokens"]:.3f} {100 * r["same_kind"] / r["decisions"]:.2f} '
-                        f'{100 * r["block_target"][0] / r["decisions"]:.2f} "{r["label"]}"\n')
+            for i, r in enumerate(rows):
+                f.write(f'{i} {100 * r["same_kind"] / r["decisions"]:.2f} '
+                        f'{100 * r["block_target"][0] / r["decisions"]:.2f} "{r["label"]}\\n{100 * r["tokens"] / r["full_tokens"]:.1f}% of full"\n')
         full = 100 * rows[0]["full_target"][0] / rows[0]["decisions"]
         script = f"""
 set terminal pngcairo size 900,520 font ",11" noenhanced
 set output "{path}"
-set title "Hold'em decisions: block mode's fidelity dial ({rows[0]['decisions']} decisions)"
-set xlabel "tokens run through the model per decision, % of full's"
-set ylabel "%"
-set yrange [0:105]
+set title "Hold'em decisions: block mode's fidelity dial ({rows[0]['decisions']} decisions; cost: tokens per decision)"
+set ylabel "% of decisions"
+set yrange [50:100]
+set bmargin 5
+set xrange [-0.5:{len(rows) - 0.5}]
+set grid ytics
 set key bottom right
-plot "{data}" using 1:2 with points pt 7 ps 1.5 title "full = block (kind of move)", \\
-     "" using 1:2:4 with labels offset 0,1 font ",9" notitle, \\
-     "" using 1:3 with points pt 5 ps 1.2 title "block = the tight-aggressive bot", \\
-     {full:.2f} with lines dt 2 title "full = the tight-aggressive bot"
+plot "{data}" using 1:2:xtic(4) with points pt 7 ps 1.8 title "full = block (kind of move)", \\
+     "" using 1:3 with points pt 5 ps 1.5 title "block = the tight-aggressive bot", \\
+     {full:.2f} with lines dt 2 lw 2 title "full = the tight-aggressive bot"
 """
         return gnuplot(script)
 
