@@ -62,6 +62,8 @@ def record_states(args, path):
     if os.path.exists(path):
         return True
     raw = path + ".all.jsonl"
+    if os.path.exists(raw):  # a run cut short: kvframe-holdem appends, so start the matches over
+        os.remove(raw)
     for seed in args.seeds.split(","):
         if not run([os.path.join(args.build, "tools", "kvframe-holdem"), "--bots", "llm,tag,station,random",
                     "--hands", str(args.hands), "--seed", seed, "--history", str(args.history), "--mode", "block",

@@ -79,9 +79,10 @@ kvframe::Result<std::vector<ft::Example>> read_all(const std::vector<std::string
   return all;
 }
 
-// The game the examples come from, by their ids' first word: kvframe-holdem
-// writes "holdem-s<seed>-...", kvframe-stream "moba-s<seed>-...". Empty when
-// they do not all share one, or when `game` already names it.
+// Whose shipped adapter --lora auto takes: `game` (--game) when given, else
+// the game the examples come from, by their ids' first word (kvframe-holdem
+// writes "holdem-s<seed>-...", kvframe-stream "moba-s<seed>-..."); empty when
+// the ids do not all share one.
 std::string data_game(const std::vector<ft::Example>& examples, const std::string& game) {
   if (!game.empty() || examples.empty()) return game;
   const std::string first = examples.front().id.substr(0, examples.front().id.find('-'));
