@@ -21,7 +21,9 @@ what it costs, at the history a game keeps (docs/finetune.md).
 
 A setting is heads:N, heads:all, blend:R, temp:T or several joined by +
 (bench_fidelity.py's); heads:0 is plain block. The states and answers are
-kept in --work, so a second run with other settings answers only those.
+kept in --work, so a second run with other settings answers only those
+(they are found by file names: clear --work after retraining an adapter
+under the same name).
 Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md.
 """
 import argparse
