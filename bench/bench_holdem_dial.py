@@ -174,7 +174,8 @@ def main():
     p.add_argument("--model", default="", help="GGUF model (default: the programs' default model)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: the programs' default)")
     p.add_argument("--work", default="build/bench/holdem_dial",
-                   help="where the states and answers are kept (a folder per seeds, hands, history, model, lora)")
+                   help="where the states and answers are kept, a folder per seeds, hands, history, model and "
+                        "lora file names (clear it after retraining an adapter under the same name)")
     p.add_argument("--plot", default="bench_holdem_dial.png", help="PNG plot (empty: none)")
     p.add_argument("--json", default="", help="also write the rows here")
     args = p.parse_args()
