@@ -32,21 +32,19 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 
 import exit_codes  # bench/exit_codes.py, beside this file
 from bar_chart import gnuplot
 from bench_fidelity import knob_args
-
-KINDS = ("fold", "check", "call", "raise")
-
+from bot_decisions import KINDS, compare_modes, versus_tag
 
 def kind(answer):
-    """The kind of move of a JSON action ("?" if it is not one)."""
+    """The kind of move of a JSON action ("invalid" if it is not one)."""
     try:
-        return json.loads(answer).get("action", "?")
+        action = json.loads(answer).get("action")
     except (ValueError, AttributeError):
-        return "?"
+        return "invalid"
+    return action if action in KINDS else "invalid"
 
 
 def run(cmd, what):
@@ -96,23 +94,25 @@ def answers(args, states, modes, knob, path):
 
 
 def compare(full, block):
-    """The row of one setting: `block`'s answers against `full`'s and the target's, by kind of move."""
+    """The row of one setting: `block`'s answers against `full`'s and the target's, by kind of move
+    (bot_decisions.py's sums, over the decisions both answered)."""
     ids = [i for i in full if i in block]
-    target = {i: kind(full[i][0]) for i in ids}
-    f = {i: kind(full[i][1][0]["text"]) for i in ids}
-    b = {i: kind(block[i][1][-1]["text"]) for i in ids}
-    classes = {k: [i for i in ids if target[i] == k] for k in KINDS}
+    records = [{"tag": kind(full[i][0]),
+                "modes": [{"mode": mode, "action": kind(answers[i][1][-1]["text"]),
+                           "tokens_encoded": answers[i][1][-1]["tokens_encoded"]}
+                          for mode, answers in (("full", full), ("block", block))]} for i in ids]
+    c = compare_modes(records, "full", "block")
+    directions = sorted(c["directions"].items(), key=lambda kv: -kv[1])
+    return {"decisions": c["decisions"], "same_kind": c["same"],
+            "same_answer": sum(full[i][1][-1]["text"] == block[i][1][-1]["text"] for i in ids),
+            "directions": [(f"{b}>{f}", n) for (b, f), n in directions],
+            "block_target": versus_tag(records, "block"), "full_target": versus_tag(records, "full"),
+            "tokens": c["tokens_encoded"]["block"], "full_tokens": c["tokens_encoded"]["full"]}
 
-    def with_target(moves):
-        return [sum(moves[i] == target[i] for i in ids)] + [
-            (sum(moves[i] == k for i in classes[k]), len(classes[k])) for k in KINDS]
 
-    return {"decisions": len(ids), "same_kind": sum(f[i] == b[i] for i in ids),
-            "same_answer": sum(full[i][1][0]["text"] == block[i][1][-1]["text"] for i in ids),
-            "directions": Counter(f"{b[i]}>{f[i]}" for i in ids if f[i] != b[i]).most_common(),
-            "block_target": with_target(b), "full_target": with_target(f),
-            "tokens": sum(block[i][1][-1]["tokens_encoded"] for i in ids) / max(1, len(ids)),
-            "full_tokens": sum(full[i][1][0]["tokens_encoded"] for i in ids) / max(1, len(ids))}
+def by_class(target):
+    """fold / check / call / raise: the share of each class the mode matched."""
+    return " / ".join(percent(*target["per_class"][k]).strip() for k in KINDS)
 
 
 def percent(n, of):
@@ -126,14 +126,13 @@ def table(rows):
     print(f"{'setting':>16} | {'full = block':>12} {'same answer':>11} | {'block = target':>14} "
           f"{'fold / check / call / raise':>32} | {'cost':>6} | disagreements (block > full)")
     for r in rows:
-        per = " / ".join(percent(*c).strip() for c in r["block_target"][1:])
         dirs = ", ".join(f"{d} {c}" for d, c in r["directions"]) or "-"
         print(f"{r['label']:>16} | {percent(r['same_kind'], n):>12} {percent(r['same_answer'], n):>11} | "
-              f"{percent(r['block_target'][0], n):>14} {per:>32} | {percent(r['tokens'], r['full_tokens']):>6} | "
-              f"{dirs}")
+              f"{percent(r['block_target']['agree'], n):>14} {by_class(r['block_target']):>32} | "
+              f"{percent(r['tokens'], r['full_tokens']):>6} | {dirs}")
     full = rows[0]["full_target"]
-    print(f"{'full':>16} | {'':>12} {'':>11} | {percent(full[0], n):>14} "
-          f"{' / '.join(percent(*c).strip() for c in full[1:]):>32} | {'100.0%':>6} |")
+    print(f"{'full':>16} | {'':>12} {'':>11} | {percent(full['agree'], n):>14} {by_class(full):>32} | "
+          f"{'100.0%':>6} |")
 
 
 def plot(path, rows):
@@ -143,8 +142,9 @@ def plot(path, rows):
         with open(data, "w") as f:
             for i, r in enumerate(rows):
                 f.write(f'{i} {100 * r["same_kind"] / r["decisions"]:.2f} '
-                        f'{100 * r["block_target"][0] / r["decisions"]:.2f} "{r["label"]}\\n{100 * r["tokens"] / r["full_tokens"]:.1f}% of full"\n')
-        full = 100 * rows[0]["full_target"][0] / rows[0]["decisions"]
+                        f'{100 * r["block_target"]["agree"] / r["decisions"]:.2f} '
+                        f'"{r["label"]}\\n{100 * r["tokens"] / r["full_tokens"]:.1f}% of full"\n')
+        full = 100 * rows[0]["full_target"]["agree"] / rows[0]["decisions"]
         script = f"""
 set terminal pngcairo size 900,520 font ",11" noenhanced
 set output "{path}"
