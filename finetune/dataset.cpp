@@ -12,7 +12,10 @@ namespace kvframe::finetune {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
+// Ordered: a frame keeps the keys' order the game wrote, which is the order
+// a session reads its blocks in (a std::map would sort them, and train and
+// evaluate on documents no game streams).
+using json = nlohmann::ordered_json;
 
 Error bad_record(const std::string& where, const std::string& why) {
   return {ErrorCode::kInvalidArgument, where + ": " + why + " (docs/finetune.md describes the records)"};

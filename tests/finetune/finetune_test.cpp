@@ -237,6 +237,25 @@ TEST(FinetuneData, RecordsAreCheckedAndErrorsNameTheLine) {
   EXPECT_EQ((*back)[2].target, "green");
 }
 
+TEST(FinetuneData, FramesKeepTheOrderTheGameWroteTheirKeysIn) {
+  // A session reads a frame's blocks in document order, so a record's frame
+  // must come back as the game streamed it, not with its keys sorted.
+  TempDir dir;
+  const std::string path = dir.path + "/data.jsonl";
+  const std::string frame = R"({"state":{"pot":15,"board":[],"chips":{"p2":1,"p1":2}},"history":[{"z":1,"a":0.25}]})";
+  const std::string schema = R"({"type":"object","properties":{"b":{},"a":{}}})";
+  write_file(path, R"({"frame": )" + frame + R"(, "instruction": "go", "target": "x", "schema": )" + schema + "}\n");
+  auto examples = read_examples(path);
+  ASSERT_TRUE(examples.ok()) << examples.error().to_string();
+  EXPECT_EQ((*examples)[0].frame, frame);
+  EXPECT_EQ((*examples)[0].schema, schema);
+
+  ASSERT_TRUE(write_examples(path, *examples).ok());
+  auto back = read_examples(path);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ((*back)[0].frame, frame);
+}
+
 TEST(FinetuneData, TokenizedSamplesAreWhatTheSessionRuns) {
   auto engine = rt::engine_test::tiny_engine();
   const Example e = toy_game(1)[0];

@@ -49,10 +49,11 @@ struct Options {
 // Appends a frame to --dataset as a kvframe-finetune record without a target
 // (`kvframe-finetune distill` takes it from the model in full mode).
 void write_record(std::ofstream& out, const Options& options, std::uint64_t n, const std::string& frame_json) {
-  const nlohmann::json record = {{"id", "moba-s" + std::to_string(options.seed) + "-f" + std::to_string(n)},
-                                 {"frame", nlohmann::json::parse(frame_json)},
-                                 {"instruction", options.instruction},
-                                 {"target", ""}};
+  // Ordered, so the record's frame reads in the order the stream sent it.
+  const nlohmann::ordered_json record = {{"id", "moba-s" + std::to_string(options.seed) + "-f" + std::to_string(n)},
+                                         {"frame", nlohmann::ordered_json::parse(frame_json)},
+                                         {"instruction", options.instruction},
+                                         {"target", ""}};
   out << record.dump() << '\n';
 }
 
