@@ -77,11 +77,14 @@ inline Q4kBytes q4_k_bytes(const uint8_t* q) {
 
 // A Q4_K super-block's mins term (dmin times min_j times the activations'
 // fp32 sum over group j), added into `acc`'s lanes: the int8 kernels keep it
-// in a vector summed once per row.
+// in a vector summed once per row. The factors dmin min_j are the
+// activations' rows' own; a kernel taking several rows makes them once.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 q4_k_minimum_factors(__m128i mins, float dmin) {
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mins)), _mm256_set1_ps(dmin));
+}
 __attribute__((target("avx2,fma,f16c"))) inline __m256 q4_k_minimums(__m128i mins, float dmin, const float* group_sums,
                                                                       __m256 acc) {
-  const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mins)), _mm256_set1_ps(dmin));
-  return _mm256_fmadd_ps(scaled, _mm256_loadu_ps(group_sums), acc);
+  return _mm256_fmadd_ps(q4_k_minimum_factors(mins, dmin), _mm256_loadu_ps(group_sums), acc);
 }
 
 // One half (128 values) of a Q6_K super-block b as four runs of 32 six-bit

@@ -28,6 +28,28 @@ constexpr int64_t kSuper = 256;
 #if defined(__x86_64__)
 #define KV_INT8 KV_AVX512_INT8
 
+// Activation rows multiplied together: each weight super-block is unpacked
+// once for up to this many rows (a step batched over sessions, NPCs or
+// matches), not once per row. Every row's operations stay those it would
+// take alone, in the same order, so a batch's rows equal each row alone bit
+// for bit.
+constexpr int kRowsTogether = 4;
+
+// together.rows<R>(i) for the R rows from i, in blocks of kRowsTogether,
+// then the rest (a functor, not a lambda: a lambda would not take the
+// kernel's instruction set).
+template <class Together>
+KV_INT8 inline void in_row_blocks(int64_t n, const Together& together) {
+  int64_t i = 0;
+  for (; i + kRowsTogether <= n; i += kRowsTogether) together.template rows<kRowsTogether>(i);
+  switch (n - i) {
+    case 3: together.template rows<3>(i); break;
+    case 2: together.template rows<2>(i); break;
+    case 1: together.template rows<1>(i); break;
+    default: break;
+  }
+}
+
 // Q4_K: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
 // nibbles; value = d scale_j q - dmin min_j for group j of 32. Each 32 bytes
 // of nibbles hold group 2 p (low nibbles) and 2 p + 1 (high): one 512-bit
@@ -35,11 +57,59 @@ constexpr int64_t kSuper = 256;
 // shuffle of the eight (unpacked four at a time, q4_k_bytes()); the mins'
 // term is kept in a vector of its own, summed once per row.
 template <class Products>
+struct Q4kRow {
+  const uint8_t* row;
+  int64_t supers, r;
+  const Int8Rows& x;
+  float* y;
+  int64_t y_stride;
+  const __m512i (&spread)[4];
+
+  template <int R>
+  KV_INT8 void rows(int64_t first) const {
+    constexpr int64_t kBytes = 144;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m512 acc[R];
+    __m256 minimums[R];
+    for (int i = 0; i < R; ++i) {
+      acc[i] = _mm512_setzero_ps();
+      minimums[i] = _mm256_setzero_ps();
+    }
+    for (int64_t s = 0; s < supers; ++s) {
+      const uint8_t* b = row + s * kBytes;
+      const Q4kBytes six_bits = q4_k_bytes(b + 4);
+      const __m512i scales16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(six_bits.scales));
+      __m512i weights[4], scales[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * p));
+        weights[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(packed, low4)),
+                                        _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), 1);
+        scales[p] = _mm512_shuffle_epi8(scales16, spread[p]);
+      }
+      const float d = fp16_at(b);
+      const __m256 minimum_factors = q4_k_minimum_factors(six_bits.mins, fp16_at(b + 2));
+      for (int i = 0; i < R; ++i) {
+        const int64_t block = (first + i) * supers + s;
+        const int8_t* a = x.q.data() + block * kSuper;
+        __m512i sums = _mm512_setzero_si512();
+        for (int p = 0; p < 4; ++p) {
+          sums = Products::add_dot_words(sums, _mm512_maddubs_epi16(weights[p], _mm512_loadu_si512(a + 64 * p)),
+                                         scales[p]);
+        }
+        acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_set1_ps(d * x.scale[static_cast<size_t>(block)]),
+                                 acc[i]);
+        minimums[i] = _mm256_fmadd_ps(minimum_factors, _mm256_loadu_ps(x.sum.data() + block * 8), minimums[i]);
+      }
+    }
+    for (int i = 0; i < R; ++i) {
+      y[(first + i) * y_stride + r] = _mm512_reduce_add_ps(acc[i]) - reduce_add_avx2(minimums[i]);
+    }
+  }
+};
+
+template <class Products>
 KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                               const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end) {
-  constexpr int64_t kBytes = 144;
-  const int64_t supers = cols / kSuper;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   // For nibble run p: group 2 p's int16 scale (bytes 4 p, 4 p + 1 of the
   // eight widened to int16) into the low 256 bits, 2 p + 1's into the high.
   __m512i spread[4];
@@ -49,30 +119,7 @@ KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t
   }
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
-    for (int64_t i = 0; i < x.n; ++i) {
-      __m512 acc = _mm512_setzero_ps();
-      __m256 minimums = _mm256_setzero_ps();
-      for (int64_t s = 0; s < supers; ++s) {
-        const uint8_t* b = row + s * kBytes;
-        const int64_t block = i * supers + s;
-        const int8_t* a = x.q.data() + block * kSuper;
-        const Q4kBytes six_bits = q4_k_bytes(b + 4);
-        const __m512i scales16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(six_bits.scales));
-        __m512i sums = _mm512_setzero_si512();
-        for (int p = 0; p < 4; ++p) {
-          const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * p));
-          const __m512i weights = _mm512_inserti64x4(
-              _mm512_castsi256_si512(_mm256_and_si256(packed, low4)),
-              _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4), 1);
-          const __m512i products = _mm512_maddubs_epi16(weights, _mm512_loadu_si512(a + 64 * p));
-          sums = Products::add_dot_words(sums, products, _mm512_shuffle_epi8(scales16, spread[p]));
-        }
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_set1_ps(fp16_at(b) * x.scale[static_cast<size_t>(block)]),
-                              acc);
-        minimums = q4_k_minimums(six_bits.mins, fp16_at(b + 2), x.sum.data() + block * 8, minimums);
-      }
-      y[i * y_stride + r] = _mm512_reduce_add_ps(acc) - reduce_add_avx2(minimums);
-    }
+    in_row_blocks(x.n, Q4kRow<Products>{row, cols / kSuper, r, x, y, y_stride, spread});
   }
 }
 
@@ -80,10 +127,59 @@ KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t
 // fp16 d; value = d scale_k (q - 32) for group k of 16. The products take q
 // unsigned (0..63); 32 times each group's activation sum comes off.
 template <class Products>
+struct Q6kRow {
+  const uint8_t* row;
+  int64_t supers, r;
+  const Int8Rows& x;
+  float* y;
+  int64_t y_stride;
+  const __m512i (&spread)[4];
+
+  template <int R>
+  KV_INT8 void rows(int64_t first) const {
+    constexpr int64_t kBytes = 210;
+    __m512 acc[R];
+    for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t s = 0; s < supers; ++s) {
+      const uint8_t* b = row + s * kBytes;
+      const __m128i group_scales = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192));
+      const __m512i scales16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(group_scales));
+      const __m512i scales32 = _mm512_cvtepi8_epi32(group_scales);
+      // Values 64 t .. 64 t + 63 (runs k, k + 1 of half t / 2) and their
+      // groups' scales per int16 lane.
+      __m512i weights[4], scales[4];
+      for (int half = 0; half < 2; ++half) {
+        __m256i runs[4];  // ggml's q1..q4: 32 values each, 0..63
+        q6_k_runs(b, half, runs);
+        for (int k = 0; k < 4; k += 2) {
+          weights[2 * half + k / 2] = _mm512_inserti64x4(_mm512_castsi256_si512(runs[k]), runs[k + 1], 1);
+          scales[2 * half + k / 2] = _mm512_permutexvar_epi16(spread[2 * half + k / 2], scales16);
+        }
+      }
+      const float d = fp16_at(b + 208);
+      for (int i = 0; i < R; ++i) {
+        const int64_t block = (first + i) * supers + s;
+        const int8_t* a = x.q.data() + block * kSuper;
+        // -32 times the groups' scales times their 16-value activation sums
+        // (one multiply, then a shift).
+        const __m512i offsets = _mm512_mullo_epi32(scales32, _mm512_loadu_si512(x.qsum16.data() + block * 16));
+        __m512i sums = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(offsets, 5));
+        for (int t = 0; t < 4; ++t) {
+          const int8_t* values = a + 128 * (t / 2) + 64 * (t % 2);
+          sums = Products::add_dot_words(sums, _mm512_maddubs_epi16(weights[t], _mm512_loadu_si512(values)),
+                                         scales[t]);
+        }
+        acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_set1_ps(d * x.scale[static_cast<size_t>(block)]),
+                                 acc[i]);
+      }
+    }
+    for (int i = 0; i < R; ++i) y[(first + i) * y_stride + r] = _mm512_reduce_add_ps(acc[i]);
+  }
+};
+
+template <class Products>
 KV_INT8 inline void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
                               const Int8Rows& x, float* y, int64_t y_stride, int64_t begin, int64_t end) {
-  constexpr int64_t kBytes = 210;
-  const int64_t supers = cols / kSuper;
   // For each 64 values (runs k, k + 1 of a half), the int16 lanes' group of
   // 16: lanes 8 g .. 8 g + 7 take scale 8 half + 2 k + g.
   __m512i spread[4];
@@ -94,35 +190,7 @@ KV_INT8 inline void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t
   }
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
-    for (int64_t i = 0; i < x.n; ++i) {
-      __m512 acc = _mm512_setzero_ps();
-      for (int64_t s = 0; s < supers; ++s) {
-        const uint8_t* b = row + s * kBytes;
-        const int64_t block = i * supers + s;
-        const int8_t* a = x.q.data() + block * kSuper;
-        const auto* scales = reinterpret_cast<const int8_t*>(b + 192);
-        // -32 times the groups' scales times their 16-value activation sums
-        // (one multiply, then a shift).
-        const __m128i scale_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales));
-        const __m512i scales16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(scale_bytes));
-        const __m512i offsets =
-            _mm512_mullo_epi32(_mm512_cvtepi8_epi32(scale_bytes), _mm512_loadu_si512(x.qsum16.data() + block * 16));
-        __m512i sums = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(offsets, 5));
-        for (int half = 0; half < 2; ++half) {
-          __m256i runs[4];  // ggml's q1..q4: 32 values each, 0..63
-          q6_k_runs(b, half, runs);
-          for (int k = 0; k < 4; k += 2) {
-            // Runs k and k + 1 (64 values); each run's halves of 16 have their own scale.
-            const __m512i weights = _mm512_inserti64x4(_mm512_castsi256_si512(runs[k]), runs[k + 1], 1);
-            const __m512i products = _mm512_maddubs_epi16(weights, _mm512_loadu_si512(a + 128 * half + 32 * k));
-            sums = Products::add_dot_words(sums, products, _mm512_permutexvar_epi16(spread[2 * half + k / 2], scales16));
-          }
-        }
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums),
-                              _mm512_set1_ps(fp16_at(b + 208) * x.scale[static_cast<size_t>(block)]), acc);
-      }
-      y[i * y_stride + r] = _mm512_reduce_add_ps(acc);
-    }
+    in_row_blocks(x.n, Q6kRow<Products>{row, cols / kSuper, r, x, y, y_stride, spread});
   }
 }
 
