@@ -28,28 +28,6 @@ constexpr int64_t kSuper = 256;
 #if defined(__x86_64__)
 #define KV_INT8 KV_AVX512_INT8
 
-// Activation rows multiplied together: each weight super-block is unpacked
-// once for up to this many rows (a step batched over sessions, NPCs or
-// matches), not once per row. Every row's operations stay those it would
-// take alone, in the same order, so a batch's rows equal each row alone bit
-// for bit.
-constexpr int kRowsTogether = 4;
-
-// together.rows<R>(i) for the R rows from i, in blocks of kRowsTogether,
-// then the rest (a functor, not a lambda: a lambda would not take the
-// kernel's instruction set).
-template <class Together>
-KV_INT8 inline void in_row_blocks(int64_t n, const Together& together) {
-  int64_t i = 0;
-  for (; i + kRowsTogether <= n; i += kRowsTogether) together.template rows<kRowsTogether>(i);
-  switch (n - i) {
-    case 3: together.template rows<3>(i); break;
-    case 2: together.template rows<2>(i); break;
-    case 1: together.template rows<1>(i); break;
-    default: break;
-  }
-}
-
 // Q4_K: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
 // nibbles; value = d scale_j q - dmin min_j for group j of 32. Each 32 bytes
 // of nibbles hold group 2 p (low nibbles) and 2 p + 1 (high): one 512-bit

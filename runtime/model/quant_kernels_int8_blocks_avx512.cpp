@@ -54,14 +54,13 @@ KV_AVX512_INT8 inline __m512i pair_quants(const uint8_t* b0, const uint8_t* b1) 
   }
 }
 
-// Blocks b0 and b1 times their 32 activations each, as int32 lanes (0..7
-// b0's, 8..15 b1's): unsigned q directly; q - offset as q's product less
-// offset times the activations'; Q8_0's signed bytes through their
-// magnitudes, the activations taking their signs.
+// Blocks' q (pair_quants()) times their 32 activations each, as int32
+// lanes (0..7 the first block's, 8..15 the second's): unsigned q directly;
+// q - offset as q's product less offset times the activations'; Q8_0's
+// signed bytes through their magnitudes, the activations taking their signs.
 template <GgmlType T, class Products>
-KV_AVX512_INT8 inline __m512i pair_dot(const uint8_t* b0, const uint8_t* b1, __m512i a) {
+KV_AVX512_INT8 inline __m512i pair_dot(__m512i q, __m512i a) {
   constexpr BlockLayout kLayout = block_layout(T);
-  const __m512i q = pair_quants<T>(b0, b1);
   if constexpr (T == GgmlType::kQ8_0) {
     const __m512i signed_a = _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(q), _mm512_setzero_si512(), a);
     return Products::dot_bytes(_mm512_abs_epi8(q), signed_a);
@@ -72,11 +71,11 @@ KV_AVX512_INT8 inline __m512i pair_dot(const uint8_t* b0, const uint8_t* b1, __m
   }
 }
 
-// [d0, m0, d1, m1] as fp32 (m 0 for the types without one) times
-// `activations` ([scale0, sum0, scale1, sum1]). Where m follows d, one
-// 32-bit load takes both.
+// [d0, m0, d1, m1] as fp32 (m 0 for the types without one); times the
+// activations' [scale0, sum0, scale1, sum1], a pair's factors. Where m
+// follows d, one 32-bit load takes both.
 template <GgmlType T>
-KV_AVX512_INT8 inline __m128 pair_factors(const uint8_t* b0, const uint8_t* b1, __m128 activations) {
+KV_AVX512_INT8 inline __m128 pair_halves(const uint8_t* b0, const uint8_t* b1) {
   constexpr BlockLayout kLayout = block_layout(T);
   static_assert(kLayout.minimum < 0 || kLayout.minimum == 2, "m right after d");
   __m128i h;
@@ -88,7 +87,7 @@ KV_AVX512_INT8 inline __m128 pair_factors(const uint8_t* b0, const uint8_t* b1, 
   } else {
     h = _mm_insert_epi16(_mm_cvtsi32_si128(u16_at(b0)), u16_at(b1), 2);
   }
-  return _mm_mul_ps(_mm_cvtph_ps(h), activations);
+  return _mm_cvtph_ps(h);
 }
 
 // Lanes 0..7 of a pair's products take factor 0 (b0's d), 8..15 factor 2
@@ -99,16 +98,73 @@ KV_AVX512_INT8 inline void accumulate(__m512i dot, __m128 factors, __m512& acc, 
   offsets = _mm_add_ps(offsets, factors);
 }
 
-// Blocks k and k + 1 of a row into acc and offsets.
+// One weight row times activation rows first .. first + R - 1, each pair of
+// blocks unpacked once for the R rows (in_row_blocks()).
 template <GgmlType T, class Products>
-KV_AVX512_INT8 inline void add_pair(const uint8_t* row, int64_t bytes, int64_t k, const int8_t* a, const float* scale,
-                                    const float* sum, __m512& acc, __m128& offsets) {
-  const uint8_t* b0 = row + k * bytes;
-  const __m512i dot = pair_dot<T, Products>(b0, b0 + bytes, _mm512_loadu_si512(a + k * kQK));
-  const __m128 activations = _mm_unpacklo_ps(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(scale + k))),
-                                             _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(sum + k))));
-  accumulate(dot, pair_factors<T>(b0, b0 + bytes, activations), acc, offsets);
-}
+struct BlockRow {
+  const uint8_t* row;
+  int64_t blocks, bytes, cols, r;
+  const Int8Blocks& x;
+  float* y;
+  int64_t y_stride;
+
+  // Blocks k and k + 1 into each row's acc and offsets.
+  template <int R>
+  KV_AVX512_INT8 void add_pair(int64_t k, int64_t first, __m512 (&acc)[R], __m128 (&offsets)[R]) const {
+    const uint8_t* b0 = row + k * bytes;
+    const __m512i q = pair_quants<T>(b0, b0 + bytes);
+    const __m128 halves = pair_halves<T>(b0, b0 + bytes);
+    for (int i = 0; i < R; ++i) {
+      const int64_t at = (first + i) * blocks + k;
+      const __m512i dot = pair_dot<T, Products>(q, _mm512_loadu_si512(x.q.data() + (first + i) * cols + k * kQK));
+      const __m128 activations =
+          _mm_unpacklo_ps(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(x.scale.data() + at))),
+                          _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(x.sum.data() + at))));
+      accumulate(dot, _mm_mul_ps(halves, activations), acc[i], offsets[i]);
+    }
+  }
+
+  template <int R>
+  KV_AVX512_INT8 void rows(int64_t first) const {
+    // Two accumulators a row: two independent FMA chains.
+    __m512 acc0[R], acc1[R];
+    __m128 offsets[R];
+    for (int i = 0; i < R; ++i) {
+      acc0[i] = _mm512_setzero_ps();
+      acc1[i] = _mm512_setzero_ps();
+      offsets[i] = _mm_setzero_ps();
+    }
+    int64_t k = 0;
+    for (; k + 4 <= blocks; k += 4) {
+      add_pair<R>(k, first, acc0, offsets);
+      add_pair<R>(k + 2, first, acc1, offsets);
+    }
+    if (k + 2 <= blocks) {
+      add_pair<R>(k, first, acc0, offsets);
+      k += 2;
+    }
+    if (k < blocks) {  // an odd count's last block, paired with itself and activations of zero
+      const uint8_t* b0 = row + k * bytes;
+      const __m512i q = pair_quants<T>(b0, b0);
+      const __m128 halves = pair_halves<T>(b0, b0);
+      for (int i = 0; i < R; ++i) {
+        const int64_t at = (first + i) * blocks + k;
+        const __m512i a0 = _mm512_zextsi256_si512(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q.data() + (first + i) * cols + k * kQK)));
+        accumulate(pair_dot<T, Products>(q, a0), _mm_mul_ps(halves, _mm_setr_ps(x.scale[at], x.sum[at], 0, 0)),
+                   acc1[i], offsets[i]);
+      }
+    }
+    for (int i = 0; i < R; ++i) {
+      float total = _mm512_reduce_add_ps(_mm512_add_ps(acc0[i], acc1[i]));
+      if constexpr (block_layout(T).minimum >= 0) {
+        total += _mm_cvtss_f32(
+            _mm_add_ss(_mm_shuffle_ps(offsets[i], offsets[i], 1), _mm_shuffle_ps(offsets[i], offsets[i], 3)));
+      }
+      y[(first + i) * y_stride + r] = total;
+    }
+  }
+};
 
 template <GgmlType T, class Products>
 KV_AVX512_INT8 inline void rows_of(const uint8_t* w, int64_t row_bytes, const int32_t* order, int64_t cols,
@@ -116,34 +172,7 @@ KV_AVX512_INT8 inline void rows_of(const uint8_t* w, int64_t row_bytes, const in
   const int64_t blocks = cols / kQK, bytes = ggml_type_size(T).block_bytes;
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
-    for (int64_t i = 0; i < x.n; ++i) {
-      const int8_t* a = x.q.data() + i * cols;
-      const float* scale = x.scale.data() + i * blocks;
-      const float* sum = x.sum.data() + i * blocks;
-      // Two accumulators: two independent FMA chains.
-      __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-      __m128 offsets = _mm_setzero_ps();
-      int64_t k = 0;
-      for (; k + 4 <= blocks; k += 4) {
-        add_pair<T, Products>(row, bytes, k, a, scale, sum, acc0, offsets);
-        add_pair<T, Products>(row, bytes, k + 2, a, scale, sum, acc1, offsets);
-      }
-      if (k + 2 <= blocks) {
-        add_pair<T, Products>(row, bytes, k, a, scale, sum, acc0, offsets);
-        k += 2;
-      }
-      if (k < blocks) {  // an odd count's last block, paired with itself and activations of zero
-        const uint8_t* b0 = row + k * bytes;
-        const __m512i a0 = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k * kQK)));
-        accumulate(pair_dot<T, Products>(b0, b0, a0), pair_factors<T>(b0, b0, _mm_setr_ps(scale[k], sum[k], 0, 0)), acc1,
-                   offsets);
-      }
-      float total = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-      if constexpr (block_layout(T).minimum >= 0) {
-        total += _mm_cvtss_f32(_mm_add_ss(_mm_shuffle_ps(offsets, offsets, 1), _mm_shuffle_ps(offsets, offsets, 3)));
-      }
-      y[i * y_stride + r] = total;
-    }
+    in_row_blocks(x.n, BlockRow<T, Products>{row, blocks, bytes, cols, r, x, y, y_stride});
   }
 }
 

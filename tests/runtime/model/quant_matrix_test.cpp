@@ -229,33 +229,45 @@ TEST(QuantMatrix, Avx512Int8KernelsSumTheSameIntegersWithAndWithoutVnni) {
 }
 
 TEST(QuantMatrix, Int8RowsOfABatchEqualEachRowAlone) {
-  // The int8 kernels multiply several activation rows per unpacked weight
-  // block (a decoding step batched over sessions); each row's sums run as
-  // they would alone, so a batch of any size equals its rows one at a time,
-  // bit for bit, with VNNI and without.
-  const int64_t rows = 19, cols = 512;
-  for (GgmlType type : kEveryType) {
-    for (bool vnni : {false, true}) {
-      if (vnni && !quant_kernels::cpu_has_avx512_vnni()) continue;
-      if (!vnni && !quant_kernels::cpu_has_avx512()) continue;
-      const quant_kernels::Int8RowsFn kernel = quant_kernels::int8_rows_avx512(type, vnni);
-      if (!kernel) continue;
-      SCOPED_TRACE(ggml_type_name(type) + (vnni ? ", VNNI" : ", no VNNI"));
-      const Stored s = stored_of(type, rows, cols);
-      const int64_t row_bytes = static_cast<int64_t>(s.bytes.size()) / rows;
-      for (int64_t n : {2, 3, 4, 5, 9}) {
-        const std::vector<float> x = normal_values(n * cols, 31);
-        quant_kernels::Int8Rows batch;
-        quant_kernels::quantize_rows(x.data(), n, cols, batch);
-        std::vector<float> together(static_cast<size_t>(n * rows));
-        kernel(s.bytes.data(), row_bytes, nullptr, cols, batch, together.data(), rows, 0, rows);
-        for (int64_t i = 0; i < n; ++i) {
-          quant_kernels::Int8Rows one;
-          quant_kernels::quantize_rows(x.data() + i * cols, 1, cols, one);
-          std::vector<float> alone(static_cast<size_t>(rows));
-          kernel(s.bytes.data(), row_bytes, nullptr, cols, one, alone.data(), rows, 0, rows);
-          EXPECT_EQ(std::vector<float>(together.begin() + i * rows, together.begin() + (i + 1) * rows), alone)
-              << n << " rows, row " << i;
+  // The AVX-512 int8 kernels multiply several activation rows per unpacked
+  // weight block (a decoding step batched over sessions); each row's sums
+  // run as they would alone, so a batch of any size equals its rows one at
+  // a time, bit for bit, with VNNI and without: K-quants per 256 values,
+  // the 32-value types per 32 (an odd count of blocks at 288 columns).
+  if (!quant_kernels::cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512";
+  const int64_t rows = 19;
+  for (int64_t cols : {288, 512}) {
+    for (GgmlType type : kEveryType) {
+      for (bool vnni : {false, true}) {
+        if (vnni && !quant_kernels::cpu_has_avx512_vnni()) continue;
+        const auto blocks = quant_kernels::int8_blocks::rows_avx512(type, vnni);
+        const auto supers = cols % 256 == 0 ? quant_kernels::int8_rows_avx512(type, vnni) : nullptr;
+        if (!blocks && !supers) continue;
+        SCOPED_TRACE(ggml_type_name(type) + ", " + std::to_string(cols) + " columns" + (vnni ? ", VNNI" : ""));
+        const Stored s = stored_of(type, rows, cols);
+        const int64_t row_bytes = static_cast<int64_t>(s.bytes.size()) / rows;
+        // x's n rows through the kernel, into y [n, rows].
+        auto multiply = [&](const float* x, int64_t n) {
+          std::vector<float> y(static_cast<size_t>(n * rows));
+          if (blocks) {
+            quant_kernels::Int8Blocks q;
+            quant_kernels::int8_blocks::quantize(x, n, cols, q);
+            blocks(s.bytes.data(), row_bytes, nullptr, cols, q, y.data(), rows, 0, rows);
+          } else {
+            quant_kernels::Int8Rows q;
+            quant_kernels::quantize_rows(x, n, cols, q);
+            supers(s.bytes.data(), row_bytes, nullptr, cols, q, y.data(), rows, 0, rows);
+          }
+          return y;
+        };
+        for (int64_t n : {2, 3, 4, 5, 9}) {
+          const std::vector<float> x = normal_values(n * cols, 31);
+          const std::vector<float> together = multiply(x.data(), n);
+          for (int64_t i = 0; i < n; ++i) {
+            EXPECT_EQ(std::vector<float>(together.begin() + i * rows, together.begin() + (i + 1) * rows),
+                      multiply(x.data() + i * cols, 1))
+                << n << " rows, row " << i;
+          }
         }
       }
     }
