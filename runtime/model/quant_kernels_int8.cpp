@@ -28,6 +28,17 @@ constexpr int64_t kSuper = 256;
 #if defined(__x86_64__)
 #define KV_INT8 KV_AVX512_INT8
 
+// One weight row (its super-blocks) against the activation rows, R at a time
+// (in_row_blocks()); `spread` places each group's scale in the int16 lanes.
+struct SuperBlockRow {
+  const uint8_t* row;
+  int64_t supers, r;
+  const Int8Rows& x;
+  float* y;
+  int64_t y_stride;
+  const __m512i (&spread)[4];
+};
+
 // Q4_K: fp16 d, fp16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of
 // nibbles; value = d scale_j q - dmin min_j for group j of 32. Each 32 bytes
 // of nibbles hold group 2 p (low nibbles) and 2 p + 1 (high): one 512-bit
@@ -35,13 +46,7 @@ constexpr int64_t kSuper = 256;
 // shuffle of the eight (unpacked four at a time, q4_k_bytes()); the mins'
 // term is kept in a vector of its own, summed once per row.
 template <class Products>
-struct Q4kRow {
-  const uint8_t* row;
-  int64_t supers, r;
-  const Int8Rows& x;
-  float* y;
-  int64_t y_stride;
-  const __m512i (&spread)[4];
+struct Q4kRow : SuperBlockRow {
 
   template <int R>
   KV_INT8 void rows(int64_t first) const {
@@ -97,7 +102,7 @@ KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t
   }
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
-    in_row_blocks(x.n, Q4kRow<Products>{row, cols / kSuper, r, x, y, y_stride, spread});
+    in_row_blocks(x.n, Q4kRow<Products>{{row, cols / kSuper, r, x, y, y_stride, spread}});
   }
 }
 
@@ -105,13 +110,7 @@ KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t
 // fp16 d; value = d scale_k (q - 32) for group k of 16. The products take q
 // unsigned (0..63); 32 times each group's activation sum comes off.
 template <class Products>
-struct Q6kRow {
-  const uint8_t* row;
-  int64_t supers, r;
-  const Int8Rows& x;
-  float* y;
-  int64_t y_stride;
-  const __m512i (&spread)[4];
+struct Q6kRow : SuperBlockRow {
 
   template <int R>
   KV_INT8 void rows(int64_t first) const {
@@ -168,7 +167,7 @@ KV_INT8 inline void rows_q6_k(const uint8_t* w, int64_t row_bytes, const int32_t
   }
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w + (order ? order[r] : r) * row_bytes;
-    in_row_blocks(x.n, Q6kRow<Products>{row, cols / kSuper, r, x, y, y_stride, spread});
+    in_row_blocks(x.n, Q6kRow<Products>{{row, cols / kSuper, r, x, y, y_stride, spread}});
   }
 }
 
