@@ -8,7 +8,12 @@ source "$(dirname "$0")/expect.sh"
 
 expect 0 "stream: --help" -- "$stream" --help
 expect 0 "blocks: --help" -- "$blocks" --help
-expect 0 "stream: 5 frames, whole" -- "$stream" --frames 5 --write "$work/frames"
+expect 0 "stream: 5 frames, whole" -- "$stream" --frames 5 --write "$work/frames" --dataset "$work/data.jsonl"
+# A training record's frame reads as the stream sent it: its keys in the same order.
+python3 -c 'import json,sys
+record = json.loads(open(sys.argv[1]).readline())
+assert json.dumps(record["frame"]) == json.dumps(json.load(open(sys.argv[2])))' "$work/data.jsonl" "$work/frames/frame_0000.json" ||
+  { echo "FAIL: --dataset keeps the frame's key order"; failures=$((failures + 1)); }
 expect 0 "stream: 5 frames, json-patch, --json" -- "$stream" --frames 5 --delta json-patch --json
 expect 0 "stream: 5 frames, merge" -- "$stream" --frames 5 --delta merge
 expect 1 "stream: unknown option" -- "$stream" --no-such-option
