@@ -47,7 +47,6 @@ struct SuperBlockRow {
 // term is kept in a vector of its own, summed once per row.
 template <class Products>
 struct Q4kRow : SuperBlockRow {
-
   template <int R>
   KV_INT8 void rows(int64_t first) const {
     constexpr int64_t kBytes = 144;
@@ -111,7 +110,6 @@ KV_INT8 inline void rows_q4_k(const uint8_t* w, int64_t row_bytes, const int32_t
 // unsigned (0..63); 32 times each group's activation sum comes off.
 template <class Products>
 struct Q6kRow : SuperBlockRow {
-
   template <int R>
   KV_INT8 void rows(int64_t first) const {
     constexpr int64_t kBytes = 210;
