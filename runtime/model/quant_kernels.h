@@ -77,8 +77,9 @@ inline Q4kBytes q4_k_bytes(const uint8_t* q) {
 
 // A Q4_K super-block's mins term (dmin times min_j times the activations'
 // fp32 sum over group j), added into `acc`'s lanes: the int8 kernels keep it
-// in a vector summed once per row. The factors dmin min_j are the
-// activations' rows' own; a kernel taking several rows makes them once.
+// in a vector summed once per row. The factors dmin min_j are the weight
+// block's, the same for every activation row: a kernel taking several rows
+// makes them once.
 __attribute__((target("avx2,fma,f16c"))) inline __m256 q4_k_minimum_factors(__m128i mins, float dmin) {
   return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mins)), _mm256_set1_ps(dmin));
 }
