@@ -22,11 +22,12 @@ what it costs, at the history a game keeps (docs/finetune.md).
 A setting is heads:N, heads:all, blend:R, temp:T or several joined by +
 (bench_fidelity.py's); heads:0 is plain block. The states and answers are
 kept in --work, so a second run with other settings answers only those
-(they are found by file names: clear --work after retraining an adapter
-under the same name).
+(found by the model's and adapter's names and contents: a retrained adapter
+under the same name starts afresh).
 Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md.
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -162,6 +163,19 @@ plot "{data}" using 1:2:xtic(4) with points pt 7 ps 1.8 title "full = block (kin
         return gnuplot(script)
 
 
+def file_identity(path):
+    """A name for the work folder: a file's name and the start of its SHA-256
+    (a retrained adapter under the same name gets states and answers of its
+    own), or the word given (auto, none) or "default"."""
+    if not os.path.isfile(path):
+        return os.path.basename(path) or "default"
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"{os.path.basename(path)}.{digest.hexdigest()[:12]}"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build", help="the build folder (tools/)")
@@ -175,7 +189,7 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: the programs' default)")
     p.add_argument("--work", default="build/bench/holdem_dial",
                    help="where the states and answers are kept, a folder per seeds, hands, history, model and "
-                        "lora file names (clear it after retraining an adapter under the same name)")
+                        "adapter (by name and content)")
     p.add_argument("--plot", default="bench_holdem_dial.png", help="PNG plot (empty: none)")
     p.add_argument("--json", default="", help="also write the rows here")
     args = p.parse_args()
@@ -185,7 +199,7 @@ def main():
         sys.stderr.write(f"bench_holdem_dial: {e}\n")
         return exit_codes.USAGE
     tag = f"s{args.seeds.replace(',', '_')}-h{args.hands}-hist{args.history}-" + \
-        "-".join(os.path.basename(x) or "default" for x in (args.model, args.lora))
+        "-".join(file_identity(x) for x in (args.model, args.lora))
     work = os.path.join(args.work, tag)
     os.makedirs(work, exist_ok=True)
     states = os.path.join(work, "states.jsonl")
