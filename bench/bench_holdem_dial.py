@@ -13,8 +13,8 @@ what it costs, at the history a game keeps (docs/finetune.md).
   3. Per setting: `full` = `block` by the kind of move (fold, check, call,
      raise) and by the whole answer; each mode's agreement with the target,
      overall and by the target's class; every disagreement's direction
-     (`block`'s move > `full`'s); tokens run through the model per decision
-     against `full`'s.
+     (`block`'s move > `full`'s) and whose move the target took; tokens
+     run through the model per decision against `full`'s.
 
     python3 bench/bench_holdem_dial.py      # 7001,7002 x 40 hands, history 30; heads:0,temp:1.15,heads:2,blend:0.15
     python3 bench/bench_holdem_dial.py --seeds 7003 --hands 20 --settings heads:0,temp:1.3 --work build/dial
@@ -106,7 +106,7 @@ def compare(full, block):
     directions = sorted(c["directions"].items(), key=lambda kv: -kv[1])
     return {"decisions": c["decisions"], "same_kind": c["same"],
             "same_answer": sum(full[i][1][-1]["text"] == block[i][1][-1]["text"] for i in ids),
-            "directions": [(f"{b}>{f}", n) for (b, f), n in directions],
+            "directions": [(f"{b}>{f}", n) for (b, f), n in directions], "sides": c["sides"],
             "block_target": versus_tag(records, "block"), "full_target": versus_tag(records, "full"),
             "tokens": c["tokens_encoded"]["block"], "full_tokens": c["tokens_encoded"]["full"]}
 
@@ -125,15 +125,17 @@ def table(rows):
     print(f"{n} decisions; the target: the tight-aggressive bot's action; cost: tokens run through the model per "
           f"decision, % of full's ({rows[0]['full_tokens']:.0f})")
     print(f"{'setting':>16} | {'full = block':>12} {'same answer':>11} | {'block = target':>14} "
-          f"{'fold / check / call / raise':>32} | {'cost':>6} | disagreements (block > full)")
+          f"{'fold / check / call / raise':>32} | {'cost':>6} | target = block / full / neither | "
+          f"disagreements (block > full)")
     for r in rows:
         dirs = ", ".join(f"{d} {c}" for d, c in r["directions"]) or "-"
+        sides = " / ".join(str(r["sides"][side]) for side in ("block", "full", "neither"))
         print(f"{r['label']:>16} | {percent(r['same_kind'], n):>12} {percent(r['same_answer'], n):>11} | "
               f"{percent(r['block_target']['agree'], n):>14} {by_class(r['block_target']):>32} | "
-              f"{percent(r['tokens'], r['full_tokens']):>6} | {dirs}")
+              f"{percent(r['tokens'], r['full_tokens']):>6} | {sides:>31} | {dirs}")
     full = rows[0]["full_target"]
     print(f"{'full':>16} | {'':>12} {'':>11} | {percent(full['agree'], n):>14} {by_class(full):>32} | "
-          f"{'100.0%':>6} |")
+          f"{'100.0%':>6} | {'':>31} |")
 
 
 def plot(path, rows):

@@ -67,6 +67,7 @@ def compare_modes(records, reference, mode):
     rows = KINDS + ("invalid",)
     matrix = {r: dict.fromkeys(rows, 0) for r in rows}  # matrix[mode's kind][reference's kind]
     same = 0
+    sides = {mode: 0, reference: 0, "neither": 0}  # where they part: whose action the target took
     kls = []
     margins = {m: [0, 0] for m in MARGINS}
     tokens = {reference: [], mode: []}
@@ -76,6 +77,9 @@ def compare_modes(records, reference, mode):
             continue
         matrix[got["action"]][ref["action"]] += 1
         same += got["action"] == ref["action"]
+        if got["action"] != ref["action"]:
+            sides[mode if record["tag"] == got["action"] else reference if record["tag"] == ref["action"]
+                  else "neither"] += 1
         tokens[reference].append(ref["tokens_encoded"])
         tokens[mode].append(got["tokens_encoded"])
         if "p" in ref and "p" in got:
@@ -87,7 +91,7 @@ def compare_modes(records, reference, mode):
                     margins[m][0] += got["action"] == ref["action"]
     compared = sum(sum(row.values()) for row in matrix.values())
     directions = {(g, r): n for g, row in matrix.items() for r, n in row.items() if g != r and n}
-    return {"decisions": compared, "same": same, "matrix": matrix, "directions": directions,
+    return {"decisions": compared, "same": same, "matrix": matrix, "directions": directions, "sides": sides,
             "kl": {"n": len(kls), "mean": sum(kls) / len(kls) if kls else 0.0,
                    "median": percentile(kls, 0.5), "p90": percentile(kls, 0.9)},
             "margins": margins,
@@ -127,6 +131,8 @@ def report_text(records, modes):
             worst = max(c["directions"].items(), key=lambda kv: kv[1])
             lines.append(f"  disagreements {parted}; the most one way: {mode} {worst[0][0]} where {ref} "
                          f"{worst[0][1]}, {worst[1]} ({100 * worst[1] / parted:.0f}% of them)")
+            lines.append("  where they part, the tight-aggressive bot's action is " +
+                         ", ".join(f"{side}'s on {n}" for side, n in c["sides"].items()))
         k = c["kl"]
         lines.append(f"  KL({ref} || {mode}) of the action kinds, nats, over {k['n']} decisions: "
                      f"mean {k['mean']:.4f}, median {k['median']:.4f}, p90 {k['p90']:.4f}")

@@ -59,6 +59,14 @@ class CompareModes(unittest.TestCase):
         self.assertEqual(self.c["matrix"]["invalid"]["call"], 1)
         self.assertEqual(self.c["directions"], {("raise", "fold"): 1, ("raise", "check"): 1, ("invalid", "call"): 1})
 
+    def test_where_they_part_the_target_sides_with_one_or_neither(self):
+        # decisions 1, 2 and 5 part: tag took full's fold, full's check and full's call
+        self.assertEqual(self.c["sides"], {"block": 0, "full": 3, "neither": 0})
+        parted = [{"tag": "raise", "modes": [answer("block", "raise"), answer("full", "check")]},
+                  {"tag": "call", "modes": [answer("block", "raise"), answer("full", "fold")]},
+                  {"tag": "fold", "modes": [answer("block", "fold"), answer("full", "fold")]}]
+        self.assertEqual(bd.compare_modes(parted, "full", "block")["sides"], {"block": 1, "full": 0, "neither": 1})
+
     def test_kl_over_the_decisions_with_both_distributions(self):
         first = 0.8 * math.log(0.8 / 0.3) + 0.2 * math.log(0.2 / 0.7)
         second = 0.6 * math.log(0.6 / 0.4) + 0.4 * math.log(0.4 / 0.6)
