@@ -22,8 +22,9 @@ what it costs, at the history a game keeps (docs/finetune.md).
 A setting is heads:N, heads:all, blend:R, temp:T or several joined by +
 (bench_fidelity.py's); heads:0 is plain block. The states and answers are
 kept in --work, so a second run with other settings answers only those
-(found by the model's and adapter's names and contents: a retrained adapter
-under the same name starts afresh).
+(found by the model's and adapter's names and contents, so a retrained
+adapter under the same name starts afresh; `--lora auto` by that word only:
+clear --work after replacing the shipped adapter).
 Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md.
 """
 import argparse
@@ -191,7 +192,7 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: the programs' default)")
     p.add_argument("--work", default="build/bench/holdem_dial",
                    help="where the states and answers are kept, a folder per seeds, hands, history, model and "
-                        "adapter (by name and content)")
+                        "adapter file (by name and content; --lora auto by that word)")
     p.add_argument("--plot", default="bench_holdem_dial.png", help="PNG plot (empty: none)")
     p.add_argument("--json", default="", help="also write the rows here")
     args = p.parse_args()
