@@ -20,6 +20,8 @@ Prints a table and writes bench_bot.png (action mix beside the target's).
     python3 bench/bench_bot.py --seeds 6001-6002 --jobs 2 --threads 1   # two matches at once, a core each
     python3 bench/bench_bot.py --seeds 6001-6002 --modes full,block --blend 0.25   # full plays: the same
                                                        # decisions for every fidelity setting of block
+    python3 bench/bench_bot.py --seeds 6005-6008 --hands 500 --keep build/bench/bot   # resumable: a rerun
+                                                       # plays only the matches not kept yet
 """
 import argparse
 import concurrent.futures
@@ -34,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bar_chart import bar_chart  # noqa: E402
 from bot_decisions import KINDS, compare_modes, reference_pair, report_text, versus_tag  # noqa: E402
 import exit_codes  # noqa: E402 bench/exit_codes.py
+from kept_runs import file_identity, kept  # noqa: E402
 
 
 def seeds_of(text):
@@ -45,6 +48,15 @@ def seeds_of(text):
 
 
 def play(args, seed, bots, modes):
+    """A match's report, or the one --keep holds for the same match and settings."""
+    knobs = [f"{flag}{getattr(args, flag)}" for flag in ("block_heads", "blend", "block_temperature")
+             if getattr(args, flag) is not None]
+    key = "-".join([bots, str(seed), f"h{args.hands}", f"hist{args.history}", modes, file_identity(args.model),
+                    file_identity(args.lora), args.dtype or "dtype"] + knobs).replace(",", "_")
+    return kept(args.keep, key, lambda: play_match(args, seed, bots, modes))
+
+
+def play_match(args, seed, bots, modes):
     command = [args.holdem, "--bots", bots, "--hands", str(args.hands), "--seed", str(seed), "--history",
                str(args.history), "--commentary", "off", "--json", "--mode", modes, "--lora", args.lora]
     if args.model:
@@ -107,6 +119,9 @@ def main():
     p.add_argument("--plot", default="bench_bot.png", help="'' for none")
     p.add_argument("--json", default="", help="also write the totals here")
     p.add_argument("--records", default="", help="also write every decision as each mode answered it here")
+    p.add_argument("--keep", default="", help="keep each match's report in this folder and take it from there "
+                   "on a rerun with the same settings: a run cut short resumes (clear it after rebuilding "
+                   "kvframe-holdem, or replacing the adapter --lora auto takes)")
     p.add_argument("--log", default="", help="keep each match's play-by-play here (DIR/<first bot>-<seed>.log): "
                    "every LLM decision, and where another mode answered otherwise, its answer")
     args = p.parse_args()

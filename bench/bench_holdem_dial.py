@@ -28,7 +28,6 @@ clear --work after replacing the shipped adapter).
 Prints a table and writes a PNG plot (gnuplot). Exit codes: docs/tools.md.
 """
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -39,6 +38,7 @@ import exit_codes  # bench/exit_codes.py, beside this file
 from bar_chart import gnuplot
 from bench_fidelity import knob_args
 from bot_decisions import KINDS, compare_modes, versus_tag
+from kept_runs import file_identity
 
 def kind(answer):
     """The kind of move of a JSON action ("invalid" if it is not one)."""
@@ -164,19 +164,6 @@ plot "{data}" using 1:2:xtic(4) with points pt 7 ps 1.8 title "full = block (kin
      {full:.2f} with lines dt 2 lw 2 title "full = the tight-aggressive bot"
 """
         return gnuplot(script)
-
-
-def file_identity(path):
-    """A name for the work folder: a file's name and the start of its SHA-256
-    (a retrained adapter under the same name gets states and answers of its
-    own), or the word given (auto, none) or "default"."""
-    if not os.path.isfile(path):
-        return os.path.basename(path) or "default"
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return f"{os.path.basename(path)}.{digest.hexdigest()[:12]}"
 
 
 def main():

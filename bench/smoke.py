@@ -71,9 +71,11 @@ BENCHES = {
     "bench_holdem_latency": (["tools/kvframe-holdem"],
                              "{py} {bench}/bench_holdem_latency.py --holdem {b}/tools/kvframe-holdem --paces 0 "
                              "--seeds 1 --hands 1 -- --model {m} --lora none --threads 1", r"pace ms"),
+    # Twice with --keep: the second run reads the two kept matches (the bot's, tag's) back.
     "bench_bot": (["tools/kvframe-holdem"],
-                  "{py} {bench}/bench_bot.py --holdem {b}/tools/kvframe-holdem --seeds 1 --hands 2 --history 0 "
-                  "--model {m} --lora none --threads 1 --tag-baseline", r"tag \\ llm"),
+                  "rm -rf kept && for run in 1 2; do {py} {bench}/bench_bot.py --holdem {b}/tools/kvframe-holdem "
+                  "--seeds 1 --hands 2 --history 0 --model {m} --lora none --threads 1 --tag-baseline --keep kept "
+                  "|| exit 1; done && test $(ls kept | wc -l) -eq 2", r"tag \\ llm"),
     "bench_holdem_dial": (["tools/kvframe-holdem", "tools/kvframe-finetune"],
                           "rm -rf dial && {py} {bench}/bench_holdem_dial.py --build {b} --model {m} --lora none "
                           "--threads 1 --seeds 1 --hands 3 --history 1 --settings heads:0,temp:1.2 --work dial",
