@@ -73,6 +73,29 @@ def class_weight(text):
     return action, value
 
 
+def history_weight(text):
+    """An argparse type: HANDS=WEIGHT, e.g. 10=2."""
+    hands, _, weight = text.partition("=")
+    try:
+        value = (int(hands), float(weight))
+    except ValueError:
+        value = (-1, -1.0)
+    if value[0] < 0 or value[1] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: want HANDS=WEIGHT, HANDS the finished hands a frame keeps "
+                                         "beyond which it weighs more, WEIGHT a number of 1 or more (10=2)")
+    return value
+
+
+def with_long_history(drawn, weight, rng):
+    """`drawn`, with its decisions whose frame keeps more than `hands`
+    finished hands in it `times` times in all ((hands, times) = `weight`):
+    a causal pass over a long history is where `full` drifts from its target
+    (docs/measured.md, round 11), so training leans there."""
+    hands, times = weight
+    long = [r for r in drawn if len((r.get("frame") or {}).get("history") or []) > hands]
+    return drawn + draw(long, round((times - 1) * len(long)), rng) if long else drawn
+
+
 def balanced(records, per_class, by, rng, weights=()):
     """The decisions among `records` drawn `per_class` times for each action
     class (with `by` "situation": for each situation and class; a cell with

@@ -32,7 +32,7 @@ import random
 import shutil
 import sys
 
-from balance_actions import balanced, class_weight
+from balance_actions import balanced, class_weight, history_weight, with_long_history
 
 
 def main():
@@ -47,6 +47,9 @@ def main():
                                "action class (balance_actions.py --by situation)")
     p.add_argument("--class-weight", type=class_weight, action="append", default=[], metavar="CLASS=WEIGHT",
                    help="with --own-per-cell: draw CLASS WEIGHT times as often as the others (repeatable)")
+    p.add_argument("--history-weight", type=history_weight, metavar="HANDS=WEIGHT",
+                   help="with --own-per-cell: draw the decisions whose frame keeps more than HANDS finished "
+                        "hands WEIGHT times as often (10=2)")
     p.add_argument("--others", type=int, default=500, help="decisions of the other seats to keep")
     p.add_argument("--original", required=True, help="the first round's Hold'em training data (JSONL)")
     p.add_argument("--original-count", type=int, default=500, help="of those, how many to keep")
@@ -76,6 +79,8 @@ def main():
             drawn, _, found = balanced([json.loads(line) for line in own], args.own_per_cell, "situation", rng,
                                      args.class_weight)
             print(f"onpolicy_mix: {args.seat}'s decisions: {found}", file=sys.stderr)
+            if args.history_weight:
+                drawn = with_long_history(drawn, args.history_weight, rng)
             own = [json.dumps(record) + "\n" for record in drawn]
         mix = own + rng.sample(others, args.others) + rng.sample(original, args.original_count) + moba * args.moba_repeat
         rng.shuffle(mix)

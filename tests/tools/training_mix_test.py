@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/balance_actions.py's draw, which the adapter recipes build their
 Hold'em training mixes from: every situation's classes at the asked count,
-a class weight scaling its own cells only, and a bad weight refused."""
+a class weight scaling its own cells only, long-history frames weighted,
+and a bad weight refused."""
 import argparse
 import collections
 import os
@@ -10,7 +11,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from balance_actions import action_of, balanced, class_weight, situation_of  # noqa: E402
+from balance_actions import (action_of, balanced, class_weight, history_weight, situation_of,  # noqa: E402
+                             with_long_history)
 
 
 def decision(street, to_call, action):
@@ -48,6 +50,22 @@ class BalancedDraw(unittest.TestCase):
         for text in ("chek=2", "check=0", "check=two", "check"):
             with self.assertRaisesRegex(argparse.ArgumentTypeError, "CLASS=WEIGHT"):
                 class_weight(text)
+
+
+class LongHistory(unittest.TestCase):
+    def test_frames_past_the_hands_are_drawn_weight_times_in_all(self):
+        def kept(hands):
+            return {**decision("flop", 0, "check"), "frame": {"history": [{}] * hands}, "hands": hands}
+
+        drawn = [kept(2)] * 10 + [kept(10)] * 10 + [kept(11)] * 6
+        weighted = with_long_history(drawn, history_weight("10=3"), random.Random(1))
+        self.assertEqual(collections.Counter(r["hands"] for r in weighted), {2: 10, 10: 10, 11: 18})
+        self.assertEqual(with_long_history(drawn, history_weight("30=2"), random.Random(1)), drawn)
+
+    def test_a_bad_history_weight_says_what_is_wanted(self):
+        for text in ("10", "ten=2", "10=0.5", "-1=2"):
+            with self.assertRaisesRegex(argparse.ArgumentTypeError, "HANDS=WEIGHT"):
+                history_weight(text)
 
 
 if __name__ == "__main__":
