@@ -51,8 +51,8 @@ def play(args, seed, bots, modes):
     """A match's report, or the one --keep holds for the same match and settings."""
     knobs = [f"{flag}{getattr(args, flag)}" for flag in ("block_heads", "blend", "block_temperature")
              if getattr(args, flag) is not None]
-    key = "-".join([bots, str(seed), f"h{args.hands}", f"hist{args.history}", modes, file_identity(args.model),
-                    file_identity(args.lora), args.dtype or "dtype"] + knobs).replace(",", "_")
+    key = "-".join([bots, str(seed), f"h{args.hands}", f"hist{args.history}", modes, *args.files,
+                    args.dtype or "dtype"] + knobs).replace(",", "_")
     return kept(args.keep, key, lambda: play_match(args, seed, bots, modes))
 
 
@@ -125,6 +125,8 @@ def main():
     p.add_argument("--log", default="", help="keep each match's play-by-play here (DIR/<first bot>-<seed>.log): "
                    "every LLM decision, and where another mode answered otherwise, its answer")
     args = p.parse_args()
+    # The model and adapter by content, read once (a model file is hundreds of MB), for --keep's keys.
+    args.files = [file_identity(args.model), file_identity(args.lora)] if args.keep else []
 
     seeds = seeds_of(args.seeds)
     opponents = {}

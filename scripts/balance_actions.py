@@ -93,7 +93,7 @@ def with_long_history(drawn, weight, rng):
     (docs/measured.md, round 11), so training leans there."""
     hands, times = weight
     long = [r for r in drawn if len((r.get("frame") or {}).get("history") or []) > hands]
-    return drawn + draw(long, round((times - 1) * len(long)), rng) if long else drawn
+    return drawn + draw(long, round((times - 1) * len(long)), rng)
 
 
 def balanced(records, per_class, by, rng, weights=()):
